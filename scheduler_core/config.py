@@ -1,0 +1,108 @@
+"""The scheduler's configuration after loading: what a policy document turns into.
+
+``policy.py`` parses KubeSchedulerConfiguration documents (and the kubeviz wrapper) into
+these values; the scheduler and the queue only read them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "EXTENSION_POINTS",
+    "DEFAULT_PLUGINS",
+    "ProfileConfig",
+    "Policy",
+    "default_profile",
+    "default_policy",
+]
+
+# Extension points in KubeSchedulerConfiguration spelling (config/v1 Plugins).
+EXTENSION_POINTS = (
+    "preEnqueue",
+    "queueSort",
+    "preFilter",
+    "filter",
+    "postFilter",
+    "preScore",
+    "score",
+    "reserve",
+    "permit",
+    "preBind",
+    "bind",
+    "postBind",
+)
+
+# pkg/scheduler/apis/config/v1/default_plugins.go: the multiPoint list, in order, with score
+# weights. Volume plugins and SchedulingGates are left out (the simulator has no volumes and
+# no scheduling gates; see docs/mapping.md).
+DEFAULT_PLUGINS: tuple[tuple[str, int], ...] = (
+    ("PrioritySort", 0),
+    ("NodeUnschedulable", 0),
+    ("NodeName", 0),
+    ("TaintToleration", 3),
+    ("NodeAffinity", 2),
+    ("NodePorts", 0),
+    ("NodeResourcesFit", 1),
+    ("PodTopologySpread", 2),
+    ("InterPodAffinity", 2),
+    ("NodeResourcesBalancedAllocation", 1),
+    ("ImageLocality", 1),
+    ("DefaultBinder", 0),
+)
+
+
+@dataclass(frozen=True)
+class ProfileConfig:
+    """One scheduling profile, resolved.
+
+    ``plugins`` maps an extension point to the plugin names run there, in order; ``weights``
+    holds score weights; ``plugin_args`` the validated pluginConfig args by plugin name.
+    """
+
+    scheduler_name: str = "default-scheduler"
+    plugins: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    weights: dict[str, int] = field(default_factory=dict)
+    plugin_args: dict[str, dict[str, Any]] = field(default_factory=dict)
+    percentage_of_nodes_to_score: int | None = None
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A whole scheduler configuration plus kubeviz's own switches."""
+
+    profiles: tuple[ProfileConfig, ...]
+    name: str = "default"
+    percentage_of_nodes_to_score: int = 0  # 0 = adaptive (config/v1 defaults.go)
+    pod_initial_backoff_seconds: int = 1
+    pod_max_backoff_seconds: int = 10
+    queue_mode: str = "priority"  # "priority" (activeQ/backoffQ/unschedulable) or "fifo" (legacy)
+    scheduler_mode: str = "framework"  # "framework" or "legacy" (the v1.5-era scheduler)
+    upgrade_aware_reservation: bool = False
+    bind_latency_ms: int = 0
+    node_usage_every_ms: int = 10_000  # how often the trace records node usage snapshots
+    source: str = ""  # the document it came from, for display
+
+
+def default_profile(scheduler_name: str = "default-scheduler") -> ProfileConfig:
+    """Upstream's default profile: every default plugin at every point it implements."""
+    from .plugins import REGISTRY, extension_points_of
+
+    plugins: dict[str, list[str]] = {point: [] for point in EXTENSION_POINTS}
+    weights: dict[str, int] = {}
+    for name, weight in DEFAULT_PLUGINS:
+        for point in extension_points_of(REGISTRY[name]):
+            plugins[point].append(name)
+        if weight:
+            weights[name] = weight
+    return ProfileConfig(
+        scheduler_name=scheduler_name,
+        plugins={point: tuple(names) for point, names in plugins.items()},
+        weights=weights,
+        plugin_args={},
+    )
+
+
+def default_policy() -> Policy:
+    return Policy(profiles=(default_profile(),))

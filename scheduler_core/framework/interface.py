@@ -1,0 +1,161 @@
+"""Plugin interfaces, one base class per extension point (framework/interface.go).
+
+A plugin class subclasses :class:`Plugin` and the extension points it implements; the
+profile finds them with ``isinstance``. Plugins are built once per profile by a factory
+``cls(handle, args)``; ``args`` is the plugin's pluginConfig ``args`` mapping, already
+validated by the policy loader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ..model import Pod
+from .types import (
+    SUCCESS,
+    ClusterEvent,
+    CycleState,
+    NodeScore,
+    PostFilterResult,
+    PreFilterResult,
+    QueuedPodInfo,
+    Status,
+)
+
+if TYPE_CHECKING:
+    from ..model import LabelSelector, PodDisruptionBudget
+    from ..state import NodeInfo, Snapshot
+
+__all__ = [
+    "Handle",
+    "Plugin",
+    "QueueSortPlugin",
+    "PreFilterPlugin",
+    "FilterPlugin",
+    "PostFilterPlugin",
+    "PreScorePlugin",
+    "ScorePlugin",
+    "ReservePlugin",
+    "PermitPlugin",
+    "PreBindPlugin",
+    "BindPlugin",
+    "PostBindPlugin",
+]
+
+
+class Handle:
+    """What a plugin may read from the scheduler (framework.Handle, reduced).
+
+    The scheduler fills these in; plugins must not keep references across cycles except to
+    the handle itself.
+    """
+
+    def __init__(self) -> None:
+        self.snapshot: Snapshot | None = None
+        # pods nominated to a node (the nominator), for PreFilterExtensions and preemption
+        self.nominated_pods_for_node: Callable[[str], list[Pod]] = lambda _node: []
+        # namespace labels, for namespaceSelector in pod affinity terms
+        self.namespace_labels: Callable[[str], Mapping[str, str]] = lambda _ns: {}
+        # selectors of the Services / ReplicaSets / StatefulSets that select a pod
+        # (PodTopologySpread's system-default constraints)
+        self.workload_selectors: Callable[[Pod], Sequence[LabelSelector]] = lambda _pod: ()
+        self.pdbs: Callable[[], Sequence[PodDisruptionBudget]] = lambda: ()
+        self.now_ms: Callable[[], int] = lambda: 0
+        # set by the profile, so PostFilter plugins can run the filters again (preemption)
+        self.framework: Any = None
+
+    def get_snapshot(self) -> Snapshot:
+        assert self.snapshot is not None, "no snapshot: plugins run inside a scheduling cycle"
+        return self.snapshot
+
+
+class Plugin:
+    name: ClassVar[str] = ""
+
+    def __init__(self, handle: Handle, args: Mapping[str, Any] | None = None) -> None:
+        self.handle = handle
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        """Cluster events after which a pod this plugin rejected is worth retrying."""
+        return ()
+
+
+class QueueSortPlugin(Plugin):
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        raise NotImplementedError
+
+
+class PreFilterPlugin(Plugin):
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status]:
+        raise NotImplementedError
+
+    # PreFilterExtensions. Plugins whose pre-computed state depends on the pods of a node
+    # override both and set ``has_extensions``; the framework then calls them when it adds
+    # nominated pods or removes preemption victims on a what-if copy.
+    has_extensions: ClassVar[bool] = False
+
+    def add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_to_add: Pod, node_info: NodeInfo) -> Status:
+        return SUCCESS
+
+    def remove_pod(self, state: CycleState, pod_to_schedule: Pod, pod_to_remove: Pod, node_info: NodeInfo) -> Status:
+        return SUCCESS
+
+
+class FilterPlugin(Plugin):
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        raise NotImplementedError
+
+
+class PostFilterPlugin(Plugin):
+    def post_filter(
+        self, state: CycleState, pod: Pod, statuses: Mapping[str, Status]
+    ) -> tuple[PostFilterResult | None, Status]:
+        raise NotImplementedError
+
+
+class PreScorePlugin(Plugin):
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status:
+        raise NotImplementedError
+
+
+class ScorePlugin(Plugin):
+    """``score`` returns the raw score; ``normalize_score`` (if ``has_normalize``) rewrites the list."""
+
+    has_normalize: ClassVar[bool] = False
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        raise NotImplementedError
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> None:
+        return None
+
+
+class ReservePlugin(Plugin):
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        return SUCCESS
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        return None
+
+
+class PermitPlugin(Plugin):
+    def permit(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        return SUCCESS
+
+
+class PreBindPlugin(Plugin):
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        return SUCCESS
+
+
+class BindPlugin(Plugin):
+    def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        raise NotImplementedError
+
+
+class PostBindPlugin(Plugin):
+    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        return None

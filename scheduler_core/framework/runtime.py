@@ -1,0 +1,302 @@
+"""A profile's plugins and the code that runs each extension point (framework/runtime/framework.go).
+
+The scheduler never calls a plugin directly: it asks the :class:`Framework`, which keeps the
+upstream order, stops the filter chain at the first rejection, runs the two-pass filter with
+nominated pods, normalizes and weights scores, and names the plugin behind every status.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ..config import ProfileConfig
+from ..model import Pod
+from ..state import NodeInfo
+from .interface import (
+    BindPlugin,
+    FilterPlugin,
+    Handle,
+    PermitPlugin,
+    Plugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PreBindPlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
+)
+from .types import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    SUCCESS,
+    ClusterEvent,
+    Code,
+    CycleState,
+    NodeScore,
+    PostFilterResult,
+    PreFilterResult,
+    QueuedPodInfo,
+    SchedulingError,
+    Status,
+)
+
+__all__ = ["Framework", "ScoreResult", "PluginScores"]
+
+
+@dataclass(slots=True)
+class PluginScores:
+    """One score plugin's numbers over the scored nodes, in node order."""
+
+    plugin: str
+    weight: int
+    raw: list[int]
+    normalized: list[int]
+
+
+@dataclass(slots=True)
+class ScoreResult:
+    nodes: list[str]
+    plugins: list[PluginScores] = field(default_factory=list)
+    totals: list[int] = field(default_factory=list)
+
+
+class Framework:
+    """One scheduling profile: plugin instances per extension point, in order."""
+
+    def __init__(self, config: ProfileConfig, registry: Mapping[str, type[Plugin]], handle: Handle) -> None:
+        self.config = config
+        self.profile_name = config.scheduler_name
+        self.handle = handle
+        handle.framework = self
+        instances: dict[str, Plugin] = {}
+
+        def get(name: str) -> Plugin:
+            if name not in instances:
+                if name not in registry:
+                    raise ValueError(f"unknown plugin {name!r}")
+                instances[name] = registry[name](handle, config.plugin_args.get(name))
+            return instances[name]
+
+        def at(point: str, kind: type[Plugin]) -> list[Plugin]:
+            plugins = [get(n) for n in config.plugins.get(point, ())]
+            for p in plugins:
+                if not isinstance(p, kind):
+                    raise ValueError(f"plugin {p.name!r} does not implement extension point {point!r}")
+            return plugins
+
+        sort = at("queueSort", QueueSortPlugin)
+        self.queue_sort: QueueSortPlugin | None = sort[0] if sort else None  # type: ignore[assignment]
+        self.pre_filter_plugins: list[PreFilterPlugin] = at("preFilter", PreFilterPlugin)  # type: ignore[assignment]
+        self.filter_plugins: list[FilterPlugin] = at("filter", FilterPlugin)  # type: ignore[assignment]
+        self.post_filter_plugins: list[PostFilterPlugin] = at("postFilter", PostFilterPlugin)  # type: ignore[assignment]
+        self.pre_score_plugins: list[PreScorePlugin] = at("preScore", PreScorePlugin)  # type: ignore[assignment]
+        self.score_plugins: list[ScorePlugin] = at("score", ScorePlugin)  # type: ignore[assignment]
+        self.reserve_plugins: list[ReservePlugin] = at("reserve", ReservePlugin)  # type: ignore[assignment]
+        self.permit_plugins: list[PermitPlugin] = at("permit", PermitPlugin)  # type: ignore[assignment]
+        self.pre_bind_plugins: list[PreBindPlugin] = at("preBind", PreBindPlugin)  # type: ignore[assignment]
+        self.bind_plugins: list[BindPlugin] = at("bind", BindPlugin)  # type: ignore[assignment]
+        self.post_bind_plugins: list[PostBindPlugin] = at("postBind", PostBindPlugin)  # type: ignore[assignment]
+        self.weights = {p.name: config.weights.get(p.name, 1) or 1 for p in self.score_plugins}
+        self.plugins = instances
+        self._extension_plugins = [p for p in self.pre_filter_plugins if p.has_extensions]
+
+    # -- queue ---------------------------------------------------------------------------
+
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        if self.queue_sort is None:
+            return a.seq < b.seq
+        return self.queue_sort.less(a, b)
+
+    def events_to_register(self) -> dict[str, tuple[ClusterEvent, ...]]:
+        """Events each enabled plugin cares about, by plugin name (for the queue's move logic)."""
+        return {name: p.events_to_register() for name, p in self.plugins.items()}
+
+    # -- filtering -----------------------------------------------------------------------
+
+    def run_pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status]:
+        """RunPreFilterPlugins: stops at the first rejection; Skip disables that plugin's Filter."""
+        result: PreFilterResult | None = None
+        rejectors: list[str] = []
+        for plugin in self.pre_filter_plugins:
+            r, status = plugin.pre_filter(state, pod, nodes)
+            if status.code == Code.SKIP:
+                state.skip_filter_plugins.add(plugin.name)
+                continue
+            if not status.ok:
+                if status.code == Code.ERROR:
+                    raise SchedulingError(f"running PreFilter plugin {plugin.name!r}: {status.message()}")
+                return None, status.with_plugin(plugin.name)
+            if r is not None and r.node_names is not None:
+                result = r if result is None else result.merge(r)
+                rejectors.append(plugin.name)
+                if not result.node_names:
+                    names = ", ".join(rejectors)
+                    return result, Status.unresolvable(
+                        f"node(s) didn't satisfy plugin(s) [{names}] simultaneously"
+                        if len(rejectors) > 1
+                        else f"node(s) didn't satisfy plugin(s) [{names}]"
+                    ).with_plugin(rejectors[-1])
+        return result, SUCCESS
+
+    def run_filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        """RunFilterPlugins: in profile order, stopping at the first non-success."""
+        skip = state.skip_filter_plugins
+        for plugin in self.filter_plugins:
+            if skip and plugin.name in skip:
+                continue
+            status = plugin.filter(state, pod, node_info)
+            if status.code != Code.SUCCESS:
+                if status.code == Code.ERROR:
+                    raise SchedulingError(f"running Filter plugin {plugin.name!r}: {status.message()}")
+                return status.with_plugin(plugin.name)
+        return SUCCESS
+
+    def add_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[bool, CycleState, NodeInfo]:
+        """addNominatedPods: on copies, add pods nominated here with priority >= the pod's."""
+        nominated = self.handle.nominated_pods_for_node(node_info.name)
+        if not nominated:
+            return False, state, node_info
+        added = False
+        state_out = state
+        info_out = node_info
+        for other in nominated:
+            if other.priority >= pod.priority and other is not pod and other.uid != pod.uid:
+                if not added:
+                    state_out = state.clone()
+                    info_out = node_info.clone()
+                    added = True
+                info_out.add_pod(other)
+                self.run_pre_filter_extension_add_pod(state_out, pod, other, info_out)
+        return added, state_out, info_out
+
+    def run_filter_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        """Two passes: with higher-or-equal-priority nominated pods added, then without; both must pass."""
+        added, state_n, info_n = self.add_nominated_pods(state, pod, node_info)
+        if added:
+            status = self.run_filter(state_n, pod, info_n)
+            if not status.ok:
+                return status
+        return self.run_filter(state, pod, node_info)
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo
+    ) -> None:
+        for plugin in self._extension_plugins:
+            if plugin.name in state.skip_filter_plugins:
+                continue
+            status = plugin.add_pod(state, pod, pod_to_add, node_info)
+            if not status.ok:
+                raise SchedulingError(f"running AddPod on PreFilter plugin {plugin.name!r}: {status.message()}")
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo
+    ) -> None:
+        for plugin in self._extension_plugins:
+            if plugin.name in state.skip_filter_plugins:
+                continue
+            status = plugin.remove_pod(state, pod, pod_to_remove, node_info)
+            if not status.ok:
+                raise SchedulingError(f"running RemovePod on PreFilter plugin {plugin.name!r}: {status.message()}")
+
+    def run_post_filter(
+        self, state: CycleState, pod: Pod, statuses: Mapping[str, Status]
+    ) -> tuple[PostFilterResult | None, Status]:
+        """RunPostFilterPlugins: the first plugin that succeeds (or errors) ends the run."""
+        reasons: list[str] = []
+        result: PostFilterResult | None = None
+        for plugin in self.post_filter_plugins:
+            r, status = plugin.post_filter(state, pod, statuses)
+            if status.ok or status.code == Code.ERROR:
+                return r, status.with_plugin(plugin.name)
+            if r is not None:
+                result = r
+            reasons.extend(status.reasons)
+        return result, Status(Code.UNSCHEDULABLE, tuple(reasons))
+
+    # -- scoring -------------------------------------------------------------------------
+
+    def run_pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> None:
+        for plugin in self.pre_score_plugins:
+            status = plugin.pre_score(state, pod, nodes)
+            if status.code == Code.SKIP:
+                state.skip_score_plugins.add(plugin.name)
+            elif not status.ok:
+                raise SchedulingError(f"running PreScore plugin {plugin.name!r}: {status.message()}")
+
+    def run_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> ScoreResult:
+        """RunScorePlugins: raw → NormalizeScore → range check → × weight, summed per node."""
+        result = ScoreResult(nodes=[n.name for n in nodes])
+        totals = [0] * len(nodes)
+        skip = state.skip_score_plugins
+        for plugin in self.score_plugins:
+            if plugin.name in skip:
+                continue
+            raw = [plugin.score(state, pod, ni) for ni in nodes]
+            if plugin.has_normalize:
+                scores = [NodeScore(name, s) for name, s in zip(result.nodes, raw, strict=True)]
+                plugin.normalize_score(state, pod, scores)
+                normalized = [s.score for s in scores]
+            else:
+                normalized = raw
+            weight = self.weights[plugin.name]
+            for i, s in enumerate(normalized):
+                if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE:
+                    raise SchedulingError(
+                        f"plugin {plugin.name!r} returns an invalid score {s}, it should in the range of "
+                        f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                    )
+                totals[i] += s * weight
+            result.plugins.append(PluginScores(plugin.name, weight, raw, normalized))
+        if not self.score_plugins:
+            totals = [1] * len(nodes)  # prioritizeNodes: no score plugins → every node scores 1
+        result.totals = totals
+        return result
+
+    @property
+    def has_score_plugins(self) -> bool:
+        return bool(self.score_plugins)
+
+    # -- reserve, permit, bind -----------------------------------------------------------
+
+    def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        for plugin in self.reserve_plugins:
+            status = plugin.reserve(state, pod, node_name)
+            if not status.ok:
+                return status.with_plugin(plugin.name)
+        return SUCCESS
+
+    def run_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        for plugin in reversed(self.reserve_plugins):
+            plugin.unreserve(state, pod, node_name)
+
+    def run_permit(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        for plugin in self.permit_plugins:
+            status = plugin.permit(state, pod, node_name)
+            if not status.ok:
+                return status.with_plugin(plugin.name)
+        return SUCCESS
+
+    def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        for plugin in self.pre_bind_plugins:
+            status = plugin.pre_bind(state, pod, node_name)
+            if not status.ok:
+                return status.with_plugin(plugin.name)
+        return SUCCESS
+
+    def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """The first Bind plugin that does not Skip binds the pod."""
+        for plugin in self.bind_plugins:
+            status = plugin.bind(state, pod, node_name)
+            if status.code == Code.SKIP:
+                continue
+            return status.with_plugin(plugin.name)
+        return Status(Code.ERROR, ("no bind plugin bound the pod",))
+
+    def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        for plugin in self.post_bind_plugins:
+            plugin.post_bind(state, pod, node_name)

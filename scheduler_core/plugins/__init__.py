@@ -1,0 +1,67 @@
+"""In-tree plugins, one module each, and the registry (plugins/registry.go NewInTreeRegistry)."""
+
+from __future__ import annotations
+
+from ..framework import (
+    BindPlugin,
+    FilterPlugin,
+    Plugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PreBindPlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
+)
+from .default_binder import DefaultBinder
+from .image_locality import ImageLocality
+from .inter_pod_affinity import InterPodAffinity
+from .node_affinity import NodeAffinity
+from .node_name import NodeName
+from .node_ports import NodePorts
+from .node_resources_balanced_allocation import NodeResourcesBalancedAllocation
+from .node_resources_fit import NodeResourcesFit
+from .node_unschedulable import NodeUnschedulable
+from .pod_topology_spread import PodTopologySpread
+from .priority_sort import PrioritySort
+from .taint_toleration import TaintToleration
+
+__all__ = ["REGISTRY", "extension_points_of"]
+
+REGISTRY: dict[str, type[Plugin]] = {
+    cls.name: cls
+    for cls in (
+        PrioritySort,
+        NodeUnschedulable,
+        NodeName,
+        TaintToleration,
+        NodeAffinity,
+        NodePorts,
+        NodeResourcesFit,
+        PodTopologySpread,
+        InterPodAffinity,
+        NodeResourcesBalancedAllocation,
+        ImageLocality,
+        DefaultBinder,
+    )
+}
+
+_POINTS: tuple[tuple[str, type[Plugin]], ...] = (
+    ("queueSort", QueueSortPlugin),
+    ("preFilter", PreFilterPlugin),
+    ("filter", FilterPlugin),
+    ("postFilter", PostFilterPlugin),
+    ("preScore", PreScorePlugin),
+    ("score", ScorePlugin),
+    ("reserve", ReservePlugin),
+    ("preBind", PreBindPlugin),
+    ("bind", BindPlugin),
+    ("postBind", PostBindPlugin),
+)
+
+
+def extension_points_of(cls: type[Plugin]) -> list[str]:
+    """The extension points a plugin implements, in config spelling (what multiPoint expands to)."""
+    return [point for point, base in _POINTS if issubclass(cls, base)]

@@ -1,0 +1,109 @@
+"""NodeAffinity (plugins/nodeaffinity/node_affinity.go): nodeSelector and node affinity."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..framework import (
+    MAX_NODE_SCORE,
+    SKIP,
+    SUCCESS,
+    ActionType,
+    ClusterEvent,
+    CycleState,
+    FilterPlugin,
+    Handle,
+    NodeScore,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ScorePlugin,
+    Status,
+)
+from ..model import Node, NodeSelector, Pod, PreferredSchedulingTerm
+from ..state import NodeInfo
+from .helper import default_normalize_score
+
+ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
+ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
+ERR_REASON_CONFLICT = "pod affinity terms conflict"
+_PRE_SCORE_KEY = "PreScoreNodeAffinity"
+
+
+def required_node_affinity_matches(pod: Pod, node: Node) -> bool:
+    """component-helpers GetRequiredNodeAffinity(pod).Match: nodeSelector AND required terms."""
+    labels = node.labels
+    for key, value in pod.node_selector.items():
+        if labels.get(key) != value:
+            return False
+    affinity = pod.affinity
+    if affinity is None or affinity.node_affinity is None or affinity.node_affinity.required is None:
+        return True
+    return affinity.node_affinity.required.matches(node)
+
+
+class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+    name = "NodeAffinity"
+    has_normalize = True
+
+    def __init__(self, handle: Handle, args: Mapping[str, Any] | None = None) -> None:
+        super().__init__(handle, args)
+        args = args or {}
+        self.added_required: NodeSelector | None = args.get("addedAffinity_required")
+        self.added_preferred: tuple[PreferredSchedulingTerm, ...] = tuple(args.get("addedAffinity_preferred", ()))
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL, "NodeLabelChange"),)
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status]:
+        affinity = pod.affinity
+        required = None if affinity is None or affinity.node_affinity is None else affinity.node_affinity.required
+        if required is None and self.added_required is None and not pod.node_selector:
+            return None, SKIP
+        if required is None or not required.terms:
+            return None, SUCCESS
+        # A term whose matchFields pin metadata.name narrows the cycle to those nodes.
+        node_names: set[str] | None = None
+        for term in required.terms:
+            term_names: set[str] | None = None
+            for req in term.match_fields:
+                if req.key == "metadata.name" and req.operator == "In":
+                    values = set(req.values)
+                    term_names = values if term_names is None else term_names & values
+            if term_names is None:
+                return None, SUCCESS  # terms are ORed: this one allows every node
+            node_names = term_names if node_names is None else node_names | term_names
+        if node_names is not None and not node_names:
+            return None, Status.unresolvable(ERR_REASON_CONFLICT)
+        if node_names:
+            return PreFilterResult(frozenset(node_names)), SUCCESS
+        return None, SUCCESS
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        node = node_info.node
+        if self.added_required is not None and not self.added_required.matches(node):
+            return Status.unresolvable(ERR_REASON_ENFORCED)
+        if not required_node_affinity_matches(pod, node):
+            return Status.unresolvable(ERR_REASON_POD)
+        return SUCCESS
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status:
+        affinity = pod.affinity
+        preferred = () if affinity is None or affinity.node_affinity is None else affinity.node_affinity.preferred
+        terms = tuple(t for t in (*preferred, *self.added_preferred) if t.weight != 0)
+        if not terms:
+            return SKIP
+        state.write(_PRE_SCORE_KEY, terms)
+        return SUCCESS
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        """Raw score: the sum of the weights of the preferred terms this node matches."""
+        terms: tuple[PreferredSchedulingTerm, ...] = state.read(_PRE_SCORE_KEY)
+        node = node_info.node
+        return sum(t.weight for t in terms if t.preference.matches(node))
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> None:
+        default_normalize_score(MAX_NODE_SCORE, False, scores)

@@ -1,0 +1,21 @@
+"""NodeName (plugins/nodename/node_name.go)."""
+
+from __future__ import annotations
+
+from ..framework import SUCCESS, ActionType, ClusterEvent, CycleState, FilterPlugin, Status
+from ..model import Pod
+from ..state import NodeInfo
+
+ERR_REASON = "node(s) didn't match the requested node name"
+
+
+class NodeName(FilterPlugin):
+    name = "NodeName"
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        return (ClusterEvent("Node", ActionType.ADD, "NodeAdd"),)
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        if not pod.node_name or pod.node_name == node_info.name:
+            return SUCCESS
+        return Status.unresolvable(ERR_REASON)

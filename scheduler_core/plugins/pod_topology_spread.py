@@ -1,0 +1,14 @@
+"""PodTopologySpread. PLACEHOLDER being completed."""
+
+from __future__ import annotations
+
+from ..framework import CycleState, ScorePlugin
+from ..model import Pod
+from ..state import NodeInfo
+
+
+class PodTopologySpread(ScorePlugin):
+    name = "PodTopologySpread"
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        return 0

@@ -1,0 +1,286 @@
+"""The cluster as the scheduler's cache sees it.
+
+``NodeInfo`` mirrors ``pkg/scheduler/framework/types.go``: the node, its pods, the sum of
+their requests (actual and non-zero), used host ports and the images it holds.
+``ClusterCache`` mirrors ``pkg/scheduler/internal/cache``: pods are added when bound,
+*assumed* as soon as a scheduling cycle picks a node (so the next cycle already sees the
+space as taken) and *forgotten* when binding fails.
+
+Simplification: the simulator is single-threaded, so the per-cycle ``Snapshot`` is a view
+over the cache's NodeInfos rather than a copy. Nothing changes the cache between the
+start of a cycle and ``assume``, which is exactly the window upstream's snapshot covers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from .model import CPU, LABEL_ZONE, MEMORY, Node, Pod, Resources
+
+__all__ = ["NodeInfo", "ImageState", "ClusterCache", "Snapshot", "PortKey"]
+
+PortKey = tuple[str, str, int]  # (host ip, protocol, host port)
+
+
+@dataclass(slots=True)
+class ImageState:
+    """framework.ImageStateSummary: size and on how many nodes the image is present."""
+
+    size: int
+    num_nodes: int
+
+
+def normalized_image_name(name: str) -> str:
+    """imagelocality normalizedImageName: an image without a tag means ``:latest``."""
+    if name.rfind(":") <= name.rfind("/"):
+        return name + ":latest"
+    return name
+
+
+@dataclass(slots=True, eq=False)
+class NodeInfo:
+    node: Node
+    pods: list[Pod] = field(default_factory=list)
+    pods_with_affinity: list[Pod] = field(default_factory=list)
+    pods_with_required_anti_affinity: list[Pod] = field(default_factory=list)
+    requested: Resources = field(default_factory=dict)
+    non_zero_requested: Resources = field(default_factory=lambda: {CPU: 0, MEMORY: 0})
+    used_ports: dict[PortKey, int] = field(default_factory=dict)
+    image_states: dict[str, ImageState] = field(default_factory=dict)
+    generation: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    @property
+    def allocatable(self) -> Resources:
+        return self.node.allocatable
+
+    def add_pod(self, pod: Pod) -> None:
+        self.pods.append(pod)
+        if pod.has_affinity:
+            self.pods_with_affinity.append(pod)
+        if pod.has_required_anti_affinity:
+            self.pods_with_required_anti_affinity.append(pod)
+        requested = self.requested
+        for name, amount in pod.requests.items():
+            requested[name] = requested.get(name, 0) + amount
+        nz = self.non_zero_requested
+        nz[CPU] += pod.non_zero_requests[CPU]
+        nz[MEMORY] += pod.non_zero_requests[MEMORY]
+        for port in pod.host_ports:
+            key = (port.host_ip or "0.0.0.0", port.protocol or "TCP", port.host_port)
+            self.used_ports[key] = self.used_ports.get(key, 0) + 1
+        self.generation += 1
+
+    def remove_pod(self, pod: Pod) -> bool:
+        """Remove by identity; returns False when the pod was not here."""
+        for i, p in enumerate(self.pods):
+            if p is pod:
+                del self.pods[i]
+                break
+        else:
+            return False
+        for lst in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
+            for i, p in enumerate(lst):
+                if p is pod:
+                    del lst[i]
+                    break
+        requested = self.requested
+        for name, amount in pod.requests.items():
+            left = requested.get(name, 0) - amount
+            if left:
+                requested[name] = left
+            else:
+                requested.pop(name, None)
+        nz = self.non_zero_requested
+        nz[CPU] -= pod.non_zero_requests[CPU]
+        nz[MEMORY] -= pod.non_zero_requests[MEMORY]
+        for port in pod.host_ports:
+            key = (port.host_ip or "0.0.0.0", port.protocol or "TCP", port.host_port)
+            count = self.used_ports.get(key, 0) - 1
+            if count > 0:
+                self.used_ports[key] = count
+            else:
+                self.used_ports.pop(key, None)
+        self.generation += 1
+        return True
+
+    def clone(self) -> NodeInfo:
+        """A copy that can take or lose pods without touching the original (preemption's dry run)."""
+        return NodeInfo(
+            node=self.node,
+            pods=list(self.pods),
+            pods_with_affinity=list(self.pods_with_affinity),
+            pods_with_required_anti_affinity=list(self.pods_with_required_anti_affinity),
+            requested=dict(self.requested),
+            non_zero_requested=dict(self.non_zero_requested),
+            used_ports=dict(self.used_ports),
+            image_states=self.image_states,
+            generation=self.generation,
+        )
+
+    def free(self, resource: str) -> int:
+        return self.node.allocatable.get(resource, 0) - self.requested.get(resource, 0)
+
+
+class Snapshot:
+    """The node list a cycle works on, in the cache's node-tree order."""
+
+    __slots__ = ("node_info_list", "_by_name", "have_pods_with_affinity", "have_pods_with_required_anti_affinity")
+
+    def __init__(self, node_infos: list[NodeInfo]) -> None:
+        self.node_info_list = node_infos
+        self._by_name = {ni.node.name: ni for ni in node_infos}
+        self.have_pods_with_affinity = [ni for ni in node_infos if ni.pods_with_affinity]
+        self.have_pods_with_required_anti_affinity = [ni for ni in node_infos if ni.pods_with_required_anti_affinity]
+
+    def get(self, name: str) -> NodeInfo | None:
+        return self._by_name.get(name)
+
+    def __len__(self) -> int:
+        return len(self.node_info_list)
+
+    def __iter__(self) -> Iterator[NodeInfo]:
+        return iter(self.node_info_list)
+
+
+class ClusterCache:
+    """Nodes and the pods placed on them (bound or assumed)."""
+
+    def __init__(self) -> None:
+        self._nodes: dict[str, NodeInfo] = {}
+        self._zones: dict[str, list[str]] = {}  # node_tree.go: nodes grouped by zone
+        self._order: list[NodeInfo] | None = None
+        self.assumed: dict[str, Pod] = {}  # pod key -> pod, assumed but not yet bound
+        self.pod_nodes: dict[str, str] = {}  # pod key -> node name, bound or assumed
+        self._image_sizes: dict[str, dict[str, int]] = {}  # image -> node -> size
+        self._images_dirty = False
+
+    # nodes
+
+    def add_node(self, node: Node) -> NodeInfo:
+        if node.name in self._nodes:
+            raise ValueError(f"node {node.name!r} already exists")
+        info = NodeInfo(node=node)
+        self._nodes[node.name] = info
+        self._zones.setdefault(node.labels.get(LABEL_ZONE, ""), []).append(node.name)
+        self._add_images(node)
+        self._order = None
+        return info
+
+    def update_node(self, node: Node) -> None:
+        info = self._nodes[node.name]
+        old_zone = info.node.labels.get(LABEL_ZONE, "")
+        self._remove_images(info.node)
+        info.node = node
+        self._add_images(node)
+        new_zone = node.labels.get(LABEL_ZONE, "")
+        if new_zone != old_zone:
+            self._zones[old_zone].remove(node.name)
+            if not self._zones[old_zone]:
+                del self._zones[old_zone]
+            self._zones.setdefault(new_zone, []).append(node.name)
+        info.generation += 1
+        self._order = None
+
+    def remove_node(self, name: str) -> NodeInfo:
+        info = self._nodes.pop(name)
+        zone = info.node.labels.get(LABEL_ZONE, "")
+        self._zones[zone].remove(name)
+        if not self._zones[zone]:
+            del self._zones[zone]
+        self._remove_images(info.node)
+        for pod in info.pods:
+            self.pod_nodes.pop(pod.key, None)
+            self.assumed.pop(pod.key, None)
+        self._order = None
+        return info
+
+    def node(self, name: str) -> NodeInfo | None:
+        return self._nodes.get(name)
+
+    def _add_images(self, node: Node) -> None:
+        for image in node.images:
+            for name in image.names:
+                self._image_sizes.setdefault(normalized_image_name(name), {})[node.name] = image.size_bytes
+        self._refresh_image_states()
+
+    def _remove_images(self, node: Node) -> None:
+        for image in node.images:
+            for name in image.names:
+                holders = self._image_sizes.get(normalized_image_name(name))
+                if holders is not None:
+                    holders.pop(node.name, None)
+                    if not holders:
+                        del self._image_sizes[normalized_image_name(name)]
+        self._refresh_image_states()
+
+    def _refresh_image_states(self) -> None:
+        self._images_dirty = True
+
+    def _recompute_image_states(self) -> None:
+        # framework.ImageStateSummary: NumNodes is how many nodes hold the image.
+        for info in self._nodes.values():
+            states: dict[str, ImageState] = {}
+            for image in info.node.images:
+                for name in image.names:
+                    norm = normalized_image_name(name)
+                    states[norm] = ImageState(image.size_bytes, len(self._image_sizes.get(norm, ())))
+            info.image_states = states
+        self._images_dirty = False
+
+    def node_infos(self) -> list[NodeInfo]:
+        """Nodes in node_tree.go order: round-robin over zones, each zone in insertion order."""
+        if self._order is None:
+            zones = list(self._zones.values())
+            order: list[NodeInfo] = []
+            depth = max((len(z) for z in zones), default=0)
+            for i in range(depth):
+                for zone in zones:
+                    if i < len(zone):
+                        order.append(self._nodes[zone[i]])
+            self._order = order
+        return self._order
+
+    def snapshot(self) -> Snapshot:
+        if self._images_dirty:
+            self._recompute_image_states()
+        return Snapshot(self.node_infos())
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    # pods
+
+    def add_pod(self, pod: Pod, node_name: str) -> None:
+        """A bound pod (or one confirmed after assume) is counted on its node."""
+        if self.assumed.pop(pod.key, None) is not None:
+            return  # FinishBinding: already counted since assume
+        info = self._nodes[node_name]
+        info.add_pod(pod)
+        self.pod_nodes[pod.key] = node_name
+
+    def assume_pod(self, pod: Pod, node_name: str) -> None:
+        self._nodes[node_name].add_pod(pod)
+        self.pod_nodes[pod.key] = node_name
+        self.assumed[pod.key] = pod
+
+    def forget_pod(self, pod: Pod) -> None:
+        self.assumed.pop(pod.key, None)
+        self.remove_pod(pod)
+
+    def remove_pod(self, pod: Pod) -> None:
+        node_name = self.pod_nodes.pop(pod.key, None)
+        if node_name is not None and node_name in self._nodes:
+            self._nodes[node_name].remove_pod(pod)
+        self.assumed.pop(pod.key, None)
+
+    def is_assumed(self, pod: Pod) -> bool:
+        return pod.key in self.assumed
+
+    def pods(self) -> Iterable[Pod]:
+        for info in self._nodes.values():
+            yield from info.pods
