@@ -1,27 +1,229 @@
-"""NodeResourcesFit (plugins/noderesources/fit.go). PLACEHOLDER: filter only, being completed."""
+"""NodeResourcesFit (plugins/noderesources/fit.go): does the pod fit, and how full would the node be.
+
+Filter is ``fitsRequest``: "Too many pods" first (even for a pod that requests nothing),
+then cpu, memory, ephemeral-storage and every other scalar resource the pod requests; all
+reasons are kept and the status is Unschedulable, so preemption may try the node. Upstream
+walks the scalar resources in Go map order (random); here they come sorted by name, so a
+run is reproducible. Newer releases (after ≈v1.32) answer UnschedulableAndUnresolvable when
+the pod would not fit even on the empty node; this model keeps the v1.28–v1.32 behaviour.
+
+Filter runs for every (pod, node) pair, so PreFilter turns the pod's request into a tuple
+of (resource, amount, reason) to check, and Filter does only dict look-ups.
+
+Score is one of three strategies over ``scoringStrategy.resources`` (``resource_allocation``):
+LeastAllocated (default), MostAllocated or RequestedToCapacityRatio. Cpu and memory are
+counted with the non-zero defaults (100m, 200MiB) for containers that request nothing.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from ..framework import (
     SUCCESS,
     ActionType,
     ClusterEvent,
+    Code,
     CycleState,
     FilterPlugin,
+    Handle,
+    PluginArgsError,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
     ScorePlugin,
     Status,
 )
-from ..model import PODS, Pod
+from ..model import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Pod
 from ..state import NodeInfo
+from .resource_allocation import (
+    DEFAULT_RESOURCES,
+    MAX_CUSTOM_PRIORITY_SCORE,
+    MAX_UTILIZATION,
+    ResourceAllocationScorer,
+    ResourceSpec,
+    check_keys,
+    is_extended_resource_name,
+    is_scalar_resource_name,
+    least_resource_scorer,
+    most_resource_scorer,
+    parse_resource_specs,
+    requested_to_capacity_ratio_scorer,
+    require_int,
+    require_list,
+    require_mapping,
+)
+
+__all__ = [
+    "NodeResourcesFit",
+    "FitArgs",
+    "parse_fit_args",
+    "LEAST_ALLOCATED",
+    "MOST_ALLOCATED",
+    "REQUESTED_TO_CAPACITY_RATIO",
+    "REASON_TOO_MANY_PODS",
+]
+
+_PRE_FILTER_KEY = "PreFilterNodeResourcesFit"
+_PRE_SCORE_KEY = "PreScoreNodeResourcesFit"
+
+REASON_TOO_MANY_PODS = "Too many pods"
+
+# apis/config/types_pluginargs.go ScoringStrategyType.
+LEAST_ALLOCATED = "LeastAllocated"
+MOST_ALLOCATED = "MostAllocated"
+REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
+_STRATEGIES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
+
+
+# -- args ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FitArgs:
+    """NodeResourcesFitArgs after defaulting (config/v1 defaults.go) and validation."""
+
+    ignored_resources: frozenset[str] = frozenset()
+    ignored_resource_groups: frozenset[str] = frozenset()
+    strategy: str = LEAST_ALLOCATED
+    resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES
+    shape: tuple[tuple[int, int], ...] = ()  # (utilization, score 0..10), RequestedToCapacityRatio only
+
+
+_FIT_KEYS = frozenset({"apiVersion", "kind", "ignoredResources", "ignoredResourceGroups", "scoringStrategy"})
+_STRATEGY_KEYS = frozenset({"type", "resources", "requestedToCapacityRatio"})
+_RTCR_KEYS = frozenset({"shape"})
+_SHAPE_POINT_KEYS = frozenset({"utilization", "score"})
+
+# metav1validation.ValidateLabelName: a qualified name, "[dns-subdomain/]name".
+_QUALIFIED_NAME = re.compile(
+    r"^(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*/)?"
+    r"[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?$"
+)
+
+
+def _check_label_name(value: Any, path: str) -> str:
+    if not isinstance(value, str):
+        raise PluginArgsError(path, f"must be a string, got {value!r}")
+    prefix, _, name = value.rpartition("/")
+    if not _QUALIFIED_NAME.match(value) or len(name) > 63 or len(prefix) > 253:
+        raise PluginArgsError(path, f'Invalid value: "{value}": must be a qualified name such as "example.com/foo"')
+    return value
+
+
+def _parse_shape(raw: Any, path: str) -> tuple[tuple[int, int], ...]:
+    """validation_pluginargs.go validateFunctionShape: sorted first, then each point's range."""
+    points = []
+    for i, item in enumerate(require_list(raw, path)):
+        point = require_mapping(item, f"{path}[{i}]")
+        check_keys(point, _SHAPE_POINT_KEYS, f"{path}[{i}]")
+        # A missing field is Go's zero value.
+        utilization = require_int(point.get("utilization", 0), f"{path}[{i}].utilization")
+        score = require_int(point.get("score", 0), f"{path}[{i}].score")
+        points.append((utilization, score))
+    if not points:
+        raise PluginArgsError(path, "Required value: at least one point must be specified")
+    for i in range(1, len(points)):
+        if points[i - 1][0] >= points[i][0]:
+            raise PluginArgsError(
+                f"{path}[{i}].utilization", f"Invalid value: {points[i][0]}: values must be sorted in increasing order"
+            )
+    for i, (utilization, score) in enumerate(points):
+        if not 0 <= utilization <= MAX_UTILIZATION:
+            raise PluginArgsError(
+                f"{path}[{i}].utilization", f"Invalid value: {utilization}: not in valid range [0, {MAX_UTILIZATION}]"
+            )
+        if not 0 <= score <= MAX_CUSTOM_PRIORITY_SCORE:
+            raise PluginArgsError(
+                f"{path}[{i}].score", f"Invalid value: {score}: not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]"
+            )
+    return tuple(points)
+
+
+def parse_fit_args(args: Mapping[str, Any] | None) -> FitArgs:
+    """Default and validate raw pluginConfig args (camelCase, as in the YAML).
+
+    Follows config/v1 defaults.go and validation_pluginargs.go ValidateNodeResourcesFitArgs;
+    upstream collects every error, this raises the first one in the same order. Field
+    paths are relative to ``args``.
+    """
+    args = require_mapping(args or {}, "")
+    check_keys(args, _FIT_KEYS, "")
+
+    ignored = tuple(
+        _check_label_name(name, f"ignoredResources[{i}]")
+        for i, name in enumerate(require_list(args.get("ignoredResources") or [], "ignoredResources"))
+    )
+    groups = []
+    for i, group in enumerate(require_list(args.get("ignoredResourceGroups") or [], "ignoredResourceGroups")):
+        path = f"ignoredResourceGroups[{i}]"
+        if isinstance(group, str) and "/" in group:
+            raise PluginArgsError(path, f"Invalid value: \"{group}\": resource group name can't contain '/'")
+        groups.append(_check_label_name(group, path))
+
+    raw_strategy = args.get("scoringStrategy")
+    if raw_strategy is None:
+        return FitArgs(frozenset(ignored), frozenset(groups))
+    strategy = require_mapping(raw_strategy, "scoringStrategy")
+    check_keys(strategy, _STRATEGY_KEYS, "scoringStrategy")
+    # No default type once scoringStrategy is given: "" is unsupported, as upstream.
+    kind = strategy.get("type", "")
+    if kind not in _STRATEGIES:
+        supported = ", ".join(f'"{s}"' for s in _STRATEGIES)
+        raise PluginArgsError("scoringStrategy.type", f'Unsupported value: "{kind}": supported values: {supported}')
+    resources = parse_resource_specs(strategy.get("resources") or [], "scoringStrategy.resources") or DEFAULT_RESOURCES
+    for i, spec in enumerate(resources):
+        if not 0 < spec.weight <= 100:
+            raise PluginArgsError(
+                f"scoringStrategy.resources[{i}].weight",
+                f"Invalid value: {spec.weight}: resource weight of {spec.name} not in valid range (0, 100]",
+            )
+    shape: tuple[tuple[int, int], ...] = ()
+    rtcr = strategy.get("requestedToCapacityRatio")
+    rtcr_path = "scoringStrategy.requestedToCapacityRatio"
+    if kind == REQUESTED_TO_CAPACITY_RATIO:
+        if rtcr is None:
+            raise PluginArgsError(rtcr_path, "Required value: must be specified when type is RequestedToCapacityRatio")
+        rtcr_args = require_mapping(rtcr, rtcr_path)
+        check_keys(rtcr_args, _RTCR_KEYS, rtcr_path)
+        shape = _parse_shape(rtcr_args.get("shape") or [], f"{rtcr_path}.shape")
+    elif rtcr is not None:
+        raise PluginArgsError(rtcr_path, "Forbidden: must be nil when type is not RequestedToCapacityRatio")
+    return FitArgs(frozenset(ignored), frozenset(groups), kind, resources, shape)
+
+
+# -- the plugin ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _PreFilterState:
+    """The pod's effective request, and the (resource, amount, reason) triples Filter checks."""
+
+    request: Mapping[str, int]
+    checks: tuple[tuple[str, int, str], ...]
 
 
 class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     name = "NodeResourcesFit"
+
+    def __init__(self, handle: Handle, args: Mapping[str, Any] | None = None) -> None:
+        super().__init__(handle, args)
+        parsed = parse_fit_args(args)
+        self.args = parsed
+        self.ignored_resources = parsed.ignored_resources
+        self.ignored_resource_groups = parsed.ignored_resource_groups
+        self.strategy = parsed.strategy  # for the trace and the web view
+        if parsed.strategy == MOST_ALLOCATED:
+            scorer = most_resource_scorer(parsed.resources)
+        elif parsed.strategy == REQUESTED_TO_CAPACITY_RATIO:
+            scorer = requested_to_capacity_ratio_scorer(parsed.resources, parsed.shape)
+        else:
+            scorer = least_resource_scorer(parsed.resources)
+        # The Fit strategies score with non-zero requests (useRequested=false).
+        self.scorer = ResourceAllocationScorer(parsed.strategy, parsed.resources, scorer, use_requested=False)
 
     def events_to_register(self) -> tuple[ClusterEvent, ...]:
         return (
@@ -29,22 +231,62 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE, "NodeAllocatableChange"),
         )
 
+    # -- filtering
+
+    def _checks(self, request: Mapping[str, int]) -> tuple[tuple[str, int, str], ...]:
+        """fitsRequest's order: cpu, memory, ephemeral-storage, then scalar resources by name.
+
+        Zero amounts are left out (the ``req > 0`` guard), as are names upstream's Resource
+        type drops and ignored extended resources (ignoredResources, ignoredResourceGroups).
+        """
+        checks = [(r, request[r], f"Insufficient {r}") for r in (CPU, MEMORY, EPHEMERAL_STORAGE) if request.get(r, 0)]
+        for r in sorted(request):
+            if r in (CPU, MEMORY, EPHEMERAL_STORAGE) or not request[r] or not is_scalar_resource_name(r):
+                continue
+            if is_extended_resource_name(r) and (
+                r in self.ignored_resources or r.split("/", 1)[0] in self.ignored_resource_groups
+            ):
+                continue
+            checks.append((r, request[r], f"Insufficient {r}"))
+        return tuple(checks)
+
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status]:
+        # computePodResourceRequest: pod.requests already holds PodRequests (init containers,
+        # sidecars, overhead).
+        state.write(_PRE_FILTER_KEY, _PreFilterState(pod.requests, self._checks(pod.requests)))
         return None, SUCCESS
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
-        reasons = []
-        if len(node_info.pods) + 1 > node_info.allocatable.get(PODS, 110):
-            reasons.append("Too many pods")
-        for r, amount in pod.requests.items():
-            if amount > node_info.free(r):
-                reasons.append(f"Insufficient {r}")
-        return Status.unschedulable(*reasons) if reasons else SUCCESS
+        """fitsRequest; every reason is kept, in upstream's order."""
+        checks = state.read(_PRE_FILTER_KEY).checks
+        allocatable = node_info.node.allocatable
+        reasons: list[str] | None = None
+        # Checked before the "requests nothing" shortcut: every pod takes a pod slot.
+        if len(node_info.pods) + 1 > allocatable.get(PODS, 0):
+            reasons = [REASON_TOO_MANY_PODS]
+        if checks:
+            requested = node_info.requested
+            for resource, amount, reason in checks:
+                if amount > allocatable.get(resource, 0) - requested.get(resource, 0):
+                    if reasons is None:
+                        reasons = [reason]
+                    else:
+                        reasons.append(reason)
+        if reasons is None:
+            return SUCCESS
+        return Status(Code.UNSCHEDULABLE, tuple(reasons))
+
+    # -- scoring
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status:
+        state.write(_PRE_SCORE_KEY, self.scorer.pod_requests(pod))
         return SUCCESS
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
-        return 0
+        """The strategy's score, 0..100; no NormalizeScore."""
+        pod_requests = state.get(_PRE_SCORE_KEY)
+        if pod_requests is None:  # Score without PreScore: upstream recomputes
+            pod_requests = self.scorer.pod_requests(pod)
+        return self.scorer.score(node_info, pod_requests)

@@ -1,0 +1,311 @@
+"""The resource-allocation scorer shared by NodeResourcesFit and NodeResourcesBalancedAllocation.
+
+Mirrors ``plugins/noderesources/resource_allocation.go`` plus the three Fit strategies
+(``least_allocated.go``, ``most_allocated.go``, ``requested_to_capacity_ratio.go``) and
+``helper/shape_score.go``. Everything is integer maths, as upstream's int64 code, except
+where noted: Go divides toward zero, so a falling (spreading) RTCR segment must not use
+Python's floor division, and Go's ``math.Round`` rounds half away from zero, unlike
+Python's ``round``.
+
+Also the args plumbing both plugins share: ``resources: [{name, weight}]`` lists and the
+path-carrying :class:`PluginArgsError` that points at the offending field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..framework import MAX_NODE_SCORE, PluginArgsError
+from ..model import CPU, EPHEMERAL_STORAGE, MEMORY, Pod
+from ..state import NodeInfo
+
+__all__ = [
+    "ResourceSpec",
+    "DEFAULT_RESOURCES",
+    "MAX_CUSTOM_PRIORITY_SCORE",
+    "MAX_UTILIZATION",
+    "ResourceAllocationScorer",
+    "Scorer",
+    "is_extended_resource_name",
+    "is_scalar_resource_name",
+    "least_resource_scorer",
+    "most_resource_scorer",
+    "requested_to_capacity_ratio_scorer",
+    "broken_linear_function",
+    "go_div",
+    "go_round_div",
+    "parse_resource_specs",
+    "check_keys",
+    "require_int",
+    "require_list",
+    "require_mapping",
+]
+
+# apis/config/types_pluginargs.go: RTCR shape scores are 0..10, scaled to 0..MaxNodeScore.
+MAX_CUSTOM_PRIORITY_SCORE = 10
+MAX_UTILIZATION = 100
+
+
+@dataclass(slots=True, frozen=True)
+class ResourceSpec:
+    """config.ResourceSpec: a resource to score and its weight (already defaulted: 0 → 1)."""
+
+    name: str
+    weight: int
+
+
+# apis/config/v1/defaults.go defaultResourceSpec.
+DEFAULT_RESOURCES = (ResourceSpec(CPU, 1), ResourceSpec(MEMORY, 1))
+
+# A scorer takes (requested, allocatable), one entry per configured resource; an entry
+# with allocatable 0 was skipped and must not count.
+Scorer = Callable[[Sequence[int], Sequence[int]], int]
+
+
+# -- resource names (pkg/apis/core/v1/helper/helpers.go, pkg/scheduler/util/utils.go) --------
+
+
+def is_extended_resource_name(name: str) -> bool:
+    """IsExtendedResourceName: a domain-prefixed name outside ``kubernetes.io/`` (e.g. nvidia.com/gpu).
+
+    Upstream also requires ``requests.<name>`` to be a qualified name; the API server has
+    already rejected pods that break it, so that check is left out.
+    """
+    return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
+
+
+def is_scalar_resource_name(name: str) -> bool:
+    """IsScalarResourceName: the resources framework.Resource keeps besides cpu/memory/storage.
+
+    Anything else (``pods``, a bare unknown name) is dropped from requests and allocatable
+    by upstream's ``Resource`` type, so the plugins never see it.
+    """
+    return (
+        is_extended_resource_name(name)
+        or name.startswith("hugepages-")
+        or "kubernetes.io/" in name
+        or name.startswith("attachable-volumes-")
+    )
+
+
+# -- integer helpers -------------------------------------------------------------------------
+
+
+def go_div(a: int, b: int) -> int:
+    """Go's int64 ``a / b``: the quotient truncated toward zero (``//`` floors instead)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def go_round_div(n: int, d: int) -> int:
+    """``int64(math.Round(float64(n) / float64(d)))`` for n >= 0, d > 0: half away from zero.
+
+    Exact integer form; Python's ``round`` would round 2.5 to 2 (banker's rounding).
+    """
+    return (2 * n + d) // (2 * d)
+
+
+# -- the three Fit strategies -------------------------------------------------------------------
+
+
+def least_resource_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
+    """least_allocated.go: the free share of each resource, weighted integer mean."""
+    weights = tuple(r.weight for r in resources)
+
+    def score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+        node_score = weight_sum = 0
+        for req, alloc, weight in zip(requested, allocatable, weights, strict=True):
+            if alloc == 0:
+                continue
+            # leastRequestedScore: an overcommitted resource (non-zero defaults) scores 0.
+            node_score += (0 if req > alloc else (alloc - req) * MAX_NODE_SCORE // alloc) * weight
+            weight_sum += weight
+        return node_score // weight_sum if weight_sum else 0
+
+    return score
+
+
+def most_resource_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
+    """most_allocated.go: the used share of each resource (capped at full), weighted integer mean."""
+    weights = tuple(r.weight for r in resources)
+
+    def score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+        node_score = weight_sum = 0
+        for req, alloc, weight in zip(requested, allocatable, weights, strict=True):
+            if alloc == 0:
+                continue
+            node_score += min(req, alloc) * MAX_NODE_SCORE // alloc * weight
+            weight_sum += weight
+        return node_score // weight_sum if weight_sum else 0
+
+    return score
+
+
+def broken_linear_function(shape: Sequence[tuple[int, int]]) -> Callable[[int], int]:
+    """helper/shape_score.go BuildBrokenLinearFunction over (utilization, score) points.
+
+    Flat before the first point and after the last; linear in between, with Go's
+    truncating division (a falling segment rounds toward zero, i.e. up).
+    """
+    points = tuple(shape)
+
+    def f(p: int) -> int:
+        for i, (u, s) in enumerate(points):
+            if p <= u:
+                if i == 0:
+                    return s
+                u0, s0 = points[i - 1]
+                return s0 + go_div((s - s0) * (p - u0), u - u0)
+        return points[-1][1]
+
+    return f
+
+
+def requested_to_capacity_ratio_scorer(resources: Sequence[ResourceSpec], shape: Sequence[tuple[int, int]]) -> Scorer:
+    """requested_to_capacity_ratio.go: the shape applied to each resource's utilization.
+
+    Shape scores are given 0..10 and scaled to 0..MaxNodeScore. Only resources that score
+    above 0 count towards the weighted mean, which is rounded half away from zero.
+    """
+    scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
+    f = broken_linear_function([(u, s * scale) for u, s in shape])
+    weights = tuple(r.weight for r in resources)
+
+    def score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+        node_score = weight_sum = 0
+        for req, alloc, weight in zip(requested, allocatable, weights, strict=True):
+            if alloc == 0:
+                continue
+            utilization = MAX_UTILIZATION if req > alloc else req * MAX_UTILIZATION // alloc
+            resource_score = f(utilization)
+            if resource_score > 0:
+                node_score += resource_score * weight
+                weight_sum += weight
+        return go_round_div(node_score, weight_sum) if weight_sum else 0
+
+    return score
+
+
+# -- the scorer --------------------------------------------------------------------------------
+
+# How a configured resource is looked up on the node; decided once, not per node.
+_KIND_CPU_MEMORY = 0
+_KIND_EPHEMERAL = 1
+_KIND_SCALAR = 2
+_KIND_NONE = 3
+
+
+def _kind(name: str) -> int:
+    if name in (CPU, MEMORY):
+        return _KIND_CPU_MEMORY
+    if name == EPHEMERAL_STORAGE:
+        return _KIND_EPHEMERAL
+    if is_scalar_resource_name(name):
+        return _KIND_SCALAR
+    return _KIND_NONE
+
+
+class ResourceAllocationScorer:
+    """resourceAllocationScorer: gathers (requested, allocatable) per resource, then scores.
+
+    ``use_requested`` False (the Fit strategies) counts cpu and memory with the scheduler's
+    non-zero defaults (100m / 200MiB for a container that asks for nothing), on both the
+    node's pods and the incoming pod; True (BalancedAllocation) uses actual requests.
+    """
+
+    __slots__ = ("name", "resources", "use_requested", "scorer", "_lookups")
+
+    def __init__(self, name: str, resources: Sequence[ResourceSpec], scorer: Scorer, *, use_requested: bool) -> None:
+        self.name = name
+        self.resources = tuple(resources)
+        self.use_requested = use_requested
+        self.scorer = scorer
+        self._lookups = tuple((r.name, _kind(r.name)) for r in self.resources)
+
+    def pod_requests(self, pod: Pod) -> tuple[int, ...]:
+        """calculatePodResourceRequestList: the pod's request for each configured resource."""
+        non_zero = pod.non_zero_requests
+        requests = pod.requests
+        return tuple(
+            non_zero[name] if kind == _KIND_CPU_MEMORY and not self.use_requested else requests.get(name, 0)
+            for name, kind in self._lookups
+        )
+
+    def requested_allocatable(self, node_info: NodeInfo, pod_requests: Sequence[int]) -> tuple[list[int], list[int]]:
+        """(requested, allocatable) per resource (calculateResourceAllocatableRequest); (0, 0) is a skip.
+
+        Skipped: a scalar resource the pod does not request, one the node does not offer,
+        and any resource with allocatable 0.
+        """
+        allocatable = node_info.node.allocatable
+        node_requested = node_info.requested
+        cpu_memory_requested = node_requested if self.use_requested else node_info.non_zero_requested
+        allocs = [0] * len(pod_requests)
+        reqs = [0] * len(pod_requests)
+        for i, ((name, kind), pod_req) in enumerate(zip(self._lookups, pod_requests, strict=True)):
+            if kind == _KIND_CPU_MEMORY:
+                alloc, used = allocatable.get(name, 0), cpu_memory_requested.get(name, 0)
+            elif kind == _KIND_EPHEMERAL or (kind == _KIND_SCALAR and pod_req != 0):
+                # Storage and scalars always count actual requests.
+                alloc, used = allocatable.get(name, 0), node_requested.get(name, 0)
+            else:
+                continue
+            if alloc == 0:
+                continue
+            allocs[i] = alloc
+            reqs[i] = used + pod_req
+        return reqs, allocs
+
+    def score(self, node_info: NodeInfo, pod_requests: Sequence[int]) -> int:
+        requested, allocatable = self.requested_allocatable(node_info, pod_requests)
+        return self.scorer(requested, allocatable)
+
+
+# -- args parsing helpers ------------------------------------------------------------------------
+
+
+def require_mapping(value: Any, path: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise PluginArgsError(path, f"must be an object, got {type(value).__name__}")
+    return value
+
+
+def require_list(value: Any, path: str) -> Sequence[Any]:
+    if not isinstance(value, list | tuple):
+        raise PluginArgsError(path, f"must be a list, got {type(value).__name__}")
+    return value
+
+
+def require_int(value: Any, path: str) -> int:
+    # bool is an int in Python but not in YAML's eyes: `weight: true` is a mistake.
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PluginArgsError(path, f"must be an integer, got {value!r}")
+    return value
+
+
+def check_keys(mapping: Mapping[str, Any], allowed: frozenset[str], path: str) -> None:
+    """Strict decoding, as kube-scheduler loads its config: an unknown field is an error."""
+    for key in mapping:
+        if key not in allowed:
+            where = f"{path}.{key}" if path else str(key)
+            raise PluginArgsError(where, f'unknown field "{key}"')
+
+
+_RESOURCE_SPEC_KEYS = frozenset({"name", "weight"})
+
+
+def parse_resource_specs(raw: Any, path: str) -> tuple[ResourceSpec, ...]:
+    """A ``resources`` list, with weight 0 (or missing) defaulted to 1 (config/v1 defaults.go)."""
+    specs = []
+    for i, item in enumerate(require_list(raw, path)):
+        item_path = f"{path}[{i}]"
+        entry = require_mapping(item, item_path)
+        check_keys(entry, _RESOURCE_SPEC_KEYS, item_path)
+        name = entry.get("name")
+        if not isinstance(name, str) or not name:
+            raise PluginArgsError(f"{item_path}.name", "must be a non-empty string")
+        weight = require_int(entry.get("weight", 0), f"{item_path}.weight")
+        specs.append(ResourceSpec(name, weight or 1))
+    return tuple(specs)
