@@ -121,7 +121,6 @@ class Framework:
     ) -> tuple[PreFilterResult | None, Status]:
         """RunPreFilterPlugins: stops at the first rejection; Skip disables that plugin's Filter."""
         result: PreFilterResult | None = None
-        rejectors: list[str] = []
         for plugin in self.pre_filter_plugins:
             r, status = plugin.pre_filter(state, pod, nodes)
             if status.code == Code.SKIP:
@@ -132,15 +131,14 @@ class Framework:
                     raise SchedulingError(f"running PreFilter plugin {plugin.name!r}: {status.message()}")
                 return None, status.with_plugin(plugin.name)
             if r is not None and r.node_names is not None:
+                r = PreFilterResult(r.node_names, (plugin.name,))
                 result = r if result is None else result.merge(r)
-                rejectors.append(plugin.name)
                 if not result.node_names:
-                    names = ", ".join(rejectors)
+                    names = ", ".join(result.plugins)
+                    suffix = " simultaneously" if len(result.plugins) > 1 else ""
                     return result, Status.unresolvable(
-                        f"node(s) didn't satisfy plugin(s) [{names}] simultaneously"
-                        if len(rejectors) > 1
-                        else f"node(s) didn't satisfy plugin(s) [{names}]"
-                    ).with_plugin(rejectors[-1])
+                        f"node(s) didn't satisfy plugin(s) [{names}]{suffix}"
+                    ).with_plugin(plugin.name)
         return result, SUCCESS
 
     def run_filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:

@@ -152,13 +152,14 @@ class PreFilterResult:
     """Restricts the nodes a cycle looks at; ``None`` node_names means all nodes."""
 
     node_names: frozenset[str] | None = None
+    plugins: tuple[str, ...] = ()  # who narrowed it, for the absent nodes' status
 
     def merge(self, other: PreFilterResult | None) -> PreFilterResult:
         if other is None or other.node_names is None:
             return self
         if self.node_names is None:
             return other
-        return PreFilterResult(self.node_names & other.node_names)
+        return PreFilterResult(self.node_names & other.node_names, self.plugins + other.plugins)
 
 
 @dataclass(slots=True, frozen=True)

@@ -1,0 +1,69 @@
+"""``explain``: one scheduling cycle for one pending pod, laid out for a learner (docs/cli.md).
+
+The cycle runs against the scenario's state at t=0 — its nodes and the pods created there
+with ``spec.nodeName`` — before any other pod is scheduled, with full detail and without
+changing anything. The returned shape is a public contract::
+
+    {"pod", "evaluated_nodes", "feasible_nodes": [...],
+     "filter": {node: {"code", "plugin", "reasons": [...]}},
+     "scores": {node: {plugin: {"raw", "normalized", "weighted"}}},
+     "totals": {node: n}, "selected": node|null, "message": str|null}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .config import Policy
+from .scenario_types import Scenario
+from .scheduler import score_tables
+from .simulation import Simulation
+from .trace import DETAIL_FULL
+
+__all__ = ["explain", "ExplainError"]
+
+
+class ExplainError(LookupError):
+    """The pod to explain does not exist or is not waiting to be scheduled."""
+
+
+def explain(scenario: Scenario, pod_name: str, policy: Policy | None = None, seed: int | None = None) -> dict[str, Any]:
+    key = pod_name if "/" in pod_name else f"default/{pod_name}"
+    pod = next((p for p in scenario.pods if p.key == key), None)
+    if pod is None:
+        names = ", ".join(p.key for p in scenario.pods[:10])
+        raise ExplainError(f"pod {key!r} is not in scenario {scenario.name!r} (pods at t=0: {names})")
+    if pod.node_name:
+        raise ExplainError(f"pod {key!r} has spec.nodeName {pod.node_name!r}: the scheduler never sees it")
+    sim = Simulation(scenario, policy, seed, detail=DETAIL_FULL, keep_trace=False)
+    fwk = sim.profiles.get(pod.scheduler_name)
+    if fwk is None:
+        raise ExplainError(
+            f"pod {key!r} asks for scheduler {pod.scheduler_name!r}, which the policy has no profile for"
+        )
+    result = sim.scheduler.run_cycle(fwk, pod, sim.cache.snapshot())
+    message = result.message
+    if result.selected is None and result.num_all_nodes and fwk.post_filter_plugins:
+        _, pf_status = fwk.run_post_filter(result.state, pod, result.statuses)
+        if pf_status.message() and message is not None:
+            message += f" {pf_status.message()}."
+    filters: dict[str, dict[str, Any]] = {
+        name: {"code": st.code.label, "plugin": st.plugin, "reasons": list(st.reasons)}
+        for name, st in result.statuses.items()
+    }
+    for ni in result.feasible:
+        filters[ni.name] = {"code": "Success", "plugin": "", "reasons": []}
+    scores: dict[str, Any] = {}
+    totals: dict[str, int] = {}
+    if result.score is not None:
+        scores, totals = score_tables(result.score, None)
+    return {
+        "pod": key,
+        "evaluated_nodes": result.evaluated if result.pre_filter_status is None else 0,
+        "feasible_nodes": [ni.name for ni in result.feasible],
+        "filter": filters,
+        "scores": scores,
+        "totals": totals,
+        "selected": result.selected,
+        "message": message,
+    }

@@ -1,0 +1,356 @@
+"""The scheduling queue: activeQ, backoffQ, unschedulable pods and the nominator.
+
+Follows ``pkg/scheduler/internal/queue/scheduling_queue.go`` with QueueingHints off (the
+default through v1.31): a pod that fails goes to backoffQ if a cluster event arrived since
+it was popped (``moveRequestCycle``), otherwise to unschedulablePods; a cluster event moves
+an unschedulable pod only if one of the plugins that rejected it registered that event.
+
+The periodic flushers run on the simulation's virtual clock at the same cadence as
+upstream (``flushBackoffQCompleted`` every 1 s, ``flushUnschedulablePodsLeftover`` every
+30 s, both counted from t=0); the simulation asks :meth:`next_flush_ms` for the next tick
+that would actually move a pod instead of waking up every second.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .framework import ClusterEvent, QueuedPodInfo
+from .model import Pod
+
+__all__ = [
+    "SchedulingQueue",
+    "Nominator",
+    "ACTIVE",
+    "BACKOFF",
+    "UNSCHEDULABLE",
+    "NONE",
+    "BACKOFF_FLUSH_MS",
+    "UNSCHEDULABLE_FLUSH_MS",
+    "MAX_IN_UNSCHEDULABLE_MS",
+    "UNSCHEDULABLE_TIMEOUT",
+]
+
+ACTIVE = "active"
+BACKOFF = "backoff"
+UNSCHEDULABLE = "unschedulable"
+NONE = "none"
+
+BACKOFF_FLUSH_MS = 1_000  # scheduling_queue.go Run: flushBackoffQCompleted every 1s
+UNSCHEDULABLE_FLUSH_MS = 30_000  # flushUnschedulablePodsLeftover every 30s
+MAX_IN_UNSCHEDULABLE_MS = 5 * 60_000  # DefaultPodMaxInUnschedulablePodsDuration
+# The wildcard event the leftover flush uses (framework/types.go UnschedulableTimeout).
+UNSCHEDULABLE_TIMEOUT = ClusterEvent("*", 0, "UnschedulableTimeout")  # type: ignore[arg-type]
+
+Emit = Callable[..., Any]
+
+
+class Nominator:
+    """Pods nominated to nodes (by preemption or reservation), in nomination order per node."""
+
+    def __init__(self) -> None:
+        self._by_node: dict[str, list[Pod]] = {}
+        self._pod_node: dict[str, str] = {}
+
+    def add(self, pod: Pod, node_name: str) -> None:
+        self.delete(pod)
+        if not node_name:
+            return
+        self._by_node.setdefault(node_name, []).append(pod)
+        self._pod_node[pod.key] = node_name
+
+    def delete(self, pod: Pod) -> None:
+        node = self._pod_node.pop(pod.key, None)
+        if node is None:
+            return
+        pods = self._by_node[node]
+        for i, p in enumerate(pods):
+            if p.key == pod.key:
+                del pods[i]
+                break
+        if not pods:
+            del self._by_node[node]
+
+    def pods_for_node(self, node_name: str) -> list[Pod]:
+        return self._by_node.get(node_name, [])
+
+    def node_of(self, pod: Pod) -> str:
+        return self._pod_node.get(pod.key, "")
+
+    def __len__(self) -> int:
+        return len(self._pod_node)
+
+
+class _ActiveEntry:
+    """Heap entry that orders by the profile's QueueSort ``less``."""
+
+    __slots__ = ("info", "less")
+
+    def __init__(self, info: QueuedPodInfo, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]) -> None:
+        self.info = info
+        self.less = less
+
+    def __lt__(self, other: _ActiveEntry) -> bool:
+        return self.less(self.info, other.info)
+
+
+class SchedulingQueue:
+    """PriorityQueue on a virtual clock. ``emit`` receives trace events (queue moves)."""
+
+    def __init__(
+        self,
+        less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
+        *,
+        initial_backoff_ms: int = 1_000,
+        max_backoff_ms: int = 10_000,
+        events_by_plugin: Mapping[str, tuple[ClusterEvent, ...]] | None = None,
+        emit: Emit | None = None,
+    ) -> None:
+        self._less = less
+        self.initial_backoff_ms = initial_backoff_ms
+        self.max_backoff_ms = max_backoff_ms
+        self.events_by_plugin = dict(events_by_plugin or {})
+        self._emit: Emit = emit or (lambda *a, **k: None)
+        self._active: list[_ActiveEntry] = []
+        self._backoff: list[tuple[int, int, QueuedPodInfo]] = []  # (expiry, seq, info)
+        self._unschedulable: dict[str, QueuedPodInfo] = {}
+        self._where: dict[str, str] = {}  # pod key -> ACTIVE / BACKOFF / UNSCHEDULABLE
+        self._infos: dict[str, QueuedPodInfo] = {}  # every queued pod, by key
+        self.nominator = Nominator()
+        self.scheduling_cycle = 0
+        self.move_request_cycle = -1
+        self._seq = 0
+        self.now_ms = 0
+
+    # -- sizes and lookups ---------------------------------------------------------------
+
+    def sizes(self) -> dict[str, int]:
+        counts = {ACTIVE: 0, BACKOFF: 0, UNSCHEDULABLE: 0}
+        for where in self._where.values():
+            counts[where] += 1
+        return counts
+
+    def where(self, pod: Pod) -> str:
+        return self._where.get(pod.key, NONE)
+
+    def info(self, pod: Pod) -> QueuedPodInfo | None:
+        return self._infos.get(pod.key)
+
+    def has_active(self) -> bool:
+        return bool(self._active)
+
+    def pending_pods(self) -> list[QueuedPodInfo]:
+        return list(self._infos.values())
+
+    def unschedulable_infos(self) -> list[QueuedPodInfo]:
+        return list(self._unschedulable.values())
+
+    def backoff_infos(self) -> list[QueuedPodInfo]:
+        return [entry[2] for entry in sorted(self._backoff, key=lambda e: (e[0], e[1])) if self._valid(entry)]
+
+    # -- backoff -------------------------------------------------------------------------
+
+    def backoff_duration_ms(self, attempts: int) -> int:
+        """calculateBackoffDuration: initial, doubling by addition, capped at max."""
+        duration = self.initial_backoff_ms
+        for _ in range(1, attempts):
+            if duration > self.max_backoff_ms - duration:
+                return self.max_backoff_ms
+            duration += duration
+        return min(duration, self.max_backoff_ms)
+
+    def backoff_expiry_ms(self, info: QueuedPodInfo) -> int:
+        return info.timestamp_ms + self.backoff_duration_ms(info.attempts)
+
+    def is_backing_off(self, info: QueuedPodInfo) -> bool:
+        return not info.gated and self.backoff_expiry_ms(info) > self.now_ms
+
+    # -- internal moves ------------------------------------------------------------------
+
+    def _move(self, info: QueuedPodInfo, to: str, trigger: str) -> None:
+        key = info.pod.key
+        source = self._where.get(key, NONE)
+        if source == UNSCHEDULABLE:
+            del self._unschedulable[key]
+        # entries left in the heaps are skipped lazily by _valid()
+        self._where[key] = to
+        self._infos[key] = info
+        extra: dict[str, Any] = {}
+        if to == ACTIVE:
+            heapq.heappush(self._active, _ActiveEntry(info, self._less))
+        elif to == BACKOFF:
+            expiry = self.backoff_expiry_ms(info)
+            heapq.heappush(self._backoff, (expiry, info.seq, info))
+            extra["backoff_until_ms"] = expiry
+        else:
+            self._unschedulable[key] = info
+        self._emit("queue_move", pod=key, **{"from": source, "to": to, "trigger": trigger}, **extra)
+
+    def _valid(self, entry: tuple[int, int, QueuedPodInfo]) -> bool:
+        info = entry[2]
+        return (
+            self._where.get(info.pod.key) == BACKOFF
+            and self._infos.get(info.pod.key) is info
+            and (self.backoff_expiry_ms(info) == entry[0])
+        )
+
+    def _requeue_after_backoff(self, info: QueuedPodInfo, trigger: str) -> None:
+        self._move(info, BACKOFF if self.is_backing_off(info) else ACTIVE, trigger)
+
+    # -- the queue's API -----------------------------------------------------------------
+
+    def add(self, pod: Pod, trigger: str = "PodAdd") -> QueuedPodInfo:
+        """Add: a new pod goes straight to activeQ with Timestamp = now."""
+        self.delete(pod, emit=False)
+        self._seq += 1
+        info = QueuedPodInfo(pod=pod, timestamp_ms=self.now_ms, seq=self._seq)
+        self._move(info, ACTIVE, trigger)
+        if pod.nominated_node_name:
+            self.nominator.add(pod, pod.nominated_node_name)
+        return info
+
+    def pop(self) -> QueuedPodInfo | None:
+        """Pop the activeQ head; Attempts += 1, schedulingCycle += 1, rejector sets cleared."""
+        while self._active:
+            entry = heapq.heappop(self._active)
+            info = entry.info
+            key = info.pod.key
+            if self._where.get(key) != ACTIVE or self._infos.get(key) is not info:
+                continue  # stale entry left behind by a move or delete
+            del self._where[key]
+            del self._infos[key]
+            info.attempts += 1
+            if info.initial_attempt_timestamp_ms is None:
+                info.initial_attempt_timestamp_ms = self.now_ms
+            info.unschedulable_plugins = set()
+            info.pending_plugins = set()
+            self.scheduling_cycle += 1
+            return info
+        return None
+
+    def add_unschedulable_if_not_present(self, info: QueuedPodInfo, pod_scheduling_cycle: int) -> None:
+        """After a failed attempt: backoffQ if a move request came since the pop, else unschedulable."""
+        key = info.pod.key
+        if key in self._where:
+            return
+        info.timestamp_ms = self.now_ms
+        rejectors = info.unschedulable_plugins | info.pending_plugins
+        if self.move_request_cycle >= pod_scheduling_cycle or not rejectors:
+            trigger = "ScheduleAttemptFailure (cluster changed during the attempt)" if rejectors else "SchedulerError"
+            self._move(info, BACKOFF, trigger)
+        else:
+            self._move(info, UNSCHEDULABLE, "ScheduleAttemptFailure")
+
+    def delete(self, pod: Pod, emit: bool = True) -> None:
+        key = pod.key
+        where = self._where.pop(key, None)
+        self._infos.pop(key, None)
+        self._unschedulable.pop(key, None)
+        self.nominator.delete(pod)
+        if where is not None and emit:
+            self._emit("queue_move", pod=key, **{"from": where, "to": NONE, "trigger": "PodDelete"})
+
+    def update(self, pod: Pod) -> None:
+        """Update of an unscheduled pod: unschedulable → backoff/active (QHints off)."""
+        info = self._infos.get(pod.key)
+        if info is None:
+            self.add(pod, trigger="PodUpdate")
+            return
+        info.pod = pod
+        if self._where.get(pod.key) == UNSCHEDULABLE:
+            self._requeue_after_backoff(info, "UnscheduledPodUpdate")
+
+    def activate(self, pods: list[Pod]) -> None:
+        for pod in pods:
+            info = self._infos.get(pod.key)
+            if info is not None and self._where[pod.key] != ACTIVE:
+                self._move(info, ACTIVE, "ForceActivate")
+
+    # -- cluster events ------------------------------------------------------------------
+
+    def is_event_of_interest(self, event: ClusterEvent) -> bool:
+        if event.wildcard:
+            return True
+        return any(event.matches(reg) for events in self.events_by_plugin.values() for reg in events)
+
+    def _worth_requeuing(self, info: QueuedPodInfo, event: ClusterEvent) -> bool:
+        """isPodWorthRequeuing with QHints off: a rejector plugin registered a matching event."""
+        rejectors = info.unschedulable_plugins | info.pending_plugins
+        if not rejectors or event.wildcard:
+            return True
+        for plugin in rejectors:
+            for registered in self.events_by_plugin.get(plugin, ()):
+                if event.matches(registered):
+                    return True
+        return False
+
+    def move_all_to_active_or_backoff(self, event: ClusterEvent, pre_check: Callable[[Pod], bool] | None = None) -> int:
+        """MoveAllToActiveOrBackoffQueue; returns how many pods moved."""
+        if not self.is_event_of_interest(event):
+            return 0
+        moved = 0
+        for info in list(self._unschedulable.values()):
+            if info.gated or (pre_check is not None and not pre_check(info.pod)):
+                continue
+            if not self._worth_requeuing(info, event):
+                continue
+            self._requeue_after_backoff(info, event.label)
+            moved += 1
+        self.move_request_cycle = self.scheduling_cycle
+        return moved
+
+    # -- periodic flushes ----------------------------------------------------------------
+
+    def flush_backoff_completed(self) -> int:
+        """flushBackoffQCompleted: every pod whose backoff has expired goes to activeQ."""
+        moved = 0
+        while self._backoff:
+            entry = self._backoff[0]
+            if not self._valid(entry):
+                heapq.heappop(self._backoff)
+                continue
+            if entry[0] > self.now_ms:
+                break
+            heapq.heappop(self._backoff)
+            self._move(entry[2], ACTIVE, "BackoffComplete")
+            moved += 1
+        return moved
+
+    def flush_unschedulable_leftover(self) -> int:
+        """flushUnschedulablePodsLeftover: pods parked longer than 5 min are retried."""
+        stale = [
+            info
+            for info in self._unschedulable.values()
+            if self.now_ms - info.timestamp_ms > MAX_IN_UNSCHEDULABLE_MS and not info.gated
+        ]
+        for info in stale:
+            self._requeue_after_backoff(info, UNSCHEDULABLE_TIMEOUT.label)
+        if stale:
+            self.move_request_cycle = self.scheduling_cycle
+        return len(stale)
+
+    def _next_backoff_expiry(self) -> int | None:
+        while self._backoff and not self._valid(self._backoff[0]):
+            heapq.heappop(self._backoff)
+        return self._backoff[0][0] if self._backoff else None
+
+    def next_backoff_flush_ms(self) -> int | None:
+        """The first 1-s tick at or after the backoffQ head's expiry."""
+        expiry = self._next_backoff_expiry()
+        if expiry is None:
+            return None
+        tick = -(-expiry // BACKOFF_FLUSH_MS) * BACKOFF_FLUSH_MS
+        return max(tick, self.now_ms)
+
+    def next_leftover_flush_ms(self) -> int | None:
+        """The first 30-s tick at which some unschedulable pod has stayed more than 5 min."""
+        if not self._unschedulable:
+            return None
+        oldest = min((info.timestamp_ms for info in self._unschedulable.values() if not info.gated), default=None)
+        if oldest is None:
+            return None
+        due = oldest + MAX_IN_UNSCHEDULABLE_MS + 1
+        tick = -(-due // UNSCHEDULABLE_FLUSH_MS) * UNSCHEDULABLE_FLUSH_MS
+        return max(tick, self.now_ms)

@@ -1,0 +1,425 @@
+"""One scheduling cycle and the binding cycle (``pkg/scheduler/schedule_one.go``).
+
+:meth:`Scheduler.run_cycle` is the pure part — snapshot, PreFilter, filter (nominated node
+first, then a rotating window of ``numFeasibleNodesToFind`` nodes with the two-pass
+nominated-pods rule), PreScore/Score, selectHost — and returns a :class:`CycleResult` that
+both the trace and ``explain`` read. :meth:`Scheduler.schedule_one` adds the side effects:
+PostFilter on a FitError, assume, Reserve, Permit, the failure handler, and hands the
+binding to the simulation, which completes it after the policy's bind latency.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .config import Policy
+from .framework import Code, CycleState, PostFilterResult, QueuedPodInfo, SchedulingError, Status
+from .framework.runtime import Framework, ScoreResult
+from .model import Pod
+from .queue import SchedulingQueue
+from .state import ClusterCache, NodeInfo, Snapshot
+from .trace import Trace
+
+__all__ = [
+    "Scheduler",
+    "CycleResult",
+    "BindRequest",
+    "num_feasible_nodes_to_find",
+    "fit_error_message",
+    "select_host",
+    "MIN_FEASIBLE_NODES_TO_FIND",
+    "MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND",
+    "NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT",
+]
+
+# schedule_one.go
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT = 3
+ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+
+
+def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
+    """How many feasible nodes to look for before scoring (schedule_one.go numFeasibleNodesToFind)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    pct = percentage or 0
+    if pct == 0:
+        pct = 50 - num_all_nodes // 125
+        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    num = num_all_nodes * pct // 100
+    return max(num, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def fit_error_message(
+    num_all_nodes: int, statuses: Mapping[str, Status], pre_filter_msg: str = "", post_filter_msg: str = ""
+) -> str:
+    """FitError.Error (framework/types.go): "0/N nodes are available: <count> <reason>, ...."
+
+    The "<count> <reason>" strings are sorted as strings, so the count is part of the key.
+    """
+    msg = f"0/{num_all_nodes} nodes are available:"
+    if pre_filter_msg:
+        msg += f" {pre_filter_msg}."
+    else:
+        reasons: Counter[str] = Counter()
+        for status in statuses.values():
+            reasons.update(status.reasons)
+        entries = sorted(f"{count} {reason}" for reason, count in reasons.items())
+        if entries:
+            msg += f" {', '.join(entries)}."
+    if post_filter_msg:
+        msg += f" {post_filter_msg}."
+    return msg
+
+
+def select_host(names: list[str], totals: list[int], rng: random.Random) -> tuple[str, list[tuple[str, int]]]:
+    """selectHost (≈v1.27+): best score, reservoir sampling among ties, plus the top 3 for display.
+
+    Upstream pops a heap whose order among equal scores is unspecified; here ties are visited
+    in feasible-list order, so the pick is a function of the seed (docs/mapping.md).
+    """
+    order = sorted(range(len(names)), key=lambda i: (-totals[i], i))
+    best = totals[order[0]]
+    top: list[tuple[str, int]] = [(names[order[0]], best)]
+    count = 1
+    selected = 0
+    for i in order[1:]:
+        score = totals[i]
+        if score != best and len(top) >= NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT:
+            break
+        if score == best:
+            count += 1
+            if rng.randrange(count) == 0:
+                selected = count - 1
+        top.append((names[i], score))
+    if selected:
+        top[0], top[selected] = top[selected], top[0]
+    return top[0][0], top[:NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT]
+
+
+@dataclass
+class CycleResult:
+    """Everything one scheduling cycle decided, in the order it decided it."""
+
+    pod: Pod
+    num_all_nodes: int
+    pre_filter_status: Status | None = None
+    statuses: dict[str, Status] = field(default_factory=dict)  # rejected nodes, evaluation order
+    feasible: list[NodeInfo] = field(default_factory=list)
+    evaluated: int = 0
+    nominated_node: str = ""  # set when the pod's nominated node was tried first
+    score: ScoreResult | None = None
+    selected: str | None = None
+    top: list[tuple[str, int]] = field(default_factory=list)
+    message: str | None = None
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    post_filter: PostFilterResult | None = None
+    post_filter_status: Status | None = None
+    state: CycleState = field(default_factory=CycleState)
+
+    @property
+    def fit_error(self) -> bool:
+        return self.selected is None
+
+
+@dataclass
+class BindRequest:
+    """An assumed pod waiting for its binding to complete on the virtual clock."""
+
+    pod: Pod
+    node: str
+    state: CycleState
+    framework: Framework
+    info: QueuedPodInfo
+
+
+class Scheduler:
+    def __init__(
+        self,
+        cache: ClusterCache,
+        queue: SchedulingQueue,
+        profiles: Mapping[str, Framework],
+        policy: Policy,
+        rng: random.Random,
+        trace: Trace,
+    ) -> None:
+        self.cache = cache
+        self.queue = queue
+        self.profiles = dict(profiles)
+        self.policy = policy
+        self.rng = rng
+        self.trace = trace
+        self.next_start_node_index = 0
+        self.last_message: dict[str, str] = {}  # pod key -> last FailedScheduling message
+
+    # -- the pure part -------------------------------------------------------------------
+
+    def run_cycle(self, fwk: Framework, pod: Pod, snapshot: Snapshot) -> CycleResult:
+        """SchedulePod: filter and score one pod against a snapshot; no cluster changes."""
+        fwk.handle.snapshot = snapshot
+        all_nodes = snapshot.node_info_list
+        result = CycleResult(pod=pod, num_all_nodes=len(all_nodes))
+        state = result.state
+        if not all_nodes:
+            result.message = ERR_NO_NODES_AVAILABLE
+            return result
+
+        pre_result, status = fwk.run_pre_filter(state, pod, all_nodes)
+        if not status.ok:
+            result.pre_filter_status = status
+            for ni in all_nodes:
+                result.statuses[ni.name] = status
+            result.unschedulable_plugins.add(status.plugin)
+            result.message = fit_error_message(len(all_nodes), {}, pre_filter_msg=status.message())
+            return result
+
+        nodes = all_nodes
+        if pre_result is not None and pre_result.node_names is not None:
+            allowed = pre_result.node_names
+            nodes = [ni for ni in all_nodes if ni.name in allowed]
+            narrowed_by = ", ".join(pre_result.plugins)
+            absent = Status.unresolvable(f"node(s) didn't satisfy plugin(s) [{narrowed_by}]").with_plugin(
+                pre_result.plugins[-1] if pre_result.plugins else ""
+            )
+            for ni in all_nodes:
+                if ni.name not in allowed:
+                    result.statuses[ni.name] = absent
+
+        # evaluateNominatedNode: a pod nominated by an earlier preemption tries that node alone first.
+        nominated = pod.nominated_node_name
+        if nominated:
+            nominated_info = snapshot.get(nominated)
+            if nominated_info is not None and (
+                pre_result is None or pre_result.node_names is None or nominated in pre_result.node_names
+            ):
+                result.nominated_node = nominated
+                if fwk.run_filter_with_nominated_pods(state, pod, nominated_info).ok:
+                    result.feasible = [nominated_info]
+                    result.evaluated = 1
+                    result.selected = nominated
+                    return result
+
+        self._find_nodes_that_pass_filters(fwk, state, pod, nodes, len(all_nodes), result)
+        if not result.feasible:
+            for st in result.statuses.values():
+                if st.plugin:
+                    result.unschedulable_plugins.add(st.plugin)
+            result.message = fit_error_message(len(all_nodes), result.statuses)
+            return result
+        if len(result.feasible) == 1:
+            # schedulePod: exactly one feasible node is returned without scoring.
+            result.selected = result.feasible[0].name
+            return result
+        fwk.run_pre_score(state, pod, result.feasible)
+        score = fwk.run_score(state, pod, result.feasible)
+        result.score = score
+        result.selected, result.top = select_host(score.nodes, score.totals, self.rng)
+        return result
+
+    def _find_nodes_that_pass_filters(
+        self, fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo], num_all: int, result: CycleResult
+    ) -> None:
+        n = len(nodes)
+        if n == 0:
+            return
+        pct = fwk.config.percentage_of_nodes_to_score
+        if pct is None:
+            pct = self.policy.percentage_of_nodes_to_score
+        to_find = num_feasible_nodes_to_find(pct, n)
+        if not fwk.has_score_plugins:
+            to_find = 1
+        feasible = result.feasible
+        statuses = result.statuses
+        start = self.next_start_node_index % n
+        processed = 0
+        run = fwk.run_filter_with_nominated_pods
+        for i in range(n):
+            ni = nodes[(start + i) % n]
+            processed += 1
+            status = run(state, pod, ni)
+            if status.code == Code.SUCCESS:
+                feasible.append(ni)
+                if len(feasible) >= to_find:
+                    break
+            else:
+                statuses[ni.name] = status
+        result.evaluated = processed
+        # nextStartNodeIndex advances by the nodes processed, modulo all nodes.
+        self.next_start_node_index = (self.next_start_node_index + processed) % num_all
+
+    # -- the side effects ----------------------------------------------------------------
+
+    def schedule_one(self) -> tuple[CycleResult | None, BindRequest | None]:
+        """Pop one pod and run its scheduling cycle. Returns the cycle and, on success, the bind to do."""
+        info = self.queue.pop()
+        if info is None:
+            return None, None
+        pod = info.pod
+        fwk = self.profiles.get(pod.scheduler_name)
+        if fwk is None:  # not ours: upstream never queues it; we drop it the same way
+            return None, None
+        trace = self.trace
+        trace.cycle = self.queue.scheduling_cycle
+        pod_cycle = self.queue.scheduling_cycle
+        trace.emit("cycle_start", pod=pod.key, attempt=info.attempts, priority=pod.priority)
+        snapshot = self.cache.snapshot()
+        try:
+            result = self.run_cycle(fwk, pod, snapshot)
+        except SchedulingError as err:
+            trace.emit("error", pod=pod.key, message=str(err))
+            self._handle_failure(info, pod_cycle, str(err), set(), None)
+            return None, None
+        self.emit_cycle(result)
+
+        if result.selected is None:
+            if result.num_all_nodes and fwk.post_filter_plugins:
+                pf_result, pf_status = fwk.run_post_filter(result.state, pod, result.statuses)
+                result.post_filter, result.post_filter_status = pf_result, pf_status
+                post_msg = pf_status.message()
+                if post_msg and result.message is not None:
+                    result.message += f" {post_msg}."  # FitError.Error appends PostFilterMsg
+            message = result.message or ERR_NO_NODES_AVAILABLE
+            trace.emit("unschedulable", pod=pod.key, message=message, plugins=sorted(result.unschedulable_plugins))
+            nominated = result.post_filter.nominated_node_name if result.post_filter is not None else None
+            self._handle_failure(info, pod_cycle, message, result.unschedulable_plugins, nominated)
+            return result, None
+
+        node = result.selected
+        # assume: the node's resources are counted from now on; the nomination is dropped.
+        self.cache.assume_pod(pod, node)
+        self.queue.nominator.delete(pod)
+        trace.emit("assumed", pod=pod.key, node=node)
+        for stage, run in (("Reserve", fwk.run_reserve), ("Permit", fwk.run_permit)):
+            status = run(result.state, pod, node)
+            if not status.ok:
+                fwk.run_unreserve(result.state, pod, node)
+                self.cache.forget_pod(pod)
+                trace.emit("forgotten", pod=pod.key, node=node)
+                message = f"running {stage} plugin {status.plugin!r}: {status.message()}"
+                self._handle_failure(info, pod_cycle, message, {status.plugin} if status.rejected else set(), "")
+                return result, None
+        return result, BindRequest(pod=pod, node=node, state=result.state, framework=fwk, info=info)
+
+    def _handle_failure(
+        self, info: QueuedPodInfo, pod_cycle: int, message: str, plugins: set[str], nominated: str | None
+    ) -> None:
+        """handleSchedulingFailure: re-queue, then record the nomination (Override mode)."""
+        pod = info.pod
+        info.unschedulable_plugins = set(plugins)
+        self.last_message[pod.key] = message
+        self.queue.add_unschedulable_if_not_present(info, pod_cycle)
+        if nominated is not None and nominated != pod.nominated_node_name:
+            if pod.nominated_node_name:
+                self.trace.emit(
+                    "nomination_cleared", pod=pod.key, node=pod.nominated_node_name, reason="scheduling failed"
+                )
+            pod.nominated_node_name = nominated
+            self.queue.nominator.add(pod, nominated)
+            if nominated:
+                self.trace.emit("nomination_set", pod=pod.key, node=nominated)
+
+    def finish_binding(self, req: BindRequest) -> Status:
+        """The binding cycle after its latency: PreBind → Bind → FinishBinding → PostBind."""
+        fwk, pod, node = req.framework, req.pod, req.node
+        status = fwk.run_pre_bind(req.state, pod, node)
+        if status.ok:
+            status = fwk.run_bind(req.state, pod, node)
+        if status.ok:
+            pod.node_name = node
+            self.cache.add_pod(pod, node)  # FinishBinding: confirms the assumed pod
+            fwk.run_post_bind(req.state, pod, node)
+        return status
+
+    def handle_binding_failure(self, req: BindRequest, reason: str) -> None:
+        """handleBindingCycleError: Unreserve, Forget, then retry the pod (nomination cleared)."""
+        fwk, pod, node = req.framework, req.pod, req.node
+        fwk.run_unreserve(req.state, pod, node)
+        self.cache.forget_pod(pod)
+        self.trace.emit("bind_failed", pod=pod.key, node=node, reason=reason)
+        self.trace.emit("forgotten", pod=pod.key, node=node)
+        self._handle_failure(req.info, self.queue.scheduling_cycle, reason, set(), "")
+
+    # -- the trace -----------------------------------------------------------------------
+
+    def emit_cycle(self, result: CycleResult) -> None:
+        """filter / score / selected events for one cycle, at the trace's detail level."""
+        trace = self.trace
+        pod = result.pod.key
+        if result.pre_filter_status is not None:
+            st = result.pre_filter_status
+            trace.emit(
+                "prefilter",
+                pod=pod,
+                code=st.code.label,
+                plugin=st.plugin,
+                reasons=list(st.reasons),
+                nodes=result.num_all_nodes,
+            )
+            return
+        filter_fields: dict[str, Any] = {
+            "evaluated": result.evaluated,
+            "feasible": len(result.feasible),
+            "histogram": reason_histogram(result.statuses),
+            "nominated_node": result.nominated_node or None,
+        }
+        if trace.full:
+            rows = [status_row(name, st) for name, st in result.statuses.items()]
+            rows.extend({"node": ni.name, "code": "Success", "plugin": "", "reasons": []} for ni in result.feasible)
+            filter_fields["results"] = rows
+        trace.emit("filter", pod=pod, **filter_fields)
+        if result.score is not None:
+            scores, totals = score_tables(result.score, None if trace.full else {n for n, _ in result.top})
+            trace.emit(
+                "score",
+                pod=pod,
+                plugins=[{"plugin": p.plugin, "weight": p.weight} for p in result.score.plugins],
+                nodes=scores,
+                totals=totals,
+            )
+        if result.selected is not None:
+            total = None
+            if result.score is not None:
+                total = result.score.totals[result.score.nodes.index(result.selected)]
+            trace.emit(
+                "selected",
+                pod=pod,
+                node=result.selected,
+                score=total,
+                feasible=len(result.feasible),
+                evaluated=result.evaluated,
+                top=[{"node": n, "score": s} for n, s in result.top],
+            )
+
+
+def status_row(node: str, status: Status) -> dict[str, Any]:
+    return {"node": node, "code": status.code.label, "plugin": status.plugin, "reasons": list(status.reasons)}
+
+
+def reason_histogram(statuses: Mapping[str, Status]) -> dict[str, int]:
+    counts: Counter[str] = Counter()
+    for status in statuses.values():
+        counts.update(status.reasons)
+    return dict(sorted(counts.items()))
+
+
+def score_tables(
+    score: ScoreResult, only: set[str] | None
+) -> tuple[dict[str, dict[str, dict[str, int]]], dict[str, int]]:
+    """{node: {plugin: {raw, normalized, weighted}}} and {node: total}, optionally for some nodes."""
+    scores: dict[str, dict[str, dict[str, int]]] = {}
+    totals: dict[str, int] = {}
+    for i, node in enumerate(score.nodes):
+        if only is not None and node not in only:
+            continue
+        scores[node] = {
+            p.plugin: {"raw": p.raw[i], "normalized": p.normalized[i], "weighted": p.normalized[i] * p.weight}
+            for p in score.plugins
+        }
+        totals[node] = score.totals[i]
+    return scores, totals

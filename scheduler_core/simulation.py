@@ -1,0 +1,596 @@
+"""A discrete-event simulation of a cluster and its scheduler on a virtual clock.
+
+One heap of ``(time, priority, seq, kind, payload)`` holds what is due — timeline actions,
+bind completions, pod completions and the end of graceful terminations; ``seq`` (an
+``itertools.count``) makes the order total, so a run is deterministic. The queue's periodic
+flushes and the scheduling loop are derived from the queue's state rather than stored:
+at any time, due heap events run first, then the backoff flush, then the leftover flush,
+then one scheduling cycle if activeQ has a pod. :meth:`Simulation.step` does exactly one of
+these; :meth:`Simulation.run` repeats it until nothing can change any more (or an end time).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import random
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .config import Policy, default_policy
+from .framework import ActionType, ClusterEvent, Handle
+from .framework.runtime import Framework
+from .model import NO_SCHEDULE, Node, Pod, PodDisruptionBudget, PriorityClass, Resources
+from .plugins import REGISTRY
+from .plugins.node_affinity import required_node_affinity_matches
+from .queue import SchedulingQueue
+from .scenario_types import Scenario, TimelineAction
+from .scheduler import BindRequest, CycleResult, Scheduler
+from .state import ClusterCache, NodeInfo
+from .trace import DETAIL_FULL, DETAIL_SUMMARY, Trace
+
+__all__ = ["Simulation", "RunSummary", "PodOutcome", "SUMMARY_DETAIL_THRESHOLD"]
+
+# Past this many nodes × pods the default trace detail is "summary" (DESIGN.md "Trace size").
+SUMMARY_DETAIL_THRESHOLD = 200_000
+
+# Heap priorities at equal times: the cluster changes first, then the scheduler reacts.
+_ACTION, _BIND, _LIFECYCLE = 0, 1, 2
+# Steps: what step() did.
+STEP_ACTION = "action"
+STEP_BIND = "bind"
+STEP_LIFECYCLE = "lifecycle"
+STEP_FLUSH = "flush"
+STEP_CYCLE = "cycle"
+
+# Events the scheduler's informers turn into queue moves (pkg/scheduler/eventhandlers.go).
+ASSIGNED_POD_ADD = ClusterEvent("Pod", ActionType.ADD, "AssignedPodAdd")
+ASSIGNED_POD_DELETE = ClusterEvent("Pod", ActionType.DELETE, "AssignedPodDelete")
+NODE_ADD = ClusterEvent("Node", ActionType.ADD, "NodeAdd")
+NODE_SPEC_UNSCHEDULABLE_CHANGE = ClusterEvent("Node", ActionType.UPDATE_NODE_TAINT, "NodeSpecUnschedulableChange")
+
+
+@dataclass
+class PodOutcome:
+    pod: str
+    phase: str
+    node: str | None
+    attempts: int
+    message: str | None
+    created_ms: int
+    bound_ms: int | None
+
+
+@dataclass
+class RunSummary:
+    scenario: str
+    policy: str
+    seed: int
+    t_ms: int
+    steps: int
+    cycles: int
+    bound: int
+    pending: int
+    completed: int
+    pods: list[PodOutcome] = field(default_factory=list)
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    queue: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "scenario": self.scenario,
+            "policy": self.policy,
+            "seed": self.seed,
+            "t_ms": self.t_ms,
+            "steps": self.steps,
+            "cycles": self.cycles,
+            "bound": self.bound,
+            "pending": self.pending,
+            "completed": self.completed,
+            "queue": self.queue,
+            "pods": [vars(p) for p in self.pods],
+            "nodes": self.nodes,
+        }
+
+
+def admits(pod: Pod, info: NodeInfo) -> bool:
+    """preCheckForNode: AdmissionCheck (fit, node name, node affinity, ports) and NoSchedule taints."""
+    node = info.node
+    if pod.node_name and pod.node_name != node.name:
+        return False
+    for resource, amount in pod.requests.items():
+        if amount > info.free(resource):
+            return False
+    if len(info.pods) + 1 > node.allocatable.get("pods", 0):
+        return False
+    if not required_node_affinity_matches(pod, node):
+        return False
+    for taint in node.taints:
+        if taint.effect == NO_SCHEDULE and not any(t.tolerates(taint) for t in pod.tolerations):
+            return False
+    return True
+
+
+class Simulation:
+    """``Simulation(scenario, policy, seed)``; ``step()`` one event, ``run()`` to the end."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        policy: Policy | None = None,
+        seed: int | None = None,
+        *,
+        detail: str | None = None,
+        keep_trace: bool = True,
+    ) -> None:
+        self.scenario = scenario
+        self.policy = policy or default_policy()
+        self.seed = scenario.seed if seed is None else seed
+        self.rng = random.Random(self.seed)
+        if detail is None:
+            size = max(1, len(scenario.nodes)) * max(1, len(scenario.pods))
+            detail = DETAIL_SUMMARY if size > SUMMARY_DETAIL_THRESHOLD else DETAIL_FULL
+        self.trace = Trace(detail=detail, keep=keep_trace)
+        self.now_ms = 0
+        self.steps = 0
+        self.finished = False
+        self._heap: list[tuple[int, int, int, str, Any]] = []
+        self._seq = itertools.count()
+        self.cache = ClusterCache()
+        self.pods: dict[str, Pod] = {}
+        self.created_ms: dict[str, int] = {}
+        self.bound_ms: dict[str, int] = {}
+        self.attempts: dict[str, int] = {}
+        self.completed: dict[str, Pod] = {}
+        self.deleted: set[str] = set()
+        self.priority_classes: dict[str, PriorityClass] = {pc.name: pc for pc in scenario.priority_classes}
+        self.pdbs: list[PodDisruptionBudget] = list(scenario.pdbs)
+        self._binding: dict[str, BindRequest] = {}
+        self._changes_since_usage = 0
+        self._last_usage_ms = -1
+
+        self.profiles: dict[str, Framework] = {}
+        for profile in self.policy.profiles:
+            handle = Handle()
+            handle.nominated_pods_for_node = self._nominated_pods_for_node
+            handle.namespace_labels = lambda ns: self.scenario.namespaces.get(ns, {})
+            handle.pdbs = lambda: self.pdbs
+            handle.now_ms = lambda: self.now_ms
+            self.profiles[profile.scheduler_name] = Framework(profile, REGISTRY, handle)
+        first = next(iter(self.profiles.values()))
+        events: dict[str, tuple[ClusterEvent, ...]] = {}
+        for fwk in self.profiles.values():
+            events.update(fwk.events_to_register())
+        self.queue = SchedulingQueue(
+            first.less,
+            initial_backoff_ms=self.policy.pod_initial_backoff_seconds * 1000,
+            max_backoff_ms=self.policy.pod_max_backoff_seconds * 1000,
+            events_by_plugin=events,
+            emit=self.trace.emit,
+        )
+        self.scheduler = Scheduler(self.cache, self.queue, self.profiles, self.policy, self.rng, self.trace)
+        self._start()
+
+    # -- set-up --------------------------------------------------------------------------
+
+    def _nominated_pods_for_node(self, node: str) -> list[Pod]:
+        return self.queue.nominator.pods_for_node(node)
+
+    def _start(self) -> None:
+        sc = self.scenario
+        self.trace.emit(
+            "run_started",
+            scenario=sc.name,
+            policy=self.policy.name,
+            seed=self.seed,
+            detail=self.trace.detail,
+            nodes=len(sc.nodes),
+            pods=len(sc.pods),
+        )
+        for node in sc.nodes:
+            self._add_node(node, initial=True)
+        for pod in sc.pods:
+            self._add_pod(pod)
+        for action in sorted(sc.timeline, key=lambda a: a.at_ms):
+            self._push(action.at_ms, _ACTION, "action", action)
+        self._emit_usage()
+
+    def _push(self, t_ms: int, priority: int, kind: str, payload: Any) -> None:
+        heapq.heappush(self._heap, (t_ms, priority, next(self._seq), kind, payload))
+
+    # -- the loop ------------------------------------------------------------------------
+
+    def _next(self) -> tuple[int, str] | None:
+        """When the next step happens and what it is."""
+        candidates: list[tuple[int, int, str]] = []
+        if self._heap:
+            candidates.append((self._heap[0][0], 0, "heap"))
+        backoff = self.queue.next_backoff_flush_ms()
+        if backoff is not None:
+            candidates.append((backoff, 1, "backoff_flush"))
+        if self.queue.has_active():
+            candidates.append((self.now_ms, 3, "cycle"))
+        if not candidates:
+            # Quiescent: only a leftover flush could still move a pod, and the cluster it
+            # would retry against no longer changes. Keep going only up to an end time.
+            end = self.scenario.end_ms
+            leftover = self.queue.next_leftover_flush_ms()
+            if end is not None and leftover is not None and leftover <= end:
+                return leftover, "leftover_flush"
+            return None
+        leftover = self.queue.next_leftover_flush_ms()
+        if leftover is not None:
+            candidates.append((leftover, 2, "leftover_flush"))
+        t, _, kind = min(candidates)
+        return t, kind
+
+    def step(self) -> str | None:
+        """Advance to the next event and process it. Returns what it did, or None at the end."""
+        if self.finished:
+            return None
+        nxt = self._next()
+        end = self.scenario.end_ms
+        if nxt is None or (end is not None and nxt[0] > end):
+            self._finish("end time reached" if nxt is not None else "quiescent")
+            return None
+        t, kind = nxt
+        self._advance(t)
+        self.steps += 1
+        if kind == "heap":
+            _, _, _, what, payload = heapq.heappop(self._heap)
+            return self._dispatch(what, payload)
+        if kind == "backoff_flush":
+            self.queue.flush_backoff_completed()
+            return STEP_FLUSH
+        if kind == "leftover_flush":
+            self.queue.flush_unschedulable_leftover()
+            return STEP_FLUSH
+        self._schedule_one()
+        return STEP_CYCLE
+
+    def run(
+        self,
+        until_ms: int | None = None,
+        max_steps: int | None = None,
+        progress: Callable[[Simulation], None] | None = None,
+    ) -> RunSummary:
+        """Step until quiescence, ``until_ms`` of virtual time, or ``max_steps`` steps."""
+        steps = 0
+        while not self.finished:
+            if until_ms is not None:
+                nxt = self._next()
+                if nxt is None or nxt[0] > until_ms:
+                    break
+            if self.step() is None:
+                break
+            steps += 1
+            if progress is not None and steps % 1000 == 0:
+                progress(self)
+            if max_steps is not None and steps >= max_steps:
+                break
+        return self.summary()
+
+    def _advance(self, t_ms: int) -> None:
+        if t_ms < self.now_ms:
+            t_ms = self.now_ms
+        if (
+            self._last_usage_ms >= 0
+            and t_ms - self._last_usage_ms >= self.policy.node_usage_every_ms
+            and self._changes_since_usage
+        ):
+            self._emit_usage()  # the state just before time moves on
+        self.now_ms = t_ms
+        self.trace.now_ms = t_ms
+        self.queue.now_ms = t_ms
+
+    def _finish(self, reason: str) -> None:
+        if self.finished:
+            return
+        self.finished = True
+        self._emit_usage()
+        sizes = self.queue.sizes()
+        self.trace.emit(
+            "run_finished",
+            bound=sum(1 for p in self.pods.values() if p.node_name),
+            pending=sum(sizes.values()),
+            reason=reason,
+        )
+
+    def _dispatch(self, what: str, payload: Any) -> str:
+        if what == "action":
+            self.apply(payload)
+            return STEP_ACTION
+        if what == "bind":
+            self._complete_binding(payload)
+            return STEP_BIND
+        if what == "complete":
+            self._complete_pod(payload)
+            return STEP_LIFECYCLE
+        if what == "terminated":
+            self._remove_pod(payload, reason="terminated")
+            return STEP_LIFECYCLE
+        raise AssertionError(f"unknown event {what!r}")
+
+    # -- scheduling ----------------------------------------------------------------------
+
+    def _schedule_one(self) -> CycleResult | None:
+        info_before = self.queue.scheduling_cycle
+        result, bind = self.scheduler.schedule_one()
+        if self.queue.scheduling_cycle != info_before and result is not None:
+            self.attempts[result.pod.key] = self.attempts.get(result.pod.key, 0) + 1
+        if bind is not None:
+            self._binding[bind.pod.key] = bind
+            self._push(self.now_ms + self.policy.bind_latency_ms, _BIND, "bind", bind)
+            self._changes_since_usage += 1
+        return result
+
+    def _complete_binding(self, req: BindRequest) -> None:
+        self._binding.pop(req.pod.key, None)
+        if req.pod.key not in self.pods:
+            self.scheduler.handle_binding_failure(req, f'pods "{req.pod.name}" not found')
+            self.queue.delete(req.pod, emit=False)
+            return
+        if self.cache.node(req.node) is None:
+            self.scheduler.handle_binding_failure(req, f'node "{req.node}" not found')
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, lambda p: p is not req.pod)
+            return
+        status = self.scheduler.finish_binding(req)
+        if not status.ok:
+            self.scheduler.handle_binding_failure(req, status.message())
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, lambda p: p is not req.pod)
+            return
+        self.trace.emit("bound", pod=req.pod.key, node=req.node)
+        self._started(req.pod)
+
+    def _started(self, pod: Pod) -> None:
+        """The pod is bound and running: count it and schedule its completion."""
+        pod.phase = "Running"
+        pod.start_time_ms = self.now_ms
+        self.bound_ms[pod.key] = self.now_ms
+        self._changes_since_usage += 1
+        if pod.run_duration_ms is not None and pod.deletion_timestamp_ms is None:
+            self._push(self.now_ms + pod.run_duration_ms, _LIFECYCLE, "complete", pod)
+        self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD, lambda p: _affinity_matches(p, pod))
+
+    # -- pods ----------------------------------------------------------------------------
+
+    def _add_pod(self, pod: Pod) -> None:
+        if pod.key in self.pods:
+            raise ValueError(f"pod {pod.key} already exists")
+        if pod.priority_class_name and pod.priority_class_name in self.priority_classes and not pod.priority:
+            pod.priority = self.priority_classes[pod.priority_class_name].value
+        self.pods[pod.key] = pod
+        self.created_ms[pod.key] = self.now_ms
+        self.trace.emit(
+            "pod_added",
+            pod=pod.key,
+            priority=pod.priority,
+            requests=dict(pod.requests),
+            node=pod.node_name or None,
+        )
+        if pod.node_name:
+            # Created with spec.nodeName: the scheduler never sees it; the kubelet runs it.
+            if self.cache.node(pod.node_name) is None:
+                pod.phase = "Failed"
+                return
+            self.cache.add_pod(pod, pod.node_name)
+            self._started(pod)
+        elif pod.scheduler_name in self.profiles:
+            self.queue.add(pod)
+
+    def delete_pod(self, pod: Pod, grace_ms: int | None = None, reason: str = "deleted") -> None:
+        """Delete a pod: pending pods vanish; placed pods terminate after their grace period."""
+        if pod.key not in self.pods or pod.terminating:
+            return
+        if not pod.node_name and pod.key not in self._binding:
+            self.queue.delete(pod)
+            self._forget_pod(pod)
+            self.trace.emit("pod_deleted", pod=pod.key, node=None, reason=reason)
+            return
+        grace = pod.termination_grace_ms if grace_ms is None else grace_ms
+        pod.deletion_timestamp_ms = self.now_ms
+        self.trace.emit("pod_deletion_started", pod=pod.key, node=pod.node_name or None, grace_ms=grace, reason=reason)
+        self._push(self.now_ms + grace, _LIFECYCLE, "terminated", pod)
+
+    def _complete_pod(self, pod: Pod) -> None:
+        if pod.key not in self.pods or pod.terminating or self.pods[pod.key] is not pod:
+            return
+        pod.phase = "Succeeded"
+        node = pod.node_name
+        self.cache.remove_pod(pod)
+        self._forget_pod(pod)
+        self.completed[pod.key] = pod
+        self._changes_since_usage += 1
+        self.trace.emit("pod_completed", pod=pod.key, node=node)
+        self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+
+    def _remove_pod(self, pod: Pod, reason: str) -> None:
+        """The pod object is gone (graceful termination ended, or its node was removed)."""
+        if self.pods.get(pod.key) is not pod:
+            return
+        node = pod.node_name or self.cache.pod_nodes.get(pod.key)
+        self.cache.remove_pod(pod)
+        self.queue.delete(pod, emit=False)
+        self._forget_pod(pod)
+        self._changes_since_usage += 1
+        self.trace.emit("pod_deleted", pod=pod.key, node=node, reason=reason)
+        if node:
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+
+    def _forget_pod(self, pod: Pod) -> None:
+        self.pods.pop(pod.key, None)
+        self.deleted.add(pod.key)
+
+    # -- nodes ---------------------------------------------------------------------------
+
+    def _add_node(self, node: Node, initial: bool = False) -> None:
+        info = self.cache.add_node(node)
+        self.trace.emit(
+            "node_added",
+            node=node.name,
+            allocatable=dict(node.allocatable),
+            labels=dict(node.labels),
+            taints=[{"key": t.key, "value": t.value, "effect": t.effect} for t in node.taints],
+            unschedulable=node.unschedulable,
+        )
+        if not initial:
+            self.cache.snapshot()  # refresh image states
+            self.queue.move_all_to_active_or_backoff(NODE_ADD, lambda p: admits(p, info))
+
+    def _set_unschedulable(self, name: str, value: bool) -> None:
+        info = self._node_info(name)
+        if info.node.unschedulable == value:
+            return
+        info.node.unschedulable = value
+        info.generation += 1
+        self.trace.emit("node_updated", node=name, change="cordon" if value else "uncordon", unschedulable=value)
+        if not value:
+            # nodeSchedulingPropertiesChange: only a node becoming schedulable is an event.
+            self.queue.move_all_to_active_or_backoff(NODE_SPEC_UNSCHEDULABLE_CHANGE, lambda p: admits(p, info))
+
+    def _remove_node(self, name: str) -> None:
+        info = self._node_info(name)
+        for pod in list(info.pods):
+            if self.pods.get(pod.key) is pod:
+                self._remove_pod(pod, reason="node removed")
+        self.cache.remove_node(name)
+        self.trace.emit("node_removed", node=name)
+
+    def _node_info(self, name: str) -> NodeInfo:
+        info = self.cache.node(name)
+        if info is None:
+            raise KeyError(f"node {name!r} not found")
+        return info
+
+    # -- timeline actions ----------------------------------------------------------------
+
+    def inject(self, action: TimelineAction) -> None:
+        """Queue an action from outside (the web's controls) at max(its time, now)."""
+        self._push(max(action.at_ms, self.now_ms), _ACTION, "action", action)
+        self.finished = False
+
+    def apply(self, action: TimelineAction) -> None:
+        """Carry out one timeline action now."""
+        self.trace.emit("action", action=action.action, target=action.target, line=action.line)
+        kind, _, name = action.target.partition("/")
+        if action.action in ("create", "addNode"):
+            for obj in action.objects:
+                self._create(obj)
+        elif action.action == "delete":
+            grace = action.params.get("grace_ms")
+            if kind == "node":
+                self._remove_node(name)
+            else:
+                pod = self._find_pod(name)
+                if pod is not None:
+                    self.delete_pod(pod, grace_ms=grace)
+        elif action.action == "removeNode":
+            self._remove_node(name)
+        elif action.action in ("cordon", "uncordon"):
+            self._set_unschedulable(name, action.action == "cordon")
+        else:
+            raise ValueError(f"unknown action {action.action!r}")
+
+    def _create(self, obj: Pod | Node | PodDisruptionBudget | PriorityClass) -> None:
+        if isinstance(obj, Pod):
+            self._add_pod(obj)
+        elif isinstance(obj, Node):
+            self._add_node(obj)
+        elif isinstance(obj, PodDisruptionBudget):
+            self.pdbs.append(obj)
+        else:
+            self.priority_classes[obj.name] = obj
+
+    def _find_pod(self, name: str) -> Pod | None:
+        key = name if "/" in name else f"default/{name}"
+        return self.pods.get(key)
+
+    # -- reporting -----------------------------------------------------------------------
+
+    def node_usage(self) -> list[dict[str, Any]]:
+        rows = []
+        for info in self.cache.node_infos():
+            rows.append(
+                {
+                    "node": info.name,
+                    "requested": dict(sorted(info.requested.items())),
+                    "allocatable": dict(sorted(info.allocatable.items())),
+                    "pods": len(info.pods),
+                    "nominated": len(self.queue.nominator.pods_for_node(info.name)),
+                    "unschedulable": info.node.unschedulable,
+                }
+            )
+        return rows
+
+    def _emit_usage(self) -> None:
+        self._last_usage_ms = self.now_ms
+        self._changes_since_usage = 0
+        compact = {
+            row["node"]: {"requested": row["requested"], "pods": row["pods"], "nominated": row["nominated"]}
+            for row in self.node_usage()
+        }
+        self.trace.emit("node_usage", nodes=compact)
+
+    def summary(self) -> RunSummary:
+        outcomes: list[PodOutcome] = []
+        for key, pod in itertools.chain(self.pods.items(), self.completed.items()):
+            outcomes.append(
+                PodOutcome(
+                    pod=key,
+                    phase=pod.phase,
+                    node=pod.node_name or None,
+                    attempts=self.attempts.get(key, 0),
+                    message=None if pod.node_name else self.scheduler.last_message.get(key),
+                    created_ms=self.created_ms.get(key, 0),
+                    bound_ms=self.bound_ms.get(key),
+                )
+            )
+        outcomes.sort(key=lambda o: (o.created_ms, o.pod))
+        return RunSummary(
+            scenario=self.scenario.name,
+            policy=self.policy.name,
+            seed=self.seed,
+            t_ms=self.now_ms,
+            steps=self.steps,
+            cycles=self.queue.scheduling_cycle,
+            bound=sum(1 for p in self.pods.values() if p.node_name),
+            pending=sum(1 for p in self.pods.values() if not p.node_name),
+            completed=len(self.completed),
+            pods=outcomes,
+            nodes=self.node_usage(),
+            queue=self.queue.sizes(),
+        )
+
+    def pending_pods(self) -> Iterable[Pod]:
+        return (p for p in self.pods.values() if not p.node_name)
+
+    def queue_lanes(self) -> dict[str, list[str]]:
+        lanes: dict[str, list[str]] = {"active": [], "backoff": [], "unschedulable": []}
+        for info in self.queue.pending_pods():
+            lanes[self.queue.where(info.pod)].append(info.pod.key)
+        return lanes
+
+    def requested_total(self) -> Resources:
+        total: Resources = {}
+        for info in self.cache.node_infos():
+            for name, amount in info.requested.items():
+                total[name] = total.get(name, 0) + amount
+        return total
+
+
+def _affinity_matches(unscheduled: Pod, added: Pod) -> bool:
+    """getUnschedulablePodsWithMatchingAffinityTerm: a new assigned pod only wakes pods whose
+    required pod-affinity terms it matches (eventhandlers.go / scheduling_queue.go)."""
+    aff = unscheduled.affinity
+    if aff is None or aff.pod_affinity is None:
+        return False
+    for term in aff.pod_affinity.required:
+        namespaces = term.namespaces or (unscheduled.namespace,)
+        if (
+            added.namespace in namespaces
+            and term.label_selector is not None
+            and term.label_selector.matches(added.labels)
+        ):
+            return True
+    return False
