@@ -216,15 +216,22 @@ class Scheduler:
             # schedulePod: exactly one feasible node is returned without scoring.
             result.selected = result.feasible[0].name
             return result
-        fwk.run_pre_score(state, pod, result.feasible)
-        score = fwk.run_score(state, pod, result.feasible)
+        score = self._score(fwk, state, pod, result.feasible)
         result.score = score
         result.selected, result.top = select_host(score.nodes, score.totals, self.rng)
         return result
 
+    def _score(self, fwk: Framework, state: CycleState, pod: Pod, feasible: list[NodeInfo]) -> ScoreResult:
+        """prioritizeNodes: PreScore then Score (+ NormalizeScore, × weight). Override point of the fast path."""
+        fwk.run_pre_score(state, pod, feasible)
+        return fwk.run_score(state, pod, feasible)
+
     def _find_nodes_that_pass_filters(
         self, fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo], num_all: int, result: CycleResult
     ) -> None:
+        """findNodesThatPassFilters over a rotating window. Override point of the fast path: it must
+        fill ``result.feasible``, ``result.statuses`` (evaluation order), ``result.evaluated`` and
+        advance ``next_start_node_index`` exactly like this loop."""
         n = len(nodes)
         if n == 0:
             return
