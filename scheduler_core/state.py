@@ -31,6 +31,15 @@ class ImageState:
     num_nodes: int
 
 
+def zone_key(labels: dict[str, str]) -> str:
+    """utilnode.GetZoneKey: region and zone (beta labels first), "" when neither is set."""
+    zone = labels.get("failure-domain.beta.kubernetes.io/zone", labels.get(LABEL_ZONE, ""))
+    region = labels.get("failure-domain.beta.kubernetes.io/region", labels.get("topology.kubernetes.io/region", ""))
+    if not region and not zone:
+        return ""
+    return f"{region}:\x00:{zone}"
+
+
 def normalized_image_name(name: str) -> str:
     """imagelocality normalizedImageName: an image without a tag means ``:latest``."""
     if name.rfind(":") <= name.rfind("/"):
@@ -166,18 +175,18 @@ class ClusterCache:
             raise ValueError(f"node {node.name!r} already exists")
         info = NodeInfo(node=node)
         self._nodes[node.name] = info
-        self._zones.setdefault(node.labels.get(LABEL_ZONE, ""), []).append(node.name)
+        self._zones.setdefault(zone_key(node.labels), []).append(node.name)
         self._add_images(node)
         self._order = None
         return info
 
     def update_node(self, node: Node) -> None:
         info = self._nodes[node.name]
-        old_zone = info.node.labels.get(LABEL_ZONE, "")
+        old_zone = zone_key(info.node.labels)
         self._remove_images(info.node)
         info.node = node
         self._add_images(node)
-        new_zone = node.labels.get(LABEL_ZONE, "")
+        new_zone = zone_key(node.labels)
         if new_zone != old_zone:
             self._zones[old_zone].remove(node.name)
             if not self._zones[old_zone]:
@@ -188,7 +197,7 @@ class ClusterCache:
 
     def remove_node(self, name: str) -> NodeInfo:
         info = self._nodes.pop(name)
-        zone = info.node.labels.get(LABEL_ZONE, "")
+        zone = zone_key(info.node.labels)
         self._zones[zone].remove(name)
         if not self._zones[zone]:
             del self._zones[zone]

@@ -134,11 +134,13 @@ class Framework:
                 r = PreFilterResult(r.node_names, (plugin.name,))
                 result = r if result is None else result.merge(r)
                 if not result.node_names:
-                    names = ", ".join(result.plugins)
-                    suffix = " simultaneously" if len(result.plugins) > 1 else ""
-                    return result, Status.unresolvable(
-                        f"node(s) didn't satisfy plugin(s) [{names}]{suffix}"
-                    ).with_plugin(plugin.name)
+                    # RunPreFilterPlugins: Go prints the sorted set with %v, i.e. "[A B]".
+                    names = sorted(set(result.plugins))
+                    if len(names) == 1:
+                        msg = f"node(s) didn't satisfy plugin {names[0]}"
+                    else:
+                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously"
+                    return result, Status.unresolvable(msg).with_plugin(plugin.name)
         return result, SUCCESS
 
     def run_filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
