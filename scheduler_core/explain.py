@@ -16,7 +16,7 @@ from typing import Any
 
 from .config import Policy
 from .scenario_types import Scenario
-from .scheduler import score_tables
+from .scheduler import append_post_filter_message, score_tables
 from .simulation import Simulation
 from .trace import DETAIL_FULL
 
@@ -46,7 +46,7 @@ def explain(scenario: Scenario, pod_name: str, policy: Policy | None = None, see
     if result.selected is None and result.num_all_nodes and fwk.post_filter_plugins:
         _, pf_status = fwk.run_post_filter(result.state, pod, result.statuses)
         if pf_status.message() and message is not None:
-            message += f" {pf_status.message()}."
+            message = append_post_filter_message(message, pf_status.message())
     filters: dict[str, dict[str, Any]] = {
         name: {"code": st.code.label, "plugin": st.plugin, "reasons": list(st.reasons)}
         for name, st in result.statuses.items()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,7 @@ from .config import Policy
 from .framework import Code, CycleState, PostFilterResult, QueuedPodInfo, SchedulingError, Status
 from .framework.runtime import Framework, ScoreResult
 from .model import Pod
+from .plugins.default_preemption import PreemptionDecision
 from .queue import SchedulingQueue
 from .state import ClusterCache, NodeInfo, Snapshot
 from .trace import Trace
@@ -74,8 +75,14 @@ def fit_error_message(
         if entries:
             msg += f" {', '.join(entries)}."
     if post_filter_msg:
-        msg += f" {post_filter_msg}."
+        msg = append_post_filter_message(msg, post_filter_msg)
     return msg
+
+
+def append_post_filter_message(msg: str, post_filter_msg: str) -> str:
+    """FitError.Error adds the PostFilter message after the filter reasons. Messages seen on
+    v1.26+ clusters end in a single period ("... 3 Preemption is not helpful for scheduling.")."""
+    return f"{msg} {post_filter_msg}" + ("" if post_filter_msg.endswith(".") else ".")
 
 
 def select_host(names: list[str], totals: list[int], rng: random.Random) -> tuple[str, list[tuple[str, int]]]:
@@ -157,6 +164,8 @@ class Scheduler:
         self.trace = trace
         self.next_start_node_index = 0
         self.last_message: dict[str, str] = {}  # pod key -> last FailedScheduling message
+        # how victims are deleted (the simulation sets it): evict(victim, preemptor)
+        self.evict: Callable[[Pod, Pod], None] = lambda victim, preemptor: None
 
     # -- the pure part -------------------------------------------------------------------
 
@@ -183,7 +192,7 @@ class Scheduler:
         if pre_result is not None and pre_result.node_names is not None:
             allowed = pre_result.node_names
             nodes = [ni for ni in all_nodes if ni.name in allowed]
-            narrowed_by = ", ".join(pre_result.plugins)
+            narrowed_by = " ".join(sorted(set(pre_result.plugins)))  # Go's %v of sets.List
             absent = Status.unresolvable(f"node(s) didn't satisfy plugin(s) [{narrowed_by}]").with_plugin(
                 pre_result.plugins[-1] if pre_result.plugins else ""
             )
@@ -290,7 +299,9 @@ class Scheduler:
                 result.post_filter, result.post_filter_status = pf_result, pf_status
                 post_msg = pf_status.message()
                 if post_msg and result.message is not None:
-                    result.message += f" {post_msg}."  # FitError.Error appends PostFilterMsg
+                    result.message = append_post_filter_message(result.message, post_msg)
+                if pf_result is not None and isinstance(pf_result.details, PreemptionDecision):
+                    self._act_on_preemption(pod, pf_result.details)
             message = result.message or ERR_NO_NODES_AVAILABLE
             trace.emit("unschedulable", pod=pod.key, message=message, plugins=sorted(result.unschedulable_plugins))
             nominated = result.post_filter.nominated_node_name if result.post_filter is not None else None
@@ -313,6 +324,45 @@ class Scheduler:
                 return result, None
         return result, BindRequest(pod=pod, node=node, state=result.state, framework=fwk, info=info)
 
+    def _act_on_preemption(self, pod: Pod, decision: PreemptionDecision) -> None:
+        """prepareCandidate: delete the victims, clear lower-priority nominations on that node."""
+        cleared: list[str] = []
+        if decision.chosen is not None:
+            node = decision.chosen.node
+            for other in list(self.queue.nominator.pods_for_node(node)):
+                if other.priority < pod.priority:
+                    self.clear_nomination(other, reason=f"preempted node taken by {pod.key}")
+                    cleared.append(other.key)
+        self.trace.emit(
+            "preemption",
+            pod=pod.key,
+            **decision.as_dict(),
+            victims=[{"pod": v.key, "priority": v.priority} for v in decision.chosen.victims]
+            if decision.chosen
+            else [],
+            nominations_cleared=cleared,
+            candidate_details=[
+                {
+                    "node": c.node,
+                    "victims": [{"pod": v.key, "priority": v.priority} for v in c.victims],
+                    "pdb_violations": c.pdb_violations,
+                }
+                for c in decision.candidates
+            ],
+            node=decision.chosen.node if decision.chosen else None,
+        )
+        if decision.chosen is not None:
+            for victim in decision.chosen.victims:
+                self.evict(victim, pod)
+
+    def clear_nomination(self, pod: Pod, reason: str) -> None:
+        """ClearNominatedNodeName: status patch; the nominator forgets it, the pod stays queued."""
+        if pod.nominated_node_name:
+            node = pod.nominated_node_name
+            pod.nominated_node_name = ""
+            self.queue.nominator.delete(pod)
+            self.trace.emit("nomination_cleared", pod=pod.key, node=node, reason=reason)
+
     def _handle_failure(
         self, info: QueuedPodInfo, pod_cycle: int, message: str, plugins: set[str], nominated: str | None
     ) -> None:
@@ -323,12 +373,11 @@ class Scheduler:
         self.queue.add_unschedulable_if_not_present(info, pod_cycle)
         if nominated is not None and nominated != pod.nominated_node_name:
             if pod.nominated_node_name:
-                self.trace.emit(
-                    "nomination_cleared", pod=pod.key, node=pod.nominated_node_name, reason="scheduling failed"
-                )
-            pod.nominated_node_name = nominated
-            self.queue.nominator.add(pod, nominated)
+                reason = "preemption found no node" if nominated == "" else "nominated elsewhere"
+                self.clear_nomination(pod, reason=reason)
             if nominated:
+                pod.nominated_node_name = nominated
+                self.queue.nominator.add(pod, nominated)
                 self.trace.emit("nomination_set", pod=pod.key, node=nominated)
 
     def finish_binding(self, req: BindRequest) -> Status:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .config import Policy, default_policy
+from .disruption import update_pdb_status
 from .framework import ActionType, ClusterEvent, Handle
 from .framework.runtime import Framework
 from .model import NO_SCHEDULE, Node, Pod, PodDisruptionBudget, PriorityClass, Resources
@@ -46,6 +47,7 @@ STEP_CYCLE = "cycle"
 
 # Events the scheduler's informers turn into queue moves (pkg/scheduler/eventhandlers.go).
 ASSIGNED_POD_ADD = ClusterEvent("Pod", ActionType.ADD, "AssignedPodAdd")
+ASSIGNED_POD_UPDATE = ClusterEvent("Pod", ActionType.UPDATE, "AssignedPodUpdate")
 ASSIGNED_POD_DELETE = ClusterEvent("Pod", ActionType.DELETE, "AssignedPodDelete")
 NODE_ADD = ClusterEvent("Node", ActionType.ADD, "NodeAdd")
 NODE_SPEC_UNSCHEDULABLE_CHANGE = ClusterEvent("Node", ActionType.UPDATE_NODE_TAINT, "NodeSpecUnschedulableChange")
@@ -155,8 +157,9 @@ class Simulation:
             handle = Handle()
             handle.nominated_pods_for_node = self._nominated_pods_for_node
             handle.namespace_labels = lambda ns: self.scenario.namespaces.get(ns, {})
-            handle.pdbs = lambda: self.pdbs
+            handle.pdbs = self._pdbs_with_status
             handle.now_ms = lambda: self.now_ms
+            handle.rng = self.rng
             self.profiles[profile.scheduler_name] = Framework(profile, REGISTRY, handle)
         first = next(iter(self.profiles.values()))
         events: dict[str, tuple[ClusterEvent, ...]] = {}
@@ -170,12 +173,22 @@ class Simulation:
             emit=self.trace.emit,
         )
         self.scheduler = Scheduler(self.cache, self.queue, self.profiles, self.policy, self.rng, self.trace)
+        self.scheduler.evict = self._evict
         self._start()
 
     # -- set-up --------------------------------------------------------------------------
 
     def _nominated_pods_for_node(self, node: str) -> list[Pod]:
         return self.queue.nominator.pods_for_node(node)
+
+    def _pdbs_with_status(self) -> list[PodDisruptionBudget]:
+        """The disruption controller's view, computed when the scheduler reads it."""
+        update_pdb_status(self.pdbs, self.pods.values())
+        return self.pdbs
+
+    def _evict(self, victim: Pod, preemptor: Pod) -> None:
+        """Preemption deletes a victim; it terminates over its grace period."""
+        self.delete_pod(victim, reason=f"preempted by {preemptor.key}")
 
     def _start(self) -> None:
         sc = self.scenario
@@ -392,6 +405,8 @@ class Simulation:
         pod.deletion_timestamp_ms = self.now_ms
         self.trace.emit("pod_deletion_started", pod=pod.key, node=pod.node_name or None, grace_ms=grace, reason=reason)
         self._push(self.now_ms + grace, _LIFECYCLE, "terminated", pod)
+        # The deletion timestamp is a pod update the scheduler's informer sees (AssignedPodUpdate).
+        self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_UPDATE, lambda p: _affinity_matches(p, pod))
 
     def _complete_pod(self, pod: Pod) -> None:
         if pod.key not in self.pods or pod.terminating or self.pods[pod.key] is not pod:

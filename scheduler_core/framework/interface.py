@@ -8,6 +8,7 @@ validated by the policy loader.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -62,6 +63,8 @@ class Handle:
         self.workload_selectors: Callable[[Pod], Sequence[LabelSelector]] = lambda _pod: ()
         self.pdbs: Callable[[], Sequence[PodDisruptionBudget]] = lambda: ()
         self.now_ms: Callable[[], int] = lambda: 0
+        # the run's seeded RNG (preemption's rotating offset)
+        self.rng: random.Random = random.Random(0)
         # set by the profile, so PostFilter plugins can run the filters again (preemption)
         self.framework: Any = None
 

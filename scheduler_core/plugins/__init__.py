@@ -16,6 +16,7 @@ from ..framework import (
     ScorePlugin,
 )
 from .default_binder import DefaultBinder
+from .default_preemption import DefaultPreemption
 from .image_locality import ImageLocality
 from .inter_pod_affinity import InterPodAffinity
 from .node_affinity import NodeAffinity
@@ -42,6 +43,7 @@ REGISTRY: dict[str, type[Plugin]] = {
         NodeResourcesFit,
         PodTopologySpread,
         InterPodAffinity,
+        DefaultPreemption,
         NodeResourcesBalancedAllocation,
         ImageLocality,
         DefaultBinder,

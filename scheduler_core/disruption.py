@@ -1,0 +1,50 @@
+"""PodDisruptionBudget status, computed the way the disruption controller does.
+
+``pkg/controller/disruption/disruption.go``: ``disruptionsAllowed = currentHealthy −
+desiredHealthy`` (never below 0). ``desiredHealthy`` is ``minAvailable`` — a percentage is
+scaled by the expected pod count and rounded up — or ``expected − maxUnavailable`` (also
+rounded up when a percentage).
+
+Simplification (docs/mapping.md): the controller takes the expected count from the
+owning workloads' ``replicas``; here it is the number of matching pods that are not being
+deleted, which is the same for a settled workload. A pod is healthy when it is running and
+not terminating (no readiness probes in the simulator). The scheduler reads only
+``disruptions_allowed``, as upstream's preemption does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from .model import Pod, PodDisruptionBudget
+
+__all__ = ["scaled_value", "update_pdb_status"]
+
+
+def scaled_value(value: int | str, total: int, round_up: bool) -> int:
+    """intstr.GetScaledValueFromIntOrPercent."""
+    if isinstance(value, int):
+        return value
+    pct = int(value.rstrip("%"))
+    exact = pct * total / 100
+    return math.ceil(exact) if round_up else math.floor(exact)
+
+
+def update_pdb_status(pdbs: Iterable[PodDisruptionBudget], pods: Iterable[Pod]) -> None:
+    pod_list = [p for p in pods if not p.terminating]
+    for pdb in pdbs:
+        matching = [p for p in pod_list if pdb.selects(p)]
+        healthy = sum(1 for p in matching if p.node_name and p.phase == "Running")
+        expected = len(matching)
+        if pdb.max_unavailable is not None:
+            desired = expected - scaled_value(pdb.max_unavailable, expected, True)
+        elif pdb.min_available is not None:
+            desired = scaled_value(pdb.min_available, expected, True)
+        else:
+            desired = expected  # policy/v1 without either field: no disruption allowed
+        desired = max(desired, 0)
+        pdb.expected_pods = expected
+        pdb.current_healthy = healthy
+        pdb.desired_healthy = desired
+        pdb.disruptions_allowed = max(healthy - desired, 0)
