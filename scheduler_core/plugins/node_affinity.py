@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..errors import LoadError
 from ..framework import (
     MAX_NODE_SCORE,
     SKIP,
@@ -15,12 +16,14 @@ from ..framework import (
     FilterPlugin,
     Handle,
     NodeScore,
+    PluginArgsError,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
     ScorePlugin,
     Status,
 )
+from ..k8s_parse import parse_node_affinity_value, problems_as_args_error
 from ..model import Node, NodeSelector, Pod, PreferredSchedulingTerm
 from ..state import NodeInfo
 from .helper import default_normalize_score
@@ -49,9 +52,20 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
 
     def __init__(self, handle: Handle, args: Mapping[str, Any] | None = None) -> None:
         super().__init__(handle, args)
+        # NodeAffinityArgs: addedAffinity is a NodeAffinity in Kubernetes form, applied to every pod.
         args = args or {}
-        self.added_required: NodeSelector | None = args.get("addedAffinity_required")
-        self.added_preferred: tuple[PreferredSchedulingTerm, ...] = tuple(args.get("addedAffinity_preferred", ()))
+        for key in args:
+            if key != "addedAffinity":
+                raise PluginArgsError(key, "unknown field; NodeAffinityArgs has addedAffinity only")
+        self.added_required: NodeSelector | None = None
+        self.added_preferred: tuple[PreferredSchedulingTerm, ...] = ()
+        if args.get("addedAffinity") is not None:
+            try:
+                added = parse_node_affinity_value(args["addedAffinity"], "addedAffinity")
+            except LoadError as exc:
+                raise PluginArgsError(*problems_as_args_error(exc)) from None
+            self.added_required = added.required
+            self.added_preferred = added.preferred
 
     def events_to_register(self) -> tuple[ClusterEvent, ...]:
         return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL, "NodeLabelChange"),)

@@ -1,0 +1,857 @@
+"""Kubernetes objects (as ``kubectl get -o yaml`` prints them) → the engine's model objects.
+
+Only the fields the scheduler reads are looked at; everything else in a manifest (status,
+creationTimestamp, container args, probes, volumes, …) is ignored, as the scheduler ignores
+it. What *is* read is checked: wrong types, bad quantities, unknown enum values and unknown
+kinds are reported with the document, the line and the field path. Our own shorthand (the
+Scenario's node entries) is strict: unknown fields there are errors too.
+
+Every parse function takes a :class:`Reader` (where the document came from and where problems
+go) and returns a best-effort value even after reporting a problem, so one pass can report
+several mistakes; the caller raises at the end with :meth:`Problems.raise_if_any`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from .errors import LoadError, Problem, Problems
+from .model import (
+    DEFAULT_NAMESPACE,
+    DEFAULT_SCHEDULER_NAME,
+    NO_EXECUTE,
+    NO_SCHEDULE,
+    PODS,
+    PREFER_NO_SCHEDULE,
+    Affinity,
+    Container,
+    ContainerImage,
+    ContainerPort,
+    LabelSelector,
+    LabelSelectorRequirement,
+    Node,
+    NodeAffinity,
+    NodeSelector,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    OwnerReference,
+    Pod,
+    PodAffinity,
+    PodAffinityTerm,
+    PodDisruptionBudget,
+    PreferredSchedulingTerm,
+    PriorityClass,
+    Taint,
+    Toleration,
+    TopologySpreadConstraint,
+    WeightedPodAffinityTerm,
+)
+from .quantity import QuantityError, to_resource_int
+from .yamlsource import Document, describe, index_path, key_path
+
+__all__ = [
+    "SUPPORTED_KINDS",
+    "RUN_DURATION_ANNOTATION",
+    "DEFAULT_NODE_PODS",
+    "Namespace",
+    "Parsed",
+    "Naming",
+    "Reader",
+    "parse_duration_ms",
+    "parse_manifest",
+    "parse_node_manifest",
+    "parse_node_shorthand",
+    "NodeTemplate",
+    "parse_node_template",
+    "parse_pod",
+    "parse_priority_class",
+    "parse_pdb",
+    "parse_namespace",
+    "parse_node_affinity",
+    "parse_node_affinity_value",
+    "parse_label_selector",
+    "parse_resources",
+    "problems_as_args_error",
+]
+
+SUPPORTED_KINDS = ("Node", "Pod", "PriorityClass", "PodDisruptionBudget", "Namespace")
+RUN_DURATION_ANNOTATION = "kubeviz.dev/run-duration"
+DEFAULT_NODE_PODS = 110  # kubelet's default --max-pods
+
+_WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob", "ReplicationController")
+_API_VERSIONS = {
+    "Node": ("v1",),
+    "Pod": ("v1",),
+    "Namespace": ("v1",),
+    "PriorityClass": ("scheduling.k8s.io/v1", "scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha1"),
+    "PodDisruptionBudget": ("policy/v1",),
+}
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ms|h|m|s)")
+_DURATION_UNITS = {"ms": Fraction(1), "s": Fraction(1000), "m": Fraction(60_000), "h": Fraction(3_600_000)}
+_TAINT_EFFECTS = (NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE)
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
+
+
+# -- durations -------------------------------------------------------------------------
+
+
+def parse_duration_ms(value: object) -> int:
+    """``"90s"``, ``"5m"``, ``"1h30m"``, ``"250ms"``, ``"1.5s"`` → milliseconds (``0`` is allowed bare).
+
+    Raises ValueError with a message for people.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"{describe(value)} is not a duration")
+    if isinstance(value, int) and value == 0:
+        return 0
+    if isinstance(value, (int, float)):
+        raise ValueError(f'{value} has no unit; write a duration like "{value}s" or "{value}ms"')
+    if not isinstance(value, str):
+        raise ValueError(f"{describe(value)} is not a duration")
+    text = value.strip()
+    if text == "0":
+        return 0
+    pos, total = 0, Fraction(0)
+    if not text:
+        raise ValueError('"" is not a duration (examples: "90s", "5m", "1h30m", "250ms")')
+    while pos < len(text):
+        match = _DURATION_PART.match(text, pos)
+        if match is None:
+            raise ValueError(f'"{value}" is not a duration (examples: "90s", "5m", "1h30m", "250ms")')
+        total += Fraction(match[1]) * _DURATION_UNITS[match[2]]
+        pos = match.end()
+    if total.denominator != 1:
+        raise ValueError(f'"{value}" is finer than a millisecond')
+    if total > 10 * 365 * 24 * 3_600_000:
+        raise ValueError(f'"{value}" is longer than ten years')
+    return int(total)
+
+
+# -- reading helpers -------------------------------------------------------------------
+
+
+class Naming:
+    """Deterministic names and uids for one load: ``generateName`` counters and unique uids."""
+
+    def __init__(self) -> None:
+        self.generated: dict[str, int] = {}
+        self.uids: dict[str, int] = {}
+
+    def generate(self, prefix: str) -> str:
+        """``taint-node-`` → ``taint-node-0``, then ``taint-node-1`` … (upstream adds 5 random characters)."""
+        n = self.generated.get(prefix, 0)
+        self.generated[prefix] = n + 1
+        return f"{prefix}{n}"
+
+    def uid(self, key: str) -> str:
+        """``default/web-0``; a second object with the same key (recreated later) gets ``default/web-0~1``."""
+        n = self.uids.get(key, 0)
+        self.uids[key] = n + 1
+        return key if n == 0 else f"{key}~{n}"
+
+
+class Reader:
+    """Where values come from (source, document lines) and where problems go."""
+
+    def __init__(
+        self,
+        source: str = "",
+        document: Document | None = None,
+        problems: Problems | None = None,
+        naming: Naming | None = None,
+    ) -> None:
+        self.source = source
+        self.document = document
+        self.problems = problems if problems is not None else Problems()
+        self.naming = naming if naming is not None else Naming()
+
+    def line(self, path: str) -> int | None:
+        return self.document.line_of(path) if self.document is not None else None
+
+    def error(self, path: str, message: str) -> None:
+        self.problems.add(Problem(self.source, self.line(path), path, message))
+
+    # typed accessors: report a problem and return the default on a wrong type
+
+    def mapping(self, value: Any, path: str, *, required: bool = False) -> dict[str, Any]:
+        if value is None:
+            if required:
+                self.error(path, "is required")
+            return {}
+        if not isinstance(value, dict):
+            self.error(path, f"expected a mapping, got {describe(value)}")
+            return {}
+        return value
+
+    def items(self, value: Any, path: str) -> list[tuple[str, Any]]:
+        """A list's (item path, item) pairs; null is an empty list."""
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.error(path, f"expected a list, got {describe(value)}")
+            return []
+        return [(index_path(path, i), item) for i, item in enumerate(value)]
+
+    def string(self, value: Any, path: str, default: str = "", *, required: bool = False) -> str:
+        if value is None:
+            if required:
+                self.error(path, "is required")
+            return default
+        if not isinstance(value, str):
+            hint = f' (quote it: "{value}")' if isinstance(value, (int, float, bool)) else ""
+            self.error(path, f"expected a string, got {describe(value)}{hint}")
+            return default
+        if required and not value:
+            self.error(path, "must not be empty")
+        return str(value)
+
+    def integer(
+        self,
+        value: Any,
+        path: str,
+        default: int = 0,
+        *,
+        minimum: int | None = None,
+        maximum: int | None = None,
+        required: bool = False,
+    ) -> int:
+        if value is None:
+            if required:
+                self.error(path, "is required")
+            return default
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.error(path, f"expected an integer, got {describe(value)}")
+            return default
+        if minimum is not None and value < minimum:
+            self.error(path, f"must be at least {minimum}, got {value}")
+            return default
+        if maximum is not None and value > maximum:
+            self.error(path, f"must be at most {maximum}, got {value}")
+            return default
+        return value
+
+    def boolean(self, value: Any, path: str, default: bool = False) -> bool:
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            self.error(path, f"expected true or false, got {describe(value)}")
+            return default
+        return value
+
+    def choice(self, value: Any, path: str, allowed: Sequence[str], default: str) -> str:
+        text = self.string(value, path, default)
+        if value is not None and text not in allowed:
+            self.error(path, f'"{text}" is not one of {", ".join(allowed)}')
+            return default
+        return text
+
+    def duration_ms(self, value: Any, path: str, default: int | None = None) -> int | None:
+        if value is None:
+            return default
+        try:
+            return parse_duration_ms(value)
+        except ValueError as exc:
+            self.error(path, str(exc))
+            return default
+
+    def string_map(self, value: Any, path: str) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for key, item in self.mapping(value, path).items():
+            out[key] = self.string(item, key_path(path, key))
+        return out
+
+    def string_list(self, value: Any, path: str) -> tuple[str, ...]:
+        return tuple(self.string(item, item_path) for item_path, item in self.items(value, path))
+
+    def only_fields(self, obj: Mapping[str, Any], path: str, allowed: Sequence[str]) -> None:
+        """Strict documents (our own formats): unknown fields are errors."""
+        for key in obj:
+            if key not in allowed:
+                self.error(key_path(path, key), f"unknown field; expected one of {', '.join(allowed)}")
+
+
+def _get(obj: Mapping[str, Any], key: str, path: str) -> tuple[Any, str]:
+    return obj.get(key), key_path(path, key)
+
+
+def _name(r: Reader, value: Any, path: str, *, label: bool = False) -> str:
+    name = r.string(value, path, required=True)
+    pattern = _DNS_LABEL if label else _DNS_SUBDOMAIN
+    if name and (len(name) > (63 if label else 253) or not pattern.match(name)):
+        kind = "DNS label" if label else "DNS subdomain"
+        r.error(path, f'"{name}" is not a valid name (a lowercase RFC 1123 {kind}: a-z, 0-9, "-")')
+    return name
+
+
+# -- resources and selectors -----------------------------------------------------------
+
+
+def parse_resources(r: Reader, value: Any, path: str) -> dict[str, int]:
+    """``{cpu: 500m, memory: 1Gi}`` → ``{"cpu": 500, "memory": 1073741824}`` (cpu in millicores)."""
+    out: dict[str, int] = {}
+    for name, amount in r.mapping(value, path).items():
+        item_path = key_path(path, name)
+        try:
+            parsed = to_resource_int(name, amount)
+        except QuantityError as exc:
+            r.error(item_path, str(exc))
+            continue
+        if parsed < 0:
+            r.error(item_path, f"must not be negative, got {amount}")
+            continue
+        out[name] = parsed
+    return out
+
+
+def _label_requirement(r: Reader, value: Any, path: str) -> LabelSelectorRequirement:
+    obj = r.mapping(value, path)
+    key = r.string(obj.get("key"), key_path(path, "key"), required=True)
+    op_path = key_path(path, "operator")
+    op = r.choice(obj.get("operator"), op_path, ("In", "NotIn", "Exists", "DoesNotExist"), "")
+    if obj.get("operator") is None:
+        r.error(op_path, "is required")
+    values = r.string_list(obj.get("values"), key_path(path, "values"))
+    if op in ("In", "NotIn") and not values:
+        r.error(key_path(path, "values"), f"must be non-empty when operator is {op}")
+    if op in ("Exists", "DoesNotExist") and values:
+        r.error(key_path(path, "values"), f"must be empty when operator is {op}")
+    return LabelSelectorRequirement(key, op, values)
+
+
+def parse_label_selector(r: Reader, value: Any, path: str) -> LabelSelector | None:
+    """metav1.LabelSelector; absent (null) stays None, ``{}`` is the empty selector."""
+    if value is None:
+        return None
+    obj = r.mapping(value, path)
+    labels = r.string_map(obj.get("matchLabels"), key_path(path, "matchLabels"))
+    exprs_path = key_path(path, "matchExpressions")
+    exprs = tuple(_label_requirement(r, item, p) for p, item in r.items(obj.get("matchExpressions"), exprs_path))
+    return LabelSelector(tuple(labels.items()), exprs)
+
+
+def _node_requirement(r: Reader, value: Any, path: str, *, fields: bool) -> NodeSelectorRequirement:
+    obj = r.mapping(value, path)
+    key = r.string(obj.get("key"), key_path(path, "key"), required=True)
+    ops = ("In", "NotIn") if fields else ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+    op_path = key_path(path, "operator")
+    op = r.choice(obj.get("operator"), op_path, ops, "")
+    if obj.get("operator") is None:
+        r.error(op_path, "is required")
+    values_path = key_path(path, "values")
+    values = r.string_list(obj.get("values"), values_path)
+    if fields and key and key != "metadata.name":
+        r.error(key_path(path, "key"), f'"{key}" is not supported; matchFields supports metadata.name only')
+    if op in ("In", "NotIn") and not values:
+        r.error(values_path, f"must be non-empty when operator is {op}")
+    elif op in ("Exists", "DoesNotExist") and values:
+        r.error(values_path, f"must be empty when operator is {op}")
+    elif op in ("Gt", "Lt") and (len(values) != 1 or not re.fullmatch(r"-?[0-9]+", values[0])):
+        r.error(values_path, f"must be a single integer when operator is {op}")
+    if fields and op == "In" and len(values) != 1:
+        r.error(values_path, "must have exactly one value for matchFields")
+    return NodeSelectorRequirement(key, op, values)
+
+
+def _node_selector_term(r: Reader, value: Any, path: str) -> NodeSelectorTerm:
+    obj = r.mapping(value, path)
+    exprs_path, fields_path = key_path(path, "matchExpressions"), key_path(path, "matchFields")
+    exprs = tuple(
+        _node_requirement(r, item, p, fields=False) for p, item in r.items(obj.get("matchExpressions"), exprs_path)
+    )
+    fields = tuple(
+        _node_requirement(r, item, p, fields=True) for p, item in r.items(obj.get("matchFields"), fields_path)
+    )
+    return NodeSelectorTerm(exprs, fields)
+
+
+def _node_selector(r: Reader, value: Any, path: str) -> NodeSelector:
+    obj = r.mapping(value, path)
+    terms_path = key_path(path, "nodeSelectorTerms")
+    if obj.get("nodeSelectorTerms") is None and obj:
+        r.error(terms_path, "is required")
+    terms = tuple(_node_selector_term(r, item, p) for p, item in r.items(obj.get("nodeSelectorTerms"), terms_path))
+    if isinstance(obj.get("nodeSelectorTerms"), list) and not terms:
+        r.error(terms_path, "must have at least one term")
+    return NodeSelector(terms)
+
+
+def _weight(r: Reader, obj: Mapping[str, Any], path: str) -> int:
+    return r.integer(obj.get("weight"), key_path(path, "weight"), 1, minimum=1, maximum=100, required=True)
+
+
+def parse_node_affinity(r: Reader, value: Any, path: str) -> NodeAffinity | None:
+    if value is None:
+        return None
+    obj = r.mapping(value, path)
+    req_value, req_path = _get(obj, "requiredDuringSchedulingIgnoredDuringExecution", path)
+    required = _node_selector(r, req_value, req_path) if req_value is not None else None
+    pref_path = key_path(path, "preferredDuringSchedulingIgnoredDuringExecution")
+    preferred = []
+    for item_path, item in r.items(obj.get("preferredDuringSchedulingIgnoredDuringExecution"), pref_path):
+        term = r.mapping(item, item_path)
+        weight = _weight(r, term, item_path)
+        preference_path = key_path(item_path, "preference")
+        if term.get("preference") is None:
+            r.error(preference_path, "is required")
+        preferred.append(
+            PreferredSchedulingTerm(weight, _node_selector_term(r, term.get("preference"), preference_path))
+        )
+    return NodeAffinity(required, tuple(preferred))
+
+
+def parse_node_affinity_value(value: Any, path: str = "") -> NodeAffinity:
+    """Parse a NodeAffinity spec on its own (plugin args); raises LoadError with paths under ``path``."""
+    r = Reader()
+    affinity = parse_node_affinity(r, value if value is not None else {}, path)
+    r.problems.raise_if_any()
+    assert affinity is not None
+    return affinity
+
+
+def _pod_affinity_term(r: Reader, value: Any, path: str) -> PodAffinityTerm:
+    obj = r.mapping(value, path)
+    topology_key = r.string(obj.get("topologyKey"), key_path(path, "topologyKey"), required=True)
+    selector = parse_label_selector(r, obj.get("labelSelector"), key_path(path, "labelSelector"))
+    namespaces = r.string_list(obj.get("namespaces"), key_path(path, "namespaces"))
+    ns_selector = parse_label_selector(r, obj.get("namespaceSelector"), key_path(path, "namespaceSelector"))
+    return PodAffinityTerm(topology_key, selector, namespaces, ns_selector)
+
+
+def _pod_affinity(r: Reader, value: Any, path: str) -> PodAffinity | None:
+    if value is None:
+        return None
+    obj = r.mapping(value, path)
+    req_path = key_path(path, "requiredDuringSchedulingIgnoredDuringExecution")
+    required = tuple(
+        _pod_affinity_term(r, item, p)
+        for p, item in r.items(obj.get("requiredDuringSchedulingIgnoredDuringExecution"), req_path)
+    )
+    pref_path = key_path(path, "preferredDuringSchedulingIgnoredDuringExecution")
+    preferred = []
+    for item_path, item in r.items(obj.get("preferredDuringSchedulingIgnoredDuringExecution"), pref_path):
+        term = r.mapping(item, item_path)
+        weight = _weight(r, term, item_path)
+        term_path = key_path(item_path, "podAffinityTerm")
+        if term.get("podAffinityTerm") is None:
+            r.error(term_path, "is required")
+        preferred.append(WeightedPodAffinityTerm(weight, _pod_affinity_term(r, term.get("podAffinityTerm"), term_path)))
+    return PodAffinity(required, tuple(preferred))
+
+
+def _affinity(r: Reader, value: Any, path: str) -> Affinity | None:
+    if value is None:
+        return None
+    obj = r.mapping(value, path)
+    node = parse_node_affinity(r, obj.get("nodeAffinity"), key_path(path, "nodeAffinity"))
+    pod = _pod_affinity(r, obj.get("podAffinity"), key_path(path, "podAffinity"))
+    anti = _pod_affinity(r, obj.get("podAntiAffinity"), key_path(path, "podAntiAffinity"))
+    if node is None and pod is None and anti is None:
+        return None
+    return Affinity(node, pod, anti)
+
+
+# -- taints, tolerations, spread -------------------------------------------------------
+
+
+def _taint(r: Reader, value: Any, path: str) -> Taint:
+    obj = r.mapping(value, path)
+    key = r.string(obj.get("key"), key_path(path, "key"), required=True)
+    effect_path = key_path(path, "effect")
+    if obj.get("effect") is None:
+        r.error(effect_path, f"is required (one of {', '.join(_TAINT_EFFECTS)})")
+    effect = r.choice(obj.get("effect"), effect_path, _TAINT_EFFECTS, NO_SCHEDULE)
+    return Taint(key, effect, r.string(obj.get("value"), key_path(path, "value")))
+
+
+def _toleration(r: Reader, value: Any, path: str) -> Toleration:
+    obj = r.mapping(value, path)
+    key = r.string(obj.get("key"), key_path(path, "key"))
+    operator = r.choice(obj.get("operator"), key_path(path, "operator"), ("Equal", "Exists"), "Equal")
+    tol_value = r.string(obj.get("value"), key_path(path, "value"))
+    effect = r.choice(obj.get("effect"), key_path(path, "effect"), ("", *_TAINT_EFFECTS), "")
+    if operator == "Exists" and tol_value:
+        r.error(key_path(path, "value"), "must be empty when operator is Exists")
+    if not key and operator != "Exists":
+        r.error(key_path(path, "operator"), "must be Exists when key is empty")
+    seconds_path = key_path(path, "tolerationSeconds")
+    seconds = obj.get("tolerationSeconds")
+    toleration_seconds = r.integer(seconds, seconds_path) if seconds is not None else None
+    return Toleration(key, operator, tol_value, effect, toleration_seconds)
+
+
+def _spread_constraint(r: Reader, value: Any, path: str) -> TopologySpreadConstraint:
+    obj = r.mapping(value, path)
+    max_skew = r.integer(obj.get("maxSkew"), key_path(path, "maxSkew"), 1, minimum=1, required=True)
+    topology_key = r.string(obj.get("topologyKey"), key_path(path, "topologyKey"), required=True)
+    when_path = key_path(path, "whenUnsatisfiable")
+    if obj.get("whenUnsatisfiable") is None:
+        r.error(when_path, "is required (DoNotSchedule or ScheduleAnyway)")
+    when = r.choice(obj.get("whenUnsatisfiable"), when_path, ("DoNotSchedule", "ScheduleAnyway"), "DoNotSchedule")
+    selector = parse_label_selector(r, obj.get("labelSelector"), key_path(path, "labelSelector"))
+    min_domains_path = key_path(path, "minDomains")
+    min_domains = None
+    if obj.get("minDomains") is not None:
+        min_domains = r.integer(obj.get("minDomains"), min_domains_path, 1, minimum=1)
+        if when != "DoNotSchedule":
+            r.error(min_domains_path, "may only be set when whenUnsatisfiable is DoNotSchedule")
+    affinity_policy = r.choice(
+        obj.get("nodeAffinityPolicy"), key_path(path, "nodeAffinityPolicy"), ("Honor", "Ignore"), "Honor"
+    )
+    taints_policy = r.choice(
+        obj.get("nodeTaintsPolicy"), key_path(path, "nodeTaintsPolicy"), ("Honor", "Ignore"), "Ignore"
+    )
+    match_label_keys = r.string_list(obj.get("matchLabelKeys"), key_path(path, "matchLabelKeys"))
+    return TopologySpreadConstraint(
+        max_skew, topology_key, when, selector, min_domains, affinity_policy, taints_policy, match_label_keys
+    )
+
+
+# -- pods ------------------------------------------------------------------------------
+
+
+def _container(r: Reader, value: Any, path: str, index: int, *, host_network: bool) -> Container:
+    obj = r.mapping(value, path)
+    name = r.string(obj.get("name"), key_path(path, "name"), f"container-{index}")
+    image = r.string(obj.get("image"), key_path(path, "image"))
+    res_value, res_path = _get(obj, "resources", path)
+    resources = r.mapping(res_value, res_path)
+    requests = parse_resources(r, resources.get("requests"), key_path(res_path, "requests"))
+    limits = parse_resources(r, resources.get("limits"), key_path(res_path, "limits"))
+    for name_, amount in limits.items():
+        requests.setdefault(name_, amount)  # defaulting: a limit without a request is also the request
+    ports = []
+    for port_path, port_value in r.items(obj.get("ports"), key_path(path, "ports")):
+        port = r.mapping(port_value, port_path)
+        container_port = r.integer(
+            port.get("containerPort"), key_path(port_path, "containerPort"), 0, minimum=1, maximum=65535, required=True
+        )
+        host_port = r.integer(port.get("hostPort"), key_path(port_path, "hostPort"), 0, minimum=0, maximum=65535)
+        if host_network and host_port == 0:
+            host_port = container_port  # defaulting with hostNetwork: true
+        protocol = r.choice(port.get("protocol"), key_path(port_path, "protocol"), ("TCP", "UDP", "SCTP"), "TCP")
+        host_ip = r.string(port.get("hostIP"), key_path(port_path, "hostIP"))
+        ports.append(ContainerPort(container_port, host_port, protocol, host_ip))
+    restart_policy = r.string(obj.get("restartPolicy"), key_path(path, "restartPolicy"))
+    return Container(name, image, requests, limits, tuple(ports), restart_policy)
+
+
+@dataclass
+class Namespace:
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Parsed:
+    """One parsed object with where it came from and what the manifest set explicitly."""
+
+    kind: str
+    obj: Node | Pod | PriorityClass | PodDisruptionBudget | Namespace
+    path: str = ""
+    line: int | None = None
+    source: str = ""
+    priority_given: bool = False
+    preemption_policy_given: bool = False
+
+
+def _metadata_name(r: Reader, meta: Mapping[str, Any], meta_path: str, *, label: bool = False) -> str:
+    if meta.get("name") is None and isinstance(meta.get("generateName"), str) and meta["generateName"]:
+        return r.naming.generate(meta["generateName"])
+    return _name(r, meta.get("name"), key_path(meta_path, "name"), label=label)
+
+
+def parse_pod(r: Reader, obj: Mapping[str, Any], path: str = "") -> Parsed:
+    meta_value, meta_path = _get(obj, "metadata", path)
+    meta = r.mapping(meta_value, meta_path, required=True)
+    name = _metadata_name(r, meta, meta_path)
+    namespace = _name(r, meta.get("namespace", DEFAULT_NAMESPACE), key_path(meta_path, "namespace"), label=True)
+    labels = r.string_map(meta.get("labels"), key_path(meta_path, "labels"))
+    annotations_path = key_path(meta_path, "annotations")
+    annotations = r.string_map(meta.get("annotations"), annotations_path)
+    run_duration_ms = None
+    if RUN_DURATION_ANNOTATION in annotations:
+        run_duration_ms = r.duration_ms(
+            annotations[RUN_DURATION_ANNOTATION], key_path(annotations_path, RUN_DURATION_ANNOTATION)
+        )
+    owners = []
+    for ref_path, ref_value in r.items(meta.get("ownerReferences"), key_path(meta_path, "ownerReferences")):
+        ref = r.mapping(ref_value, ref_path)
+        owners.append(
+            OwnerReference(
+                kind=r.string(ref.get("kind"), key_path(ref_path, "kind"), required=True),
+                name=r.string(ref.get("name"), key_path(ref_path, "name"), required=True),
+                uid=r.string(ref.get("uid"), key_path(ref_path, "uid")),
+                controller=r.boolean(ref.get("controller"), key_path(ref_path, "controller"), False),
+            )
+        )
+
+    spec_value, spec_path = _get(obj, "spec", path)
+    spec = r.mapping(spec_value, spec_path, required=True)
+    host_network = r.boolean(spec.get("hostNetwork"), key_path(spec_path, "hostNetwork"))
+    containers_path = key_path(spec_path, "containers")
+    containers = tuple(
+        _container(r, item, p, i, host_network=host_network)
+        for i, (p, item) in enumerate(r.items(spec.get("containers"), containers_path))
+    )
+    if spec and not containers:
+        r.error(containers_path, "a pod needs at least one container")
+    init_path = key_path(spec_path, "initContainers")
+    init_containers = tuple(
+        _container(r, item, p, i, host_network=host_network)
+        for i, (p, item) in enumerate(r.items(spec.get("initContainers"), init_path))
+    )
+    overhead = parse_resources(r, spec.get("overhead"), key_path(spec_path, "overhead"))
+    priority_given = spec.get("priority") is not None
+    priority = r.integer(
+        spec.get("priority"), key_path(spec_path, "priority"), 0, minimum=_INT32_MIN, maximum=_INT32_MAX
+    )
+    class_name = r.string(spec.get("priorityClassName"), key_path(spec_path, "priorityClassName"))
+    policy_given = spec.get("preemptionPolicy") is not None
+    preemption_policy = r.choice(
+        spec.get("preemptionPolicy"),
+        key_path(spec_path, "preemptionPolicy"),
+        ("PreemptLowerPriority", "Never"),
+        "PreemptLowerPriority",
+    )
+    grace_path = key_path(spec_path, "terminationGracePeriodSeconds")
+    grace_s = r.integer(spec.get("terminationGracePeriodSeconds"), grace_path, 30, minimum=0, maximum=86_400 * 365)
+    tolerations_path = key_path(spec_path, "tolerations")
+    tsc_path = key_path(spec_path, "topologySpreadConstraints")
+    key = f"{namespace}/{name}"
+    uid = r.string(meta.get("uid"), key_path(meta_path, "uid")) or r.naming.uid(key)
+    pod = Pod(
+        name=name,
+        namespace=namespace,
+        uid=uid,
+        labels=labels,
+        annotations=annotations,
+        containers=containers,
+        init_containers=init_containers,
+        overhead=overhead,
+        priority=priority,
+        priority_class_name=class_name,
+        preemption_policy=preemption_policy,
+        node_name=r.string(spec.get("nodeName"), key_path(spec_path, "nodeName")),
+        node_selector=r.string_map(spec.get("nodeSelector"), key_path(spec_path, "nodeSelector")),
+        affinity=_affinity(r, spec.get("affinity"), key_path(spec_path, "affinity")),
+        tolerations=tuple(_toleration(r, item, p) for p, item in r.items(spec.get("tolerations"), tolerations_path)),
+        topology_spread_constraints=tuple(
+            _spread_constraint(r, item, p) for p, item in r.items(spec.get("topologySpreadConstraints"), tsc_path)
+        ),
+        scheduler_name=r.string(spec.get("schedulerName"), key_path(spec_path, "schedulerName"), DEFAULT_SCHEDULER_NAME)
+        or DEFAULT_SCHEDULER_NAME,
+        owner_references=tuple(owners),
+        termination_grace_ms=grace_s * 1000,
+        run_duration_ms=run_duration_ms,
+    )
+    return Parsed("Pod", pod, path, r.line(path), r.source, priority_given, policy_given)
+
+
+# -- nodes -----------------------------------------------------------------------------
+
+
+def _images(r: Reader, value: Any, path: str) -> tuple[ContainerImage, ...]:
+    images = []
+    for item_path, item in r.items(value, path):
+        obj = r.mapping(item, item_path)
+        names = r.string_list(obj.get("names"), key_path(item_path, "names"))
+        size = r.integer(obj.get("sizeBytes"), key_path(item_path, "sizeBytes"), 0, minimum=0)
+        images.append(ContainerImage(names, size))
+    return tuple(images)
+
+
+def _with_default_pods(allocatable: dict[str, int]) -> dict[str, int]:
+    allocatable.setdefault(PODS, DEFAULT_NODE_PODS)
+    return allocatable
+
+
+def parse_node_manifest(r: Reader, obj: Mapping[str, Any], path: str = "") -> Parsed:
+    """A v1 Node: metadata.name/labels, spec.taints/unschedulable, status.allocatable (or capacity), images."""
+    meta_value, meta_path = _get(obj, "metadata", path)
+    meta = r.mapping(meta_value, meta_path, required=True)
+    name = _metadata_name(r, meta, meta_path)
+    labels = r.string_map(meta.get("labels"), key_path(meta_path, "labels"))
+    spec_value, spec_path = _get(obj, "spec", path)
+    spec = r.mapping(spec_value, spec_path)
+    taints_path = key_path(spec_path, "taints")
+    taints = tuple(_taint(r, item, p) for p, item in r.items(spec.get("taints"), taints_path))
+    unschedulable = r.boolean(spec.get("unschedulable"), key_path(spec_path, "unschedulable"))
+    status_value, status_path = _get(obj, "status", path)
+    status = r.mapping(status_value, status_path)
+    field_name = "allocatable" if status.get("allocatable") is not None else "capacity"
+    allocatable = parse_resources(r, status.get(field_name), key_path(status_path, field_name))
+    images = _images(r, status.get("images"), key_path(status_path, "images"))
+    uid = r.string(meta.get("uid"), key_path(meta_path, "uid")) or name
+    node = Node(name, _with_default_pods(allocatable), labels, taints, unschedulable, images, uid)
+    return Parsed("Node", node, path, r.line(path), r.source)
+
+
+NODE_SHORTHAND_FIELDS = ("name", "allocatable", "labels", "taints", "unschedulable", "images")
+
+
+@dataclass(frozen=True)
+class NodeTemplate:
+    """A node shorthand without its name (nodeGroups stamp out copies)."""
+
+    allocatable: Mapping[str, int]
+    labels: Mapping[str, str]
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False
+    images: tuple[ContainerImage, ...] = ()
+
+    def build(self, name: str, extra_labels: Mapping[str, str] | None = None) -> Node:
+        labels = dict(self.labels)
+        labels.update(extra_labels or {})
+        return Node(name, dict(self.allocatable), labels, self.taints, self.unschedulable, self.images, name)
+
+
+def parse_node_template(r: Reader, value: Any, path: str, *, allow_name: bool = False) -> NodeTemplate:
+    obj = r.mapping(value, path, required=True)
+    allowed = NODE_SHORTHAND_FIELDS if allow_name else NODE_SHORTHAND_FIELDS[1:]
+    r.only_fields(obj, path, allowed)
+    allocatable = parse_resources(r, obj.get("allocatable"), key_path(path, "allocatable"))
+    labels = r.string_map(obj.get("labels"), key_path(path, "labels"))
+    taints_path = key_path(path, "taints")
+    taints = tuple(_taint(r, item, p) for p, item in r.items(obj.get("taints"), taints_path))
+    unschedulable = r.boolean(obj.get("unschedulable"), key_path(path, "unschedulable"))
+    images = _images(r, obj.get("images"), key_path(path, "images"))
+    return NodeTemplate(_with_default_pods(allocatable), labels, taints, unschedulable, images)
+
+
+def parse_node_shorthand(r: Reader, value: Any, path: str) -> Parsed:
+    """Our node entry: ``{name, allocatable, labels, taints, unschedulable, images}`` (strict)."""
+    obj = r.mapping(value, path, required=True)
+    name = _name(r, obj.get("name"), key_path(path, "name"))
+    template = parse_node_template(r, obj, path, allow_name=True)
+    return Parsed("Node", template.build(name), path, r.line(path), r.source)
+
+
+# -- priority classes, PDBs, namespaces ------------------------------------------------
+
+
+def parse_priority_class(r: Reader, obj: Mapping[str, Any], path: str = "") -> Parsed:
+    meta_value, meta_path = _get(obj, "metadata", path)
+    meta = r.mapping(meta_value, meta_path, required=True)
+    name = _name(r, meta.get("name"), key_path(meta_path, "name"))
+    value_path = key_path(path, "value")
+    value = r.integer(obj.get("value"), value_path, 0, minimum=_INT32_MIN, required=True)
+    if value > HIGHEST_USER_DEFINABLE_PRIORITY:
+        r.error(value_path, f"must be at most {HIGHEST_USER_DEFINABLE_PRIORITY} (higher values are for system classes)")
+    if name.startswith("system-"):
+        r.error(key_path(meta_path, "name"), 'the "system-" prefix is reserved for the built-in classes')
+    pc = PriorityClass(
+        name=name,
+        value=value,
+        global_default=r.boolean(obj.get("globalDefault"), key_path(path, "globalDefault")),
+        preemption_policy=r.choice(
+            obj.get("preemptionPolicy"),
+            key_path(path, "preemptionPolicy"),
+            ("PreemptLowerPriority", "Never"),
+            "PreemptLowerPriority",
+        ),
+        description=r.string(obj.get("description"), key_path(path, "description")),
+    )
+    return Parsed("PriorityClass", pc, path, r.line(path), r.source)
+
+
+def _int_or_percent(r: Reader, value: Any, path: str) -> int | str | None:
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            r.error(path, f"must not be negative, got {value}")
+            return None
+        return value
+    if isinstance(value, str):
+        match = re.fullmatch(r"([0-9]+)%", value)
+        if match and int(match[1]) <= 100:
+            return value
+        if re.fullmatch(r"[0-9]+", value):
+            r.error(path, f'"{value}" is a string; write an integer ({value}) or a percentage ("{value}%")')
+            return None
+    r.error(path, f'expected an integer or a percentage like "50%", got {describe(value)}')
+    return None
+
+
+def parse_pdb(r: Reader, obj: Mapping[str, Any], path: str = "") -> Parsed:
+    meta_value, meta_path = _get(obj, "metadata", path)
+    meta = r.mapping(meta_value, meta_path, required=True)
+    name = _name(r, meta.get("name"), key_path(meta_path, "name"))
+    namespace = _name(r, meta.get("namespace", DEFAULT_NAMESPACE), key_path(meta_path, "namespace"), label=True)
+    spec_value, spec_path = _get(obj, "spec", path)
+    spec = r.mapping(spec_value, spec_path, required=True)
+    min_available = _int_or_percent(r, spec.get("minAvailable"), key_path(spec_path, "minAvailable"))
+    max_unavailable = _int_or_percent(r, spec.get("maxUnavailable"), key_path(spec_path, "maxUnavailable"))
+    if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
+        r.error(key_path(spec_path, "maxUnavailable"), "minAvailable and maxUnavailable cannot both be set")
+    selector = parse_label_selector(r, spec.get("selector"), key_path(spec_path, "selector"))
+    pdb = PodDisruptionBudget(name, namespace, selector, min_available, max_unavailable)
+    return Parsed("PodDisruptionBudget", pdb, path, r.line(path), r.source)
+
+
+def parse_namespace(r: Reader, obj: Mapping[str, Any], path: str = "") -> Parsed:
+    meta_value, meta_path = _get(obj, "metadata", path)
+    meta = r.mapping(meta_value, meta_path, required=True)
+    name = _name(r, meta.get("name"), key_path(meta_path, "name"), label=True)
+    labels = r.string_map(meta.get("labels"), key_path(meta_path, "labels"))
+    labels.setdefault("kubernetes.io/metadata.name", name)  # set by the API server on every namespace
+    return Parsed("Namespace", Namespace(name, labels), path, r.line(path), r.source)
+
+
+_PARSERS = {
+    "Node": parse_node_manifest,
+    "Pod": parse_pod,
+    "PriorityClass": parse_priority_class,
+    "PodDisruptionBudget": parse_pdb,
+    "Namespace": parse_namespace,
+}
+
+
+def parse_manifest(
+    r: Reader, value: Any, path: str = "", *, allowed_kinds: Sequence[str] = SUPPORTED_KINDS
+) -> list[Parsed]:
+    """One Kubernetes manifest (or a ``kind: List``) → parsed objects; problems go to ``r``."""
+    if not isinstance(value, dict):
+        r.error(path, f"expected a Kubernetes object (a mapping with apiVersion and kind), got {describe(value)}")
+        return []
+    kind_path = key_path(path, "kind")
+    kind = value.get("kind")
+    if kind is None:
+        r.error(kind_path, f"is required; supported kinds: {', '.join(allowed_kinds)}")
+        return []
+    if not isinstance(kind, str):
+        r.error(kind_path, f"expected a string, got {describe(kind)}")
+        return []
+    if kind == "List":
+        out: list[Parsed] = []
+        for item_path, item in r.items(value.get("items"), key_path(path, "items")):
+            out.extend(parse_manifest(r, item, item_path, allowed_kinds=allowed_kinds))
+        return out
+    if kind not in allowed_kinds:
+        supported = f"supported kinds: {', '.join(allowed_kinds)}"
+        if kind in _WORKLOAD_KINDS:
+            r.error(kind_path, f"{kind} is not supported yet (workload controllers come later); {supported}")
+        elif kind in SUPPORTED_KINDS:
+            r.error(kind_path, f"{kind} is not allowed here; {supported}")
+        else:
+            r.error(kind_path, f"{kind} is not supported yet; {supported}")
+        return []
+    api_path = key_path(path, "apiVersion")
+    api_version = value.get("apiVersion")
+    if api_version is not None and api_version not in _API_VERSIONS[kind]:
+        r.error(api_path, f"{describe(api_version)} is not an apiVersion of {kind}; use {_API_VERSIONS[kind][0]}")
+        return []
+    return [_PARSERS[kind](r, value, path)]
+
+
+def problems_as_args_error(exc: LoadError) -> tuple[str, str]:
+    """The first problem of a LoadError as (field path, message), for PluginArgsError."""
+    first = exc.problems[0]
+    return first.path, first.message

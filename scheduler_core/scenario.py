@@ -1,0 +1,466 @@
+"""Load a scenario: our ``kubeviz.dev/v1 Scenario`` document or plain Kubernetes manifests.
+
+See docs/scenario.md for the format. Every problem names the source, the line and the field
+path; several problems are reported at once (up to :data:`errors.MAX_PROBLEMS`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .errors import LoadError, Problems
+from .k8s_parse import (
+    SUPPORTED_KINDS,
+    Namespace,
+    Naming,
+    Parsed,
+    Reader,
+    parse_manifest,
+    parse_node_shorthand,
+    parse_node_template,
+)
+from .model import DEFAULT_NAMESPACE, LABEL_ZONE, Node, Pod, PodDisruptionBudget, PriorityClass
+from .scenario_types import TIMELINE_ACTIONS, Scenario, TimelineAction
+from .yamlsource import Document, describe, key_path, load_documents
+
+__all__ = [
+    "MAX_NODES",
+    "MAX_PODS",
+    "SCENARIO_API_VERSION",
+    "BUILTIN_PRIORITY_CLASSES",
+    "BUILTIN_SCENARIOS_DIR",
+    "load_scenario",
+    "load_scenario_file",
+    "builtin_scenario_names",
+    "builtin_scenario",
+]
+
+MAX_NODES = 10_000
+MAX_PODS = 50_000
+SCENARIO_API_VERSION = "kubeviz.dev/v1"
+BUILTIN_SCENARIOS_DIR = Path(__file__).with_name("scenarios")
+
+# pkg/apis/scheduling/types.go: the two classes every cluster has.
+BUILTIN_PRIORITY_CLASSES = (
+    PriorityClass(
+        "system-cluster-critical",
+        2_000_000_000,
+        description="Used for system critical pods that must run in the cluster, but can be moved to another node "
+        "if necessary.",
+    ),
+    PriorityClass(
+        "system-node-critical",
+        2_000_001_000,
+        description="Used for system critical pods that must not be moved from their current node.",
+    ),
+)
+
+_TOP_FIELDS = ("apiVersion", "kind", "metadata", "spec")
+_METADATA_FIELDS = ("name", "annotations", "labels")
+_SPEC_FIELDS = ("seed", "description", "watchFor", "endAt", "nodes", "nodeGroups", "objects", "timeline")
+_GROUP_FIELDS = ("count", "namePrefix", "template", "zones")
+_CREATE_KINDS = ("Pod", "Node", "PodDisruptionBudget", "PriorityClass")
+_ACTION_FIELDS: dict[str, tuple[str, ...]] = {
+    "create": ("at", "action", "object", "objects"),
+    "delete": ("at", "action", "target"),
+    "cordon": ("at", "action", "target"),
+    "uncordon": ("at", "action", "target"),
+    "addNode": ("at", "action", "node"),
+    "removeNode": ("at", "action", "target"),
+}
+_TARGET_KINDS: dict[str, tuple[str, ...]] = {
+    "delete": ("pod", "node"),
+    "cordon": ("node",),
+    "uncordon": ("node",),
+    "removeNode": ("node",),
+}
+
+
+def _ms_text(ms: int) -> str:
+    if ms % 1000:
+        return f"{ms}ms"
+    return f"{ms // 1000}s"
+
+
+class _Builder:
+    """Collects the objects of one scenario, checks names and resolves priorities."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.problems = Problems()
+        self.naming = Naming()
+        self.nodes: list[Node] = []
+        self.node_lines: dict[str, tuple[Reader, str]] = {}
+        self.pods: list[tuple[Parsed, Reader]] = []
+        self.pod_keys: dict[str, tuple[Reader, str]] = {}
+        self.classes: dict[str, PriorityClass] = {pc.name: pc for pc in BUILTIN_PRIORITY_CLASSES}
+        self.user_classes: list[PriorityClass] = []
+        self.pdbs: list[PodDisruptionBudget] = []
+        self.pdb_keys: set[str] = set()
+        self.namespaces: dict[str, dict[str, str]] = {}
+        self.global_default: PriorityClass | None = None
+        self.timeline: list[TimelineAction] = []
+        self.pod_count = 0
+
+    def reader(self, document: Document) -> Reader:
+        return Reader(self.source, document, self.problems, self.naming)
+
+    # -- t=0 objects
+
+    def add_node(self, r: Reader, node: Node, path: str) -> None:
+        if node.name in self.node_lines:
+            first_r, first_path = self.node_lines[node.name]
+            r.error(path, f'duplicate node name "{node.name}" (first defined on line {first_r.line(first_path)})')
+            return
+        if len(self.nodes) >= MAX_NODES:
+            r.error(path, f"too many nodes: at most {MAX_NODES}")
+            return
+        self.node_lines[node.name] = (r, path)
+        self.nodes.append(node)
+
+    def add_parsed(self, r: Reader, parsed: Parsed) -> None:
+        obj = parsed.obj
+        if isinstance(obj, Node):
+            self.add_node(r, obj, parsed.path)
+        elif isinstance(obj, Pod):
+            if obj.key in self.pod_keys:
+                first_r, first_path = self.pod_keys[obj.key]
+                r.error(parsed.path, f'duplicate pod "{obj.key}" (first defined on line {first_r.line(first_path)})')
+                return
+            self.pod_count += 1
+            if self.pod_count > MAX_PODS:
+                r.error(parsed.path, f"too many pods: at most {MAX_PODS}")
+                return
+            self.pod_keys[obj.key] = (r, parsed.path)
+            self.pods.append((parsed, r))
+        elif isinstance(obj, PriorityClass):
+            self.add_class(r, obj, parsed.path)
+        elif isinstance(obj, PodDisruptionBudget):
+            key = f"{obj.namespace}/{obj.name}"
+            if key in self.pdb_keys:
+                r.error(parsed.path, f'duplicate PodDisruptionBudget "{key}"')
+                return
+            self.pdb_keys.add(key)
+            self.pdbs.append(obj)
+        elif isinstance(obj, Namespace):
+            if obj.name in self.namespaces:
+                r.error(parsed.path, f'duplicate Namespace "{obj.name}"')
+                return
+            self.namespaces[obj.name] = obj.labels
+
+    def add_class(self, r: Reader, pc: PriorityClass, path: str) -> None:
+        if pc.name in self.classes:
+            r.error(path, f'duplicate PriorityClass "{pc.name}"')
+            return
+        if pc.global_default:
+            if self.global_default is not None:
+                r.error(
+                    key_path(path, "globalDefault"),
+                    f'only one PriorityClass can be the global default; "{self.global_default.name}" already is',
+                )
+                return
+            self.global_default = pc
+        self.classes[pc.name] = pc
+        self.user_classes.append(pc)
+
+    def resolve_priority(self, parsed: Parsed, r: Reader) -> None:
+        """The Priority admission plugin: priorityClassName (or the global default) → priority."""
+        pod = parsed.obj
+        assert isinstance(pod, Pod)
+        class_path = key_path(key_path(parsed.path, "spec"), "priorityClassName")
+        pc: PriorityClass | None
+        if pod.priority_class_name:
+            pc = self.classes.get(pod.priority_class_name)
+            if pc is None:
+                known = ", ".join(sorted(self.classes))
+                r.error(
+                    class_path,
+                    f'pod "{pod.key}" names PriorityClass "{pod.priority_class_name}", which is not defined '
+                    f"(defined: {known})",
+                )
+                return
+        elif parsed.priority_given:
+            return  # an explicit priority without a class is kept
+        else:
+            pc = self.global_default
+            if pc is None:
+                return
+            pod.priority_class_name = pc.name
+        spec_path = key_path(parsed.path, "spec")
+        if parsed.priority_given and pod.priority != pc.value:
+            r.error(
+                key_path(spec_path, "priority"),
+                f"is {pod.priority} but PriorityClass {pc.name} has value {pc.value}; leave priority out",
+            )
+        if parsed.preemption_policy_given and pod.preemption_policy != pc.preemption_policy:
+            r.error(
+                key_path(spec_path, "preemptionPolicy"),
+                f"is {pod.preemption_policy} but PriorityClass {pc.name} says {pc.preemption_policy}",
+            )
+        pod.priority = pc.value
+        pod.preemption_policy = pc.preemption_policy
+
+    def note_namespace(self, namespace: str) -> None:
+        self.namespaces.setdefault(namespace, {"kubernetes.io/metadata.name": namespace})
+
+    # -- the Scenario document
+
+    def scenario_document(self, doc: Document) -> Scenario:
+        r = self.reader(doc)
+        data = r.mapping(doc.data, "", required=True)
+        r.only_fields(data, "", _TOP_FIELDS)
+        if data.get("apiVersion") != SCENARIO_API_VERSION:
+            r.error("apiVersion", f"expected {SCENARIO_API_VERSION}, got {describe(data.get('apiVersion'))}")
+        meta = r.mapping(data.get("metadata"), "metadata", required=True)
+        r.only_fields(meta, "metadata", _METADATA_FIELDS)
+        name = r.string(meta.get("name"), "metadata.name", required=True)
+        r.string_map(meta.get("annotations"), "metadata.annotations")
+        r.string_map(meta.get("labels"), "metadata.labels")
+        spec = r.mapping(data.get("spec"), "spec", required=True)
+        r.only_fields(spec, "spec", _SPEC_FIELDS)
+        seed = r.integer(spec.get("seed"), "spec.seed", 0, minimum=0, maximum=2**63 - 1)
+        description = r.string(spec.get("description"), "spec.description")
+        watch_for = list(r.string_list(spec.get("watchFor"), "spec.watchFor"))
+        end_ms = r.duration_ms(spec.get("endAt"), "spec.endAt")
+
+        for path, item in r.items(spec.get("nodes"), "spec.nodes"):
+            parsed = parse_node_shorthand(r, item, path)
+            assert isinstance(parsed.obj, Node)
+            self.add_node(r, parsed.obj, path)
+        self.node_groups(r, spec.get("nodeGroups"))
+        for path, item in r.items(spec.get("objects"), "spec.objects"):
+            for parsed in parse_manifest(r, item, path):
+                self.add_parsed(r, parsed)
+        self.timeline_entries(r, spec.get("timeline"))
+        return Scenario(name=name, seed=seed, description=description, watch_for=watch_for, end_ms=end_ms)
+
+    def node_groups(self, r: Reader, value: Any) -> None:
+        groups = r.items(value, "spec.nodeGroups")
+        total = len(self.nodes)
+        for path, item in groups:
+            count = r.mapping(item, path).get("count")
+            if isinstance(count, int) and not isinstance(count, bool) and count > 0:
+                total += count
+        if total > MAX_NODES:
+            r.error("spec.nodeGroups", f"too many nodes: the groups add up to {total}, at most {MAX_NODES}")
+            return
+        for path, item in groups:
+            group = r.mapping(item, path)
+            r.only_fields(group, path, _GROUP_FIELDS)
+            count = r.integer(group.get("count"), key_path(path, "count"), 0, minimum=1, required=True)
+            prefix = r.string(group.get("namePrefix"), key_path(path, "namePrefix"), required=True)
+            zones = r.string_list(group.get("zones"), key_path(path, "zones"))
+            template = parse_node_template(r, group.get("template"), key_path(path, "template"))
+            if not prefix or count < 1:
+                continue
+            width = len(str(count - 1))
+            for i in range(count):
+                extra = {LABEL_ZONE: zones[i % len(zones)]} if zones else {}
+                node = template.build(f"{prefix}{i:0{width}d}", extra)
+                self.add_node(r, node, path)
+
+    # -- timeline
+
+    def timeline_entries(self, r: Reader, value: Any) -> None:
+        entries: list[tuple[TimelineAction, str, Reader, list[Parsed]]] = []
+        for path, item in r.items(value, "spec.timeline"):
+            entry = r.mapping(item, path)
+            action_path = key_path(path, "action")
+            action = r.string(entry.get("action"), action_path, required=True)
+            if action and action not in TIMELINE_ACTIONS:
+                r.error(action_path, f'"{action}" is not an action; expected one of {", ".join(TIMELINE_ACTIONS)}')
+                continue
+            if not action:
+                continue
+            r.only_fields(entry, path, _ACTION_FIELDS[action])
+            at_path = key_path(path, "at")
+            if entry.get("at") is None:
+                r.error(at_path, 'is required (a duration such as "30s")')
+            at_ms = r.duration_ms(entry.get("at"), at_path, 0) or 0
+            act = TimelineAction(at_ms=at_ms, action=action, line=r.line(path) or 0)
+            created: list[Parsed] = []
+            if action == "create":
+                has_one, has_many = entry.get("object") is not None, entry.get("objects") is not None
+                if has_one == has_many:
+                    r.error(path, "create needs exactly one of object or objects")
+                manifests = (
+                    [(key_path(path, "object"), entry["object"])]
+                    if has_one
+                    else r.items(entry.get("objects"), key_path(path, "objects"))
+                )
+                for item_path, manifest in manifests:
+                    for parsed in parse_manifest(r, manifest, item_path, allowed_kinds=_CREATE_KINDS):
+                        created.append(parsed)
+            elif action == "addNode":
+                node_path = key_path(path, "node")
+                if entry.get("node") is None:
+                    r.error(node_path, "is required (a node like the ones in spec.nodes)")
+                else:
+                    created.append(parse_node_shorthand(r, entry["node"], node_path))
+            else:
+                act.target = self.target(r, entry.get("target"), key_path(path, "target"), action)
+            act.objects = [parsed.obj for parsed in created if not isinstance(parsed.obj, Namespace)]
+            entries.append((act, path, r, created))
+        entries.sort(key=lambda e: e[0].at_ms)  # stable: same-time actions keep document order
+        self.replay(entries)
+
+    def target(self, r: Reader, value: Any, path: str, action: str) -> str:
+        text = r.string(value, path, required=True)
+        if not text:
+            return ""
+        kinds = _TARGET_KINDS[action]
+        parts = text.split("/")
+        kind = parts[0].lower()
+        example = "pod/<name>, pod/<namespace>/<name> or node/<name>" if "pod" in kinds else "node/<name>"
+        if kind not in kinds or not all(parts[1:]):
+            r.error(path, f'"{text}" is not a target of {action}; write {example}')
+            return ""
+        if kind == "pod" and len(parts) in (2, 3):
+            namespace, name = (DEFAULT_NAMESPACE, parts[1]) if len(parts) == 2 else (parts[1], parts[2])
+            return f"pod/{namespace}/{name}"
+        if kind == "node" and len(parts) == 2:
+            return f"node/{parts[1]}"
+        r.error(path, f'"{text}" is not a target of {action}; write {example}')
+        return ""
+
+    def replay(self, entries: list[tuple[TimelineAction, str, Reader, list[Parsed]]]) -> None:
+        """Walk the timeline in time order: check targets exist and names stay unique."""
+        live_nodes = {node.name for node in self.nodes}
+        live_pods = set(self.pod_keys)
+        node_total = len(self.nodes)
+        for act, path, r, created in entries:
+            when = _ms_text(act.at_ms)
+            for parsed in created:
+                obj = parsed.obj
+                if isinstance(obj, Node):
+                    if obj.name in live_nodes:
+                        r.error(parsed.path, f'a node named "{obj.name}" already exists at {when}')
+                    node_total += 1
+                    if node_total > MAX_NODES:
+                        r.error(parsed.path, f"too many nodes: at most {MAX_NODES}")
+                    live_nodes.add(obj.name)
+                elif isinstance(obj, Pod):
+                    if obj.key in live_pods:
+                        r.error(parsed.path, f'a pod "{obj.key}" already exists at {when}')
+                    self.pod_count += 1
+                    if self.pod_count > MAX_PODS:
+                        r.error(parsed.path, f"too many pods: at most {MAX_PODS}")
+                    live_pods.add(obj.key)
+                    self.resolve_priority(parsed, r)
+                    self.note_namespace(obj.namespace)
+                elif isinstance(obj, PriorityClass):
+                    self.add_class(r, obj, parsed.path)
+                elif isinstance(obj, PodDisruptionBudget):
+                    self.note_namespace(obj.namespace)
+            if not act.target:
+                continue
+            kind, _, rest = act.target.partition("/")
+            target_path = key_path(path, "target")
+            if kind == "pod":
+                if rest not in live_pods:
+                    r.error(target_path, f'no pod "{rest}" exists at {when}')
+                elif act.action == "delete":
+                    live_pods.discard(rest)
+            elif rest not in live_nodes:
+                r.error(target_path, f'no node "{rest}" exists at {when}')
+            elif act.action in ("delete", "removeNode"):
+                live_nodes.discard(rest)
+        self.timeline = [act for act, _, _, _ in entries]
+
+    # -- plain manifests
+
+    def manifests(self, documents: list[Document]) -> None:
+        for doc in documents:
+            r = self.reader(doc)
+            if isinstance(doc.data, dict) and doc.data.get("kind") in ("Policy", "KubeSchedulerConfiguration"):
+                r.error("kind", f"{doc.data['kind']} is a policy document; load it as a policy, not a scenario")
+                continue
+            for parsed in parse_manifest(r, doc.data, ""):
+                self.add_parsed(r, parsed)
+
+    def finish(self, scenario: Scenario) -> Scenario:
+        for parsed, r in self.pods:
+            self.resolve_priority(parsed, r)
+        self.note_namespace(DEFAULT_NAMESPACE)
+        for parsed, _ in self.pods:
+            assert isinstance(parsed.obj, Pod)
+            self.note_namespace(parsed.obj.namespace)
+        for pdb in self.pdbs:
+            self.note_namespace(pdb.namespace)
+        self.problems.raise_if_any()
+        scenario.nodes = self.nodes
+        scenario.pods = [parsed.obj for parsed, _ in self.pods if isinstance(parsed.obj, Pod)]
+        scenario.priority_classes = self.user_classes
+        scenario.pdbs = self.pdbs
+        scenario.namespaces = self.namespaces
+        scenario.timeline = self.timeline
+        scenario.source = self.source
+        return scenario
+
+
+def _is_scenario(data: Any) -> bool:
+    return isinstance(data, Mapping) and data.get("kind") == "Scenario"
+
+
+def load_scenario(text: str, source: str = "scenario.yaml") -> Scenario:
+    """Load a Scenario document, or plain (multi-document) Kubernetes manifests.
+
+    Raises :class:`errors.LoadError` listing every problem found (source, line, field path).
+    """
+    documents = load_documents(text, source)
+    builder = _Builder(source)
+    scenario_docs = [doc for doc in documents if _is_scenario(doc.data)]
+    if scenario_docs:
+        first = scenario_docs[0]
+        if len(documents) > 1:
+            other = next(doc for doc in documents if doc is not first)
+            raise LoadError.single(
+                source,
+                other.line,
+                "",
+                "a Scenario must be the only document in its file; put Kubernetes manifests in spec.objects",
+            )
+        scenario = builder.scenario_document(first)
+    else:
+        if not documents:
+            raise LoadError.single(
+                source,
+                None,
+                "",
+                "no documents: expected a kubeviz.dev/v1 Scenario or Kubernetes manifests "
+                f"({', '.join(SUPPORTED_KINDS)})",
+            )
+        scenario = Scenario(name=Path(source).stem or "scenario")
+        builder.manifests(documents)
+    return builder.finish(scenario)
+
+
+def load_scenario_file(path: str | Path) -> Scenario:
+    """Read ``path`` (UTF-8) and load it; errors name the file."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+    except OSError as exc:
+        raise LoadError.single(str(path), None, "", f"cannot read: {exc.strerror or exc}") from None
+    from .yamlsource import MAX_TEXT_BYTES
+
+    if size > MAX_TEXT_BYTES:
+        raise LoadError.single(str(path), None, "", f"file is larger than {MAX_TEXT_BYTES // (1024 * 1024)} MiB")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LoadError.single(str(path), None, "", f"cannot read: {exc}") from None
+    return load_scenario(text, p.name)
+
+
+def builtin_scenario_names() -> list[str]:
+    """The scenarios shipped in scheduler_core/scenarios (file names without .yaml), sorted."""
+    return sorted(p.stem for p in BUILTIN_SCENARIOS_DIR.glob("*.yaml"))
+
+
+def builtin_scenario(name: str) -> Scenario:
+    if name not in builtin_scenario_names():
+        raise KeyError(f"no built-in scenario {name!r}; built-in: {', '.join(builtin_scenario_names())}")
+    return load_scenario_file(BUILTIN_SCENARIOS_DIR / f"{name}.yaml")
