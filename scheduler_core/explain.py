@@ -7,7 +7,12 @@ changing anything. The returned shape is a public contract::
     {"pod", "evaluated_nodes", "feasible_nodes": [...],
      "filter": {node: {"code", "plugin", "reasons": [...]}},
      "scores": {node: {plugin: {"raw", "normalized", "weighted"}}},
-     "totals": {node: n}, "selected": node|null, "message": str|null}
+     "totals": {node: n}, "selected": node|null, "message": str|null,
+     "preemption": {"eligible", "reason", "candidates": [{"node", "victims", "pdb_violations"}],
+                    "chosen", "decided_by"} | null}
+
+``preemption`` is null when the pod fits (PostFilter never runs) or the policy has no
+PostFilter plugin.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from .config import Policy
+from .plugins.default_preemption import PreemptionDecision
 from .scenario_types import Scenario
 from .scheduler import append_post_filter_message, score_tables
 from .simulation import Simulation
@@ -43,10 +49,14 @@ def explain(scenario: Scenario, pod_name: str, policy: Policy | None = None, see
         )
     result = sim.scheduler.run_cycle(fwk, pod, sim.cache.snapshot())
     message = result.message
+    preemption: dict[str, Any] | None = None
     if result.selected is None and result.num_all_nodes and fwk.post_filter_plugins:
-        _, pf_status = fwk.run_post_filter(result.state, pod, result.statuses)
+        # The decision only: explain never deletes victims.
+        pf_result, pf_status = fwk.run_post_filter(result.state, pod, result.statuses)
         if pf_status.message() and message is not None:
             message = append_post_filter_message(message, pf_status.message())
+        if pf_result is not None and isinstance(pf_result.details, PreemptionDecision):
+            preemption = pf_result.details.as_dict()
     filters: dict[str, dict[str, Any]] = {
         name: {"code": st.code.label, "plugin": st.plugin, "reasons": list(st.reasons)}
         for name, st in result.statuses.items()
@@ -66,4 +76,5 @@ def explain(scenario: Scenario, pod_name: str, policy: Policy | None = None, see
         "totals": totals,
         "selected": result.selected,
         "message": message,
+        "preemption": preemption,
     }

@@ -1,0 +1,233 @@
+"""Command line: ``python -m scheduler_core simulate|explain|policies ...`` (docs/cli.md).
+
+Exit codes: 0 success, 1 a pod to explain was not found, 2 bad input (the error names the
+file, line and field).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from .config import Policy
+from .errors import LoadError
+from .explain import ExplainError, explain
+from .policy import builtin_policies, builtin_policy, load_policy_file
+from .quantity import format_quantity
+from .scenario import load_scenario_file
+from .scenario_types import Scenario
+from .simulation import RunSummary, Simulation
+from .trace import DETAIL_FULL, DETAIL_SUMMARY
+
+__all__ = ["main", "build_parser"]
+
+_BUILTIN_SCENARIOS = Path(__file__).parent / "scenarios"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m scheduler_core",
+        description="Run kube-scheduler's scheduling cycle on a scenario, step by step, on a virtual clock.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    sim = sub.add_parser("simulate", help="run a scenario and print a summary (or the trace with --json)")
+    sim.add_argument("scenario", help="scenario file (YAML/JSON), or the name of a built-in scenario")
+    _policy_args(sim)
+    sim.add_argument("--json", action="store_true", help="print the summary and the whole trace as JSON")
+    sim.add_argument("--detail", choices=[DETAIL_FULL, DETAIL_SUMMARY], help="trace detail (default: by size)")
+    sim.add_argument("--until", type=float, metavar="SECONDS", help="stop at this virtual time")
+    sim.add_argument("--all", action="store_true", help="list every pod, not just the first 40")
+    sim.add_argument("--no-progress", action="store_true", help="never draw the progress bar")
+
+    exp = sub.add_parser("explain", help="explain one scheduling cycle of a pending pod at t=0")
+    exp.add_argument("scenario", help="scenario file (YAML/JSON), or the name of a built-in scenario")
+    exp.add_argument("--pod", required=True, help="pod name (namespace/name or name in 'default')")
+    _policy_args(exp)
+    exp.add_argument("--json", action="store_true", help="print the JSON object (docs/cli.md)")
+
+    sub.add_parser("policies", help="list the built-in policies")
+    sub.add_parser("scenarios", help="list the built-in scenarios")
+    return parser
+
+
+def describe_policy(policy: Policy) -> str:
+    """One line: the NodeResourcesFit strategy and the knobs that differ from the defaults."""
+    profile = policy.profiles[0]
+    fit = profile.plugin_args.get("NodeResourcesFit", {}).get("scoringStrategy", {}).get("type", "LeastAllocated")
+    parts = [f"NodeResourcesFit {fit}"]
+    if policy.percentage_of_nodes_to_score:
+        parts.append(f"percentageOfNodesToScore {policy.percentage_of_nodes_to_score}")
+    if "DefaultPreemption" not in profile.plugins.get("postFilter", ()):
+        parts.append("no preemption")
+    if policy.queue_mode != "priority":
+        parts.append(f"queue {policy.queue_mode}")
+    if policy.upgrade_aware_reservation:
+        parts.append("upgrade-aware reservation")
+    return ", ".join(parts)
+
+
+def _policy_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--policy", help="policy file, or a built-in policy name (see `policies`)")
+    parser.add_argument("--seed", type=int, help="random seed for tie-breaks (default: the scenario's)")
+
+
+def _resolve_scenario(arg: str) -> Scenario:
+    path = Path(arg)
+    if not path.exists() and (_BUILTIN_SCENARIOS / f"{arg}.yaml").exists():
+        path = _BUILTIN_SCENARIOS / f"{arg}.yaml"
+    if not path.exists():
+        raise FileNotFoundError(f"{arg}: no such file, and no built-in scenario of that name")
+    return load_scenario_file(path)
+
+
+def _resolve_policy(arg: str | None) -> Policy | None:
+    if arg is None:
+        return None
+    if not Path(arg).exists() and arg in builtin_policies():
+        return builtin_policy(arg)
+    return load_policy_file(arg)
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    try:
+        return _main(argv, out or sys.stdout)
+    except BrokenPipeError:  # `... | head` closed the pipe: not an error
+        sys.stderr.close()
+        return 0
+
+
+def _main(argv: Sequence[str] | None, out: TextIO) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "policies":
+            for name, preset in sorted(builtin_policies().items()):
+                print(f"{name:20} {describe_policy(preset)}", file=out)
+            return 0
+        if args.command == "scenarios":
+            for path in sorted(_BUILTIN_SCENARIOS.glob("*.yaml")):
+                sc = load_scenario_file(path)
+                first = sc.description.split(". ")[0].rstrip(".") if sc.description else ""
+                print(f"{path.stem:24} {first}", file=out)
+            return 0
+        scenario = _resolve_scenario(args.scenario)
+        policy = _resolve_policy(args.policy)
+    except (LoadError, FileNotFoundError, IsADirectoryError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if args.command == "explain":
+        try:
+            result = explain(scenario, args.pod, policy, args.seed)
+        except ExplainError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 1
+        if args.json:
+            json.dump(result, out, indent=2)
+            out.write("\n")
+        else:
+            _print_explain(result, out)
+        return 0
+    return _simulate(scenario, policy, args, out)
+
+
+def _simulate(scenario: Scenario, policy: Policy | None, args: argparse.Namespace, out: TextIO) -> int:
+    sim = Simulation(scenario, policy, args.seed, detail=args.detail)
+    show_progress = not args.no_progress and sys.stderr.isatty() and len(scenario.pods) >= 500
+    started = time.perf_counter()
+    until = None if args.until is None else int(args.until * 1000)
+    summary = sim.run(until_ms=until, progress=_progress_bar if show_progress else None)
+    if show_progress:
+        print(file=sys.stderr)
+    elapsed = time.perf_counter() - started
+    if args.json:
+        json.dump({"summary": summary.as_dict(), "events": sim.trace.events}, out, separators=(",", ":"))
+        out.write("\n")
+    else:
+        _print_summary(summary, out, show_all=args.all, elapsed=elapsed)
+    return 0
+
+
+def _progress_bar(sim: Simulation) -> None:
+    total = max(1, len(sim.pods) + len(sim.completed))
+    placed = sum(1 for p in sim.pods.values() if p.node_name) + len(sim.completed)
+    width = 30
+    filled = width * placed // total
+    bar = "█" * filled + "░" * (width - filled)
+    print(
+        f"\r{bar} {placed}/{total} placed · t={sim.now_ms / 1000:.1f}s · {sim.queue.scheduling_cycle} cycles",
+        end="",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _bar(used: int, total: int, width: int = 12) -> str:
+    if total <= 0:
+        return "·" * width
+    filled = min(width, round(width * used / total))
+    return "█" * filled + "░" * (width - filled)
+
+
+def _print_summary(summary: RunSummary, out: TextIO, show_all: bool, elapsed: float) -> None:
+    w = out.write
+    w(f"Scenario {summary.scenario} · policy {summary.policy} · seed {summary.seed}\n")
+    w(
+        f"{summary.steps} steps, {summary.cycles} scheduling cycles, virtual time {summary.t_ms / 1000:.1f}s "
+        f"(took {elapsed:.2f}s): {summary.bound} bound, {summary.pending} pending, {summary.completed} completed\n"
+    )
+    q = summary.queue
+    lanes = f"activeQ {q.get('active', 0)}, backoffQ {q.get('backoff', 0)}, unschedulable {q.get('unschedulable', 0)}"
+    w(f"Queue at the end: {lanes}\n\n")
+    pods = summary.pods if show_all else summary.pods[:40]
+    width = max([len(p.pod) for p in pods] + [3])
+    w(f"{'POD':{width}}  {'NODE':14} {'TRIES':>5} {'WAITED':>8}  RESULT\n")
+    for p in pods:
+        waited = "-" if p.bound_ms is None else f"{(p.bound_ms - p.created_ms) / 1000:.1f}s"
+        if p.phase == "Succeeded":
+            result = "completed"
+        elif p.node:
+            result = "bound" if p.phase == "Running" else p.phase.lower()
+        else:
+            result = p.message or "pending (not tried yet)"
+        w(f"{p.pod:{width}}  {p.node or '-':14} {p.attempts:>5} {waited:>8}  {result}\n")
+    if len(pods) < len(summary.pods):
+        w(f"… {len(summary.pods) - len(pods)} more pods (--all lists them)\n")
+    w("\nNODE           CPU (requested/allocatable)         MEMORY                               PODS\n")
+    for row in summary.nodes:
+        req: dict[str, int] = row["requested"]
+        alloc: dict[str, int] = row["allocatable"]
+        cells = []
+        for res in ("cpu", "memory"):
+            used, cap = req.get(res, 0), alloc.get(res, 0)
+            pct = f"{100 * used // cap:3d}%" if cap else "  -"
+            text = f"{format_quantity(res, used)}/{format_quantity(res, cap)}"
+            cells.append(f"{_bar(used, cap)} {pct} {text:16}")
+        flag = " (cordoned)" if row["unschedulable"] else ""
+        w(f"{row['node']:14} {cells[0]} {cells[1]} {row['pods']:>4}/{alloc.get('pods', 0)}{flag}\n")
+
+
+def _print_explain(result: dict[str, Any], out: TextIO) -> None:
+    w = out.write
+    w(f"Pod {result['pod']}: {result['evaluated_nodes']} node(s) evaluated, {len(result['feasible_nodes'])} feasible\n")
+    for node, row in result["filter"].items():
+        verdict = (
+            "passes" if row["code"] == "Success" else f"{row['code']} by {row['plugin']}: {'; '.join(row['reasons'])}"
+        )
+        w(f"  {node:16} {verdict}\n")
+    if result["totals"]:
+        w("Scores (normalized × weight):\n")
+        for node, total in sorted(result["totals"].items(), key=lambda kv: -kv[1]):
+            parts = ", ".join(
+                f"{p} {s['normalized']}×{s['weighted'] // max(1, s['normalized']) if s['normalized'] else '·'}"
+                for p, s in result["scores"][node].items()
+            )
+            w(f"  {node:16} {total:5}  ({parts})\n")
+    if result["selected"]:
+        w(f"Selected: {result['selected']}\n")
+    else:
+        w(f"Unschedulable: {result['message']}\n")
