@@ -350,6 +350,7 @@ class Scheduler:
                 for c in decision.candidates
             ],
             node=decision.chosen.node if decision.chosen else None,
+            rejected_nodes={name: st.message() for name, st in decision.node_statuses.items()},
         )
         if decision.chosen is not None:
             for victim in decision.chosen.victims:

@@ -54,6 +54,7 @@ EVENT_TYPES: dict[str, tuple[str, ...]] = {
         "node",
         "victims",
         "nominations_cleared",
+        "rejected_nodes",
     ),
     "nomination_set": ("pod", "node"),
     "nomination_cleared": ("pod", "node", "reason"),
