@@ -1,0 +1,131 @@
+"""The command line: exit codes, error messages, and the explain JSON contract (docs/cli.md)."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scheduler_core.cli import main
+
+ROOT = Path(__file__).parents[2]
+EXPLAIN_KEYS = {
+    "pod",
+    "evaluated_nodes",
+    "feasible_nodes",
+    "filter",
+    "scores",
+    "totals",
+    "selected",
+    "message",
+    "preemption",
+}
+
+
+def run_cli(*args: str) -> tuple[int, str]:
+    out = io.StringIO()
+    code = main(list(args), out=out)
+    return code, out.getvalue()
+
+
+def test_simulate_prints_pods_nodes_and_counts() -> None:
+    code, out = run_cli("simulate", "mixed-small")
+    assert code == 0
+    assert "Scenario mixed-small · policy default · seed 1" in out
+    assert "default/big-report" in out and "node-c1" in out
+    assert "NODE" in out and "CPU" in out
+
+
+def test_simulate_json_carries_the_summary_and_the_trace() -> None:
+    code, out = run_cli("simulate", "preemption-basics", "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert set(data) == {"summary", "events"}
+    assert data["summary"]["bound"] + data["summary"]["pending"] == len(
+        [p for p in data["summary"]["pods"] if p["phase"] != "Succeeded"]
+    )
+    assert data["events"][0]["type"] == "run_started"
+    assert any(e["type"] == "preemption" for e in data["events"])
+
+
+def test_explain_json_has_exactly_the_documented_keys_for_a_pod_that_fits() -> None:
+    code, out = run_cli("explain", "mixed-small", "--pod", "web-0", "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert set(data) == EXPLAIN_KEYS
+    assert data["pod"] == "default/web-0"
+    assert data["selected"] in data["feasible_nodes"]
+    assert data["filter"]["node-b3"] == {
+        "code": "UnschedulableAndUnresolvable",
+        "plugin": "TaintToleration",
+        "reasons": ["node(s) had untolerated taint {dedicated: gpu}"],
+    }
+    node = data["selected"]
+    per_plugin = data["scores"][node]
+    assert sum(s["weighted"] for s in per_plugin.values()) == data["totals"][node]
+    assert per_plugin["TaintToleration"]["weighted"] == 3 * per_plugin["TaintToleration"]["normalized"]
+    assert data["message"] is None and data["preemption"] is None
+
+
+def test_explain_json_for_a_pod_that_fits_nowhere_gives_the_message_and_the_preemption_verdict() -> None:
+    code, out = run_cli("explain", "mixed-small", "--pod", "big-report", "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert data["selected"] is None and data["feasible_nodes"] == []
+    assert data["message"] == (
+        "0/6 nodes are available: 1 Insufficient memory, 1 node(s) had untolerated taint {dedicated: gpu}, "
+        "5 Insufficient cpu. preemption: 0/6 nodes are available: 1 Preemption is not helpful for scheduling, "
+        "5 No preemption victims found for incoming pod."
+    )
+    assert data["preemption"] == {
+        "eligible": True,
+        "reason": "0/6 nodes are available: 1 Preemption is not helpful for scheduling, "
+        "5 No preemption victims found for incoming pod.",
+        "candidates": [],
+        "chosen": None,
+        "decided_by": None,
+    }
+
+
+def test_explain_an_unknown_pod_exits_1_and_names_the_pods(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _ = run_cli("explain", "mixed-small", "--pod", "nope")
+    assert code == 1
+    assert "pod 'default/nope' is not in scenario 'mixed-small'" in capsys.readouterr().err
+
+
+def test_a_bad_scenario_exits_2_with_file_line_and_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "scenario.yaml"
+    bad.write_text(
+        "apiVersion: kubeviz.dev/v1\nkind: Scenario\nmetadata: {name: bad}\nspec:\n  nodes:\n"
+        "    - name: a\n      allocatable: {cpu: 4x, memory: 1Gi}\n"
+    )
+    code, _ = run_cli("simulate", str(bad))
+    assert code == 2
+    err = capsys.readouterr().err
+    assert 'scenario.yaml:7 spec.nodes[0].allocatable.cpu: "4x" is not a quantity' in err
+
+
+def test_a_missing_file_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _ = run_cli("simulate", "no-such-scenario")
+    assert code == 2
+    assert "no such file, and no built-in scenario of that name" in capsys.readouterr().err
+
+
+def test_a_built_in_policy_is_chosen_by_name() -> None:
+    code, spread = run_cli("simulate", "bin-packing-vs-spread", "--json")
+    code2, packed = run_cli("simulate", "bin-packing-vs-spread", "--policy", "bin-packing", "--json")
+    assert code == code2 == 0
+    spread_nodes = {p["node"] for p in json.loads(spread)["summary"]["pods"] if p["node"]}
+    packed_nodes = {p["node"] for p in json.loads(packed)["summary"]["pods"] if p["node"]}
+    assert len(packed_nodes) < len(spread_nodes)
+
+
+def test_the_module_runs_as_a_program() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "scheduler_core", "policies"], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert "bin-packing" in result.stdout and "default" in result.stdout
