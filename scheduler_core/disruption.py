@@ -34,7 +34,12 @@ def scaled_value(value: int | str, total: int, round_up: bool) -> int:
 def update_pdb_status(pdbs: Iterable[PodDisruptionBudget], pods: Iterable[Pod]) -> None:
     pod_list = [p for p in pods if not p.terminating]
     for pdb in pdbs:
-        matching = [p for p in pod_list if pdb.selects(p)]
+        # policy/v1: an empty selector ({}) selects every pod of the namespace for the
+        # disruption controller (preemption's own filter treats it as matching nothing).
+        selector = pdb.selector
+        matching = [
+            p for p in pod_list if p.namespace == pdb.namespace and selector is not None and selector.matches(p.labels)
+        ]
         healthy = sum(1 for p in matching if p.node_name and p.phase == "Running")
         expected = len(matching)
         if pdb.max_unavailable is not None:
