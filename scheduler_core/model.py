@@ -331,6 +331,9 @@ class Pod:
     deletion_timestamp_ms: int | None = None
     start_time_ms: int | None = None
     phase: str = "Pending"
+    # A placeholder that holds a deleted pod's place for its replacement (upgrade-aware
+    # reservation): it lives only in the nominator, never in the cache or the queue.
+    reservation: bool = False
     # derived once in __post_init__
     requests: Resources = field(init=False, default_factory=dict)
     non_zero_requests: Resources = field(init=False, default_factory=dict)
@@ -364,6 +367,13 @@ class Pod:
     @property
     def terminating(self) -> bool:
         return self.deletion_timestamp_ms is not None
+
+    def is_replacement_of(self, reservation: Pod) -> bool:
+        """Same namespace, name and controller: the pod a reservation holds a place for."""
+        if not reservation.reservation or reservation.key != self.key:
+            return False
+        mine, theirs = self.controller, reservation.controller
+        return mine is not None and theirs is not None and mine.uid == theirs.uid and mine.kind == theirs.kind
 
 
 @dataclass(slots=True, eq=False)

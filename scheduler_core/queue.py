@@ -47,6 +47,12 @@ UNSCHEDULABLE_TIMEOUT = ClusterEvent("*", 0, "UnschedulableTimeout")  # type: ig
 Emit = Callable[..., Any]
 
 
+def _nominator_key(pod: Pod) -> str:
+    # nominatedPodToNode is keyed by UID upstream: a reservation and the replacement that
+    # shares its name are two different entries.
+    return pod.uid or pod.key
+
+
 class Nominator:
     """Pods nominated to nodes (by preemption or reservation), in nomination order per node."""
 
@@ -59,15 +65,16 @@ class Nominator:
         if not node_name:
             return
         self._by_node.setdefault(node_name, []).append(pod)
-        self._pod_node[pod.key] = node_name
+        self._pod_node[_nominator_key(pod)] = node_name
 
     def delete(self, pod: Pod) -> None:
-        node = self._pod_node.pop(pod.key, None)
+        key = _nominator_key(pod)
+        node = self._pod_node.pop(key, None)
         if node is None:
             return
         pods = self._by_node[node]
         for i, p in enumerate(pods):
-            if p.key == pod.key:
+            if _nominator_key(p) == key:
                 del pods[i]
                 break
         if not pods:
@@ -77,7 +84,7 @@ class Nominator:
         return self._by_node.get(node_name, [])
 
     def node_of(self, pod: Pod) -> str:
-        return self._pod_node.get(pod.key, "")
+        return self._pod_node.get(_nominator_key(pod), "")
 
     def __len__(self) -> int:
         return len(self._pod_node)

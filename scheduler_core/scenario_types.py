@@ -11,11 +11,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .model import Node, Pod, PodDisruptionBudget, PriorityClass
+from .workloads import Service, Workload
 
 __all__ = ["TimelineAction", "Scenario", "TIMELINE_ACTIONS"]
 
-# Actions the engine understands today; the controllers issue adds workload actions.
-TIMELINE_ACTIONS = ("create", "delete", "cordon", "uncordon", "addNode", "removeNode")
+# Actions the engine understands. Workload targets are ``deployment/NAME``, ``statefulset/NS/NAME``,
+# ``replicaset/...``, ``job/...``; node targets ``node/NAME``; pod targets ``pod/[NS/]NAME``.
+TIMELINE_ACTIONS = (
+    "create",  # objects: pods, nodes, PDBs, PriorityClasses, workloads, Services
+    "delete",  # a pod (graceful), a node, or a workload (its pods are deleted too)
+    "cordon",
+    "uncordon",
+    "addNode",
+    "removeNode",
+    "drainNode",  # cordon, then evict every pod through the eviction API (PDBs respected)
+    "scale",  # params: {"replicas": int}
+    "setImage",  # params: {"image": str, "container": str | None}
+    "rolloutRestart",
+)
 
 
 @dataclass
@@ -29,7 +42,7 @@ class TimelineAction:
     at_ms: int
     action: str
     target: str = ""
-    objects: list[Pod | Node | PodDisruptionBudget | PriorityClass] = field(default_factory=list)
+    objects: list[Pod | Node | PodDisruptionBudget | PriorityClass | Workload | Service] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)
     line: int = 0
 
@@ -42,6 +55,9 @@ class Scenario:
     priority_classes: list[PriorityClass] = field(default_factory=list)
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     namespaces: dict[str, dict[str, str]] = field(default_factory=dict)  # name -> labels
+    workloads: list[Workload] = field(default_factory=list)  # created at t=0, in document order
+    services: list[Service] = field(default_factory=list)
+    pod_startup_ms: int = 0  # bound → running (ready) takes this long (spec.podStartup)
     timeline: list[TimelineAction] = field(default_factory=list)
     seed: int = 0
     description: str = ""

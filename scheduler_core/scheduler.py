@@ -166,6 +166,8 @@ class Scheduler:
         self.last_message: dict[str, str] = {}  # pod key -> last FailedScheduling message
         # how victims are deleted (the simulation sets it): evict(victim, preemptor)
         self.evict: Callable[[Pod, Pod], None] = lambda victim, preemptor: None
+        # told when a pod is assumed (the simulation releases upgrade-aware reservations)
+        self.on_assumed: Callable[[Pod, str], None] = lambda pod, node: None
 
     # -- the pure part -------------------------------------------------------------------
 
@@ -313,6 +315,7 @@ class Scheduler:
         self.cache.assume_pod(pod, node)
         self.queue.nominator.delete(pod)
         trace.emit("assumed", pod=pod.key, node=node)
+        self.on_assumed(pod, node)
         for stage, run in (("Reserve", fwk.run_reserve), ("Permit", fwk.run_permit)):
             status = run(result.state, pod, node)
             if not status.ok:

@@ -59,6 +59,16 @@ EVENT_TYPES: dict[str, tuple[str, ...]] = {
     "nomination_set": ("pod", "node"),
     "nomination_cleared": ("pod", "node", "reason"),
     "node_usage": ("nodes",),
+    "pod_running": ("pod", "node"),
+    "workload_created": ("workload", "kind", "replicas", "image"),
+    "workload_deleted": ("workload",),
+    "workload_status": ("workload", "replicas", "ready", "updated", "revision"),
+    "controller_action": ("workload", "action", "pod", "reason", "revision"),
+    "rollout_started": ("workload", "revision", "image"),
+    "rollout_completed": ("workload", "revision", "duration_ms"),
+    "eviction": ("pod", "node", "allowed", "reason"),
+    "reservation_set": ("pod", "node", "reason"),
+    "reservation_released": ("pod", "node", "reason"),
     "error": ("pod", "message"),
 }
 

@@ -166,6 +166,8 @@ class Framework:
         info_out = node_info
         for other in nominated:
             if other.priority >= pod.priority and other is not pod and other.uid != pod.uid:
+                if other.reservation and pod.is_replacement_of(other):
+                    continue  # a reservation holds the place for exactly this pod
                 if not added:
                     state_out = state.clone()
                     info_out = node_info.clone()
