@@ -1,0 +1,668 @@
+"""Run metrics computed from the trace alone (docs/metrics.md defines each one precisely).
+
+:func:`compute_metrics` reads the list of events a run produced (``Simulation.trace.events``,
+or the events the web stored) and nothing else, so the CLI, the web app and the comparison
+pages all get the same numbers for the same trace. :meth:`RunMetrics.as_dict` is plain JSON;
+:func:`format_metrics` is the short human summary the CLI prints.
+
+One pass over the events, constant work per event except ``node_usage`` (linear in the nodes
+of the snapshot), so a 100k-event trace takes a fraction of a second.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .quantity import format_quantity
+
+__all__ = [
+    "STALL_AFTER_MS",
+    "PodMetrics",
+    "RolloutMetrics",
+    "WorkloadMetrics",
+    "Fragmentation",
+    "RunMetrics",
+    "compute_metrics",
+    "format_metrics",
+    "nearest_rank",
+    "lower_median",
+]
+
+STALL_AFTER_MS = 120_000
+
+# Rollout statuses.
+COMPLETED = "completed"
+STALLED = "stalled"
+IN_PROGRESS = "in progress"
+SUPERSEDED = "superseded"
+
+# Pod outcomes at the end of the trace.
+OUT_BOUND = "bound"
+OUT_PENDING = "pending"
+OUT_DELETED = "deleted"
+OUT_COMPLETED = "completed"
+
+LANES = ("active", "backoff", "unschedulable")
+
+Point = list[Any]  # [t_ms, value]
+
+
+def nearest_rank(sorted_values: list[int], percent: int) -> int | None:
+    """The nearest-rank percentile: the value at rank ceil(percent/100 × n) (1-based)."""
+    n = len(sorted_values)
+    if n == 0:
+        return None
+    rank = max(1, (percent * n + 99) // 100)
+    return sorted_values[rank - 1]
+
+
+def lower_median(values: Iterable[int]) -> int | None:
+    """The lower median: element (n-1)//2 of the sorted values (an integer, never an average)."""
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    return ordered[(len(ordered) - 1) // 2]
+
+
+@dataclass
+class PodMetrics:
+    pod: str
+    created_ms: int
+    bound_ms: int | None
+    time_pending_ms: int
+    attempts: int
+    preempted: bool
+    node: str | None
+    prebound: bool
+    outcome: str  # bound | pending | deleted | completed
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+
+@dataclass
+class RolloutMetrics:
+    revision: Any
+    image: str | None
+    started_ms: int
+    status: str  # completed | stalled | in progress | superseded
+    duration_ms: int
+    completed_ms: int | None
+    last_progress_ms: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+
+@dataclass
+class WorkloadMetrics:
+    workload: str
+    kind: str | None
+    created_ms: int | None
+    deleted_ms: int | None
+    replicas: int | None
+    ready: int | None
+    updated: int | None
+    revision: Any
+    rollouts: list[RolloutMetrics] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        d = {k: v for k, v in vars(self).items() if k != "rollouts"}
+        d["rollouts"] = [r.as_dict() for r in self.rollouts]
+        return d
+
+
+@dataclass
+class Fragmentation:
+    value: float
+    basis: str  # "pending" | "all" | "none": which pods the median request comes from
+    median_request: dict[str, int]
+    free_cpu: int
+    stranded_cpu: int
+    stranded_nodes: list[str]
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+
+@dataclass
+class RunMetrics:
+    end_ms: int
+    stall_after_ms: int
+    pods: list[PodMetrics]
+    pods_total: int
+    pods_scheduled: int
+    pods_prebound: int
+    pods_pending_at_end: int
+    never_scheduled: list[str]
+    time_pending_mean_ms: float | None
+    time_pending_p95_ms: int | None
+    attempts_total: int
+    preemptions: int
+    victims: list[str]
+    evictions: dict[str, int]
+    workloads: list[WorkloadMetrics]
+    series: dict[str, Any]
+    allocation_final: dict[str, float]
+    fragmentation: Fragmentation
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "end_ms": self.end_ms,
+            "stall_after_ms": self.stall_after_ms,
+            "pods": [p.as_dict() for p in self.pods],
+            "pods_total": self.pods_total,
+            "pods_scheduled": self.pods_scheduled,
+            "pods_prebound": self.pods_prebound,
+            "pods_pending_at_end": self.pods_pending_at_end,
+            "never_scheduled": list(self.never_scheduled),
+            "time_pending_mean_ms": self.time_pending_mean_ms,
+            "time_pending_p95_ms": self.time_pending_p95_ms,
+            "attempts_total": self.attempts_total,
+            "preemptions": self.preemptions,
+            "victims": {"count": len(self.victims), "pods": list(self.victims)},
+            "evictions": dict(self.evictions),
+            "workloads": [w.as_dict() for w in self.workloads],
+            "series": {
+                "pending": [list(p) for p in self.series["pending"]],
+                "queue": {lane: [list(p) for p in pts] for lane, pts in self.series["queue"].items()},
+                "allocation": {res: [list(p) for p in pts] for res, pts in self.series["allocation"].items()},
+            },
+            "allocation_final": dict(self.allocation_final),
+            "fragmentation": self.fragmentation.as_dict(),
+        }
+
+
+class _Series:
+    """[t_ms, value] points, one per change; several changes at one t_ms keep the last value."""
+
+    __slots__ = ("points",)
+
+    def __init__(self) -> None:
+        self.points: list[Point] = []
+
+    def add(self, t_ms: int, value: Any) -> None:
+        pts = self.points
+        if not pts:
+            pts.append([t_ms, value])
+            return
+        last = pts[-1]
+        if last[0] == t_ms:
+            last[1] = value
+            if len(pts) >= 2 and pts[-2][1] == value:
+                pts.pop()  # back to the value before this instant: no change at t_ms after all
+        elif last[1] != value:
+            pts.append([t_ms, value])
+
+
+class _Pod:
+    __slots__ = (
+        "name",
+        "requests",
+        "created_ms",
+        "bound_ms",
+        "ended_ms",
+        "attempts",
+        "preempted",
+        "node",
+        "prebound",
+        "outcome",
+    )
+
+    def __init__(self, name: str, requests: dict[str, int], created_ms: int, node: str | None) -> None:
+        self.name = name
+        self.requests = requests
+        self.created_ms = created_ms
+        self.prebound = node is not None
+        self.node = node
+        self.bound_ms: int | None = created_ms if node is not None else None
+        self.ended_ms: int | None = None
+        self.attempts = 0
+        self.preempted = False
+        self.outcome = OUT_BOUND if node is not None else OUT_PENDING
+
+
+class _Rollout:
+    __slots__ = ("revision", "image", "started_ms", "completed_ms", "duration_ms", "superseded_ms")
+
+    def __init__(self, revision: Any, image: str | None, started_ms: int) -> None:
+        self.revision = revision
+        self.image = image
+        self.started_ms = started_ms
+        self.completed_ms: int | None = None
+        self.duration_ms: int | None = None
+        self.superseded_ms: int | None = None
+
+    @property
+    def open(self) -> bool:
+        return self.completed_ms is None and self.superseded_ms is None
+
+
+class _Workload:
+    __slots__ = (
+        "name",
+        "kind",
+        "created_ms",
+        "deleted_ms",
+        "replicas",
+        "ready",
+        "updated",
+        "revision",
+        "last_progress_ms",
+        "rollouts",
+    )
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.kind: str | None = None
+        self.created_ms: int | None = None
+        self.deleted_ms: int | None = None
+        self.replicas: int | None = None
+        self.ready: int | None = None
+        self.updated: int | None = None
+        self.revision: Any = None
+        self.last_progress_ms: int | None = None
+        self.rollouts: list[_Rollout] = []
+
+
+def _victim_name(victim: Any) -> str:
+    if isinstance(victim, Mapping):
+        return str(victim.get("pod"))
+    return str(victim)
+
+
+def compute_metrics(events: list[dict[str, Any]], *, stall_after_ms: int = STALL_AFTER_MS) -> RunMetrics:
+    """Metrics of one run, from its trace only (definitions in docs/metrics.md)."""
+    start_ms = events[0]["t_ms"] if events else 0
+    end_ms = start_ms
+    records: list[_Pod] = []
+    current: dict[str, _Pod] = {}
+    pending: set[str] = set()
+    lane_of: dict[str, str] = {}
+    lane_count = dict.fromkeys(LANES, 0)
+    pending_series = _Series()
+    lane_series = {lane: _Series() for lane in LANES}
+    alloc_series: dict[str, _Series] = {}
+    if events:
+        pending_series.add(start_ms, 0)
+        for s in lane_series.values():
+            s.add(start_ms, 0)
+    allocatable: dict[str, dict[str, int]] = {}
+    present: dict[str, None] = {}  # insertion-ordered set of nodes
+    cordoned: set[str] = set()
+    resources: dict[str, None] = {}
+    last_usage: dict[str, Any] = {}
+    preemptions = 0
+    victims: list[str] = []
+    evictions = {"allowed": 0, "refused": 0}
+    workloads: dict[str, _Workload] = {}
+    last_status: dict[str, tuple[Any, Any]] = {}
+
+    def leave_lane(name: str) -> None:
+        lane = lane_of.pop(name, None)
+        if lane is not None:
+            lane_count[lane] -= 1
+            lane_series[lane].add(t, lane_count[lane])
+
+    def workload(name: str) -> _Workload:
+        w = workloads.get(name)
+        if w is None:
+            w = workloads[name] = _Workload(name)
+        return w
+
+    t = start_ms
+    for e in events:
+        t = e["t_ms"]
+        if t > end_ms:
+            end_ms = t
+        typ = e["type"]
+        if typ == "queue_move":
+            name = e["pod"]
+            to = e["to"]
+            leave_lane(name)
+            if to in lane_count:
+                lane_of[name] = to
+                lane_count[to] += 1
+                lane_series[to].add(t, lane_count[to])
+        elif typ == "cycle_start":
+            name = e["pod"]
+            rec = current.get(name)
+            if rec is not None:
+                rec.attempts += 1
+            leave_lane(name)  # popped from activeQ (the queue emits no move for a pop)
+        elif typ == "bound":
+            name = e["pod"]
+            rec = current.get(name)
+            if rec is not None and rec.bound_ms is None:
+                rec.bound_ms = t
+                rec.node = e.get("node")
+                rec.outcome = OUT_BOUND
+            pending.discard(name)
+            pending_series.add(t, len(pending))
+            leave_lane(name)
+        elif typ == "pod_added":
+            name = e["pod"]
+            rec = _Pod(name, dict(e.get("requests") or {}), t, e.get("node") or None)
+            records.append(rec)
+            current[name] = rec
+            if not rec.prebound:
+                pending.add(name)
+                pending_series.add(t, len(pending))
+        elif typ == "pod_deleted" or typ == "pod_completed":
+            name = e["pod"]
+            rec = current.get(name)
+            if rec is not None and rec.ended_ms is None:
+                rec.ended_ms = t
+                rec.outcome = OUT_DELETED if typ == "pod_deleted" else OUT_COMPLETED
+            if name in pending:
+                pending.discard(name)
+                pending_series.add(t, len(pending))
+            leave_lane(name)
+        elif typ == "node_usage":
+            nodes: dict[str, Any] = e["nodes"]
+            last_usage = nodes
+            for res in resources:
+                used = 0
+                cap = 0
+                for node, row in nodes.items():
+                    cap += allocatable.get(node, {}).get(res, 0)
+                    used += row.get("pods", 0) if res == "pods" else row.get("requested", {}).get(res, 0)
+                value = round(used / cap, 6) if cap > 0 else 0.0
+                series = alloc_series.get(res)
+                if series is None:
+                    series = alloc_series[res] = _Series()
+                series.add(t, value)
+        elif typ == "preemption":
+            if e.get("chosen") is not None:
+                preemptions += 1
+                for v in e.get("victims") or ():
+                    vname = _victim_name(v)
+                    victims.append(vname)
+                    rec = current.get(vname)
+                    if rec is not None:
+                        rec.preempted = True
+        elif typ == "node_added":
+            node = e["node"]
+            allocatable[node] = dict(e.get("allocatable") or {})
+            present[node] = None
+            for res in allocatable[node]:
+                resources.setdefault(res, None)
+            if e.get("unschedulable"):
+                cordoned.add(node)
+            else:
+                cordoned.discard(node)
+        elif typ == "node_removed":
+            node = e["node"]
+            present.pop(node, None)
+            cordoned.discard(node)
+        elif typ == "node_updated":
+            if e.get("unschedulable"):
+                cordoned.add(e["node"])
+            else:
+                cordoned.discard(e["node"])
+        elif typ == "workload_status":
+            w = workload(e["workload"])
+            w.replicas = e.get("replicas")
+            w.ready = e.get("ready")
+            w.updated = e.get("updated")
+            w.revision = e.get("revision")
+            key = (w.ready, w.updated)
+            if last_status.get(w.name) != key:
+                last_status[w.name] = key
+                w.last_progress_ms = t
+        elif typ == "controller_action":
+            workload(e["workload"]).last_progress_ms = t
+        elif typ == "rollout_started":
+            w = workload(e["workload"])
+            for r in w.rollouts:
+                if r.open:
+                    r.superseded_ms = t
+            w.rollouts.append(_Rollout(e.get("revision"), e.get("image"), t))
+        elif typ == "rollout_completed":
+            w = workload(e["workload"])
+            open_rollouts = [r for r in w.rollouts if r.open]
+            if open_rollouts:
+                same = [r for r in open_rollouts if r.revision == e.get("revision")]
+                r = (same or open_rollouts)[-1]
+                r.completed_ms = t
+                duration = e.get("duration_ms")
+                r.duration_ms = duration if isinstance(duration, int) else t - r.started_ms
+        elif typ == "workload_created":
+            w = workload(e["workload"])
+            w.kind = e.get("kind")
+            w.created_ms = t
+            w.deleted_ms = None
+            if e.get("replicas") is not None:
+                w.replicas = e.get("replicas")
+        elif typ == "workload_deleted":
+            workload(e["workload"]).deleted_ms = t
+        elif typ == "eviction":
+            evictions["allowed" if e.get("allowed") else "refused"] += 1
+
+    # -- per pod ---------------------------------------------------------------------------
+    pods: list[PodMetrics] = []
+    waits: list[int] = []
+    never: list[str] = []
+    for rec in records:
+        if rec.bound_ms is not None:
+            waited = rec.bound_ms - rec.created_ms
+        else:
+            waited = (rec.ended_ms if rec.ended_ms is not None else end_ms) - rec.created_ms
+            never.append(rec.name)
+        if not rec.prebound:
+            waits.append(waited)
+        pods.append(
+            PodMetrics(
+                pod=rec.name,
+                created_ms=rec.created_ms,
+                bound_ms=rec.bound_ms,
+                time_pending_ms=waited,
+                attempts=rec.attempts,
+                preempted=rec.preempted,
+                node=rec.node,
+                prebound=rec.prebound,
+                outcome=rec.outcome,
+            )
+        )
+    waits.sort()
+
+    # -- workloads -------------------------------------------------------------------------
+    out_workloads: list[WorkloadMetrics] = []
+    for w in workloads.values():
+        horizon = w.deleted_ms if w.deleted_ms is not None else end_ms
+        rollouts: list[RolloutMetrics] = []
+        for r in w.rollouts:
+            progress = r.started_ms
+            if w.last_progress_ms is not None and w.last_progress_ms > progress:
+                progress = w.last_progress_ms
+            if r.completed_ms is not None:
+                status = COMPLETED
+                duration = r.duration_ms if r.duration_ms is not None else r.completed_ms - r.started_ms
+                progress = min(progress, r.completed_ms)
+            elif r.superseded_ms is not None:
+                status = SUPERSEDED
+                duration = r.superseded_ms - r.started_ms
+                progress = min(progress, r.superseded_ms)
+            else:
+                status = STALLED if horizon - progress >= stall_after_ms else IN_PROGRESS
+                duration = horizon - r.started_ms
+            rollouts.append(
+                RolloutMetrics(
+                    revision=r.revision,
+                    image=r.image,
+                    started_ms=r.started_ms,
+                    status=status,
+                    duration_ms=duration,
+                    completed_ms=r.completed_ms,
+                    last_progress_ms=progress,
+                )
+            )
+        out_workloads.append(
+            WorkloadMetrics(
+                workload=w.name,
+                kind=w.kind,
+                created_ms=w.created_ms,
+                deleted_ms=w.deleted_ms,
+                replicas=w.replicas,
+                ready=w.ready,
+                updated=w.updated,
+                revision=w.revision,
+                rollouts=rollouts,
+            )
+        )
+
+    allocation_final = {res: s.points[-1][1] for res, s in alloc_series.items() if s.points}
+
+    return RunMetrics(
+        end_ms=end_ms,
+        stall_after_ms=stall_after_ms,
+        pods=pods,
+        pods_total=len(records),
+        pods_scheduled=sum(1 for r in records if not r.prebound and r.bound_ms is not None),
+        pods_prebound=sum(1 for r in records if r.prebound),
+        pods_pending_at_end=len(pending),
+        never_scheduled=never,
+        time_pending_mean_ms=(sum(waits) / len(waits)) if waits else None,
+        time_pending_p95_ms=nearest_rank(waits, 95),
+        attempts_total=sum(r.attempts for r in records),
+        preemptions=preemptions,
+        victims=victims,
+        evictions=evictions,
+        workloads=out_workloads,
+        series={
+            "pending": pending_series.points,
+            "queue": {lane: s.points for lane, s in lane_series.items()},
+            "allocation": {res: s.points for res, s in alloc_series.items()},
+        },
+        allocation_final=allocation_final,
+        fragmentation=_fragmentation(
+            [current[n] for n in sorted(pending)] or records,
+            "pending" if pending else "all",
+            allocatable,
+            present,
+            cordoned,
+            last_usage,
+        ),
+    )
+
+
+def _fragmentation(
+    basis_pods: list[_Pod],
+    basis: str,
+    allocatable: dict[str, dict[str, int]],
+    present: dict[str, None],
+    cordoned: set[str],
+    last_usage: Mapping[str, Any],
+) -> Fragmentation:
+    if not basis_pods:
+        basis = "none"
+    median: dict[str, int] = {}
+    for res in ("cpu", "memory"):
+        med = lower_median(p.requests.get(res, 0) for p in basis_pods)
+        if med is not None:
+            median[res] = med
+    free_total = 0
+    stranded = 0
+    stranded_nodes: list[str] = []
+    for node in present:
+        if node in cordoned:
+            continue
+        alloc = allocatable.get(node, {})
+        row = last_usage.get(node) or {}
+        req = row.get("requested") or {}
+        free_cpu = max(0, alloc.get("cpu", 0) - req.get("cpu", 0))
+        if free_cpu <= 0:
+            continue
+        free_total += free_cpu
+        if basis == "none":
+            continue
+        fits = free_cpu >= median.get("cpu", 0)
+        fits = fits and max(0, alloc.get("memory", 0) - req.get("memory", 0)) >= median.get("memory", 0)
+        if "pods" in alloc:
+            fits = fits and row.get("pods", 0) + 1 <= alloc["pods"]
+        if not fits:
+            stranded += free_cpu
+            stranded_nodes.append(node)
+    return Fragmentation(
+        value=round(stranded / free_total, 6) if free_total > 0 else 0.0,
+        basis=basis,
+        median_request=median,
+        free_cpu=free_total,
+        stranded_cpu=stranded,
+        stranded_nodes=stranded_nodes,
+    )
+
+
+# -- the human summary ---------------------------------------------------------------------
+
+
+def _seconds(ms: float | None) -> str:
+    return "-" if ms is None else f"{ms / 1000:.1f}s"
+
+
+_STATUS_WORD = {COMPLETED: "in", STALLED: "after", IN_PROGRESS: "for", SUPERSEDED: "after"}
+
+
+def _cpu(millicores: int) -> str:
+    return f"{millicores / 1000:g}"
+
+
+def _memory(amount: int) -> str:
+    exact = format_quantity("memory", amount)
+    return exact if not exact.isdigit() or amount == 0 else f"{round(amount / 2**20)}Mi"
+
+
+def _names(names: list[str], limit: int = 5) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f", … {len(names) - limit} more" if len(names) > limit else "")
+
+
+def format_metrics(metrics: RunMetrics) -> str:
+    """A few lines for the CLI: pods, waiting times, attempts, preemptions, rollouts, capacity."""
+    m = metrics
+    lines: list[str] = []
+    pods = f"Pods: {m.pods_scheduled} scheduled"
+    if m.pods_prebound:
+        pods += f" (+{m.pods_prebound} created on a node)"
+    pods += f", {m.pods_pending_at_end} pending at the end"
+    if m.never_scheduled:
+        pods += f"; never scheduled: {_names(m.never_scheduled)}"
+    lines.append(pods)
+    lines.append(
+        f"Time pending: mean {_seconds(m.time_pending_mean_ms)}, p95 {_seconds(m.time_pending_p95_ms)}"
+        f" over {m.pods_total - m.pods_prebound} pods · {m.attempts_total} scheduling attempts"
+    )
+    pre = f"Preemptions: {m.preemptions}, victims: {len(m.victims)}"
+    if m.victims:
+        pre += f" ({_names(m.victims)})"
+    if m.evictions["allowed"] or m.evictions["refused"]:
+        pre += f" · evictions: {m.evictions['allowed']} allowed, {m.evictions['refused']} refused"
+    lines.append(pre)
+    with_rollouts = [w for w in m.workloads if w.rollouts]
+    if with_rollouts:
+        lines.append("Rollouts:")
+        for w in with_rollouts:
+            kind = f"{w.kind} " if w.kind else ""
+            ready = f" ({w.ready}/{w.replicas} ready)" if w.ready is not None and w.replicas is not None else ""
+            parts = []
+            for r in w.rollouts:
+                rev = f"revision {r.revision} " if r.revision is not None else ""
+                parts.append(f"{rev}{r.status} {_STATUS_WORD[r.status]} {_seconds(r.duration_ms)}")
+            lines.append(f"  {kind}{w.workload}{ready}: {'; '.join(parts)}")
+    f = m.fragmentation
+    if f.basis == "none" or not f.median_request:
+        lines.append(f"Fragmentation: {f.value:.2f}")
+    else:
+        med = ", ".join(
+            f"{_cpu(v)} CPU" if res == "cpu" else f"{_memory(v)} memory" for res, v in f.median_request.items()
+        )
+        lines.append(
+            f"Fragmentation: {f.value:.2f} ({_cpu(f.stranded_cpu)} of {_cpu(f.free_cpu)} free CPU stranded"
+            f" where the median {'pending ' if f.basis == 'pending' else ''}pod ({med}) does not fit)"
+        )
+    if m.allocation_final:
+        alloc = ", ".join(f"{res} {100 * v:.0f}%" for res, v in m.allocation_final.items())
+        lines.append(f"Allocated at the end: {alloc}")
+    return "\n".join(lines) + "\n"
