@@ -51,12 +51,15 @@ from .model import (
     WeightedPodAffinityTerm,
 )
 from .quantity import QuantityError, to_resource_int
+from .workloads import Deployment, Job, PodTemplate, ReplicaSet, Service, StatefulSet, Workload
 from .yamlsource import Document, describe, index_path, key_path
 
 __all__ = [
     "SUPPORTED_KINDS",
+    "WORKLOAD_MANIFEST_KINDS",
     "RUN_DURATION_ANNOTATION",
     "DEFAULT_NODE_PODS",
+    "MAX_REPLICAS",
     "Namespace",
     "Parsed",
     "Naming",
@@ -71,6 +74,12 @@ __all__ = [
     "parse_priority_class",
     "parse_pdb",
     "parse_namespace",
+    "parse_deployment",
+    "parse_replica_set",
+    "parse_stateful_set",
+    "parse_job",
+    "parse_service",
+    "workload_key",
     "parse_node_affinity",
     "parse_node_affinity_value",
     "parse_label_selector",
@@ -78,17 +87,32 @@ __all__ = [
     "problems_as_args_error",
 ]
 
-SUPPORTED_KINDS = ("Node", "Pod", "PriorityClass", "PodDisruptionBudget", "Namespace")
+WORKLOAD_MANIFEST_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "Job")
+SUPPORTED_KINDS = (
+    "Node",
+    "Pod",
+    "PriorityClass",
+    "PodDisruptionBudget",
+    "Namespace",
+    *WORKLOAD_MANIFEST_KINDS,
+    "Service",
+)
 RUN_DURATION_ANNOTATION = "kubeviz.dev/run-duration"
 DEFAULT_NODE_PODS = 110  # kubelet's default --max-pods
+MAX_REPLICAS = 50_000  # the scenario's pod limit; one workload cannot ask for more
 
-_WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob", "ReplicationController")
+_UNSUPPORTED_WORKLOAD_KINDS = ("DaemonSet", "CronJob", "ReplicationController")
 _API_VERSIONS = {
     "Node": ("v1",),
     "Pod": ("v1",),
     "Namespace": ("v1",),
     "PriorityClass": ("scheduling.k8s.io/v1", "scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha1"),
     "PodDisruptionBudget": ("policy/v1",),
+    "Deployment": ("apps/v1",),
+    "ReplicaSet": ("apps/v1",),
+    "StatefulSet": ("apps/v1",),
+    "Job": ("batch/v1",),
+    "Service": ("v1",),
 }
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -553,12 +577,14 @@ class Parsed:
     """One parsed object with where it came from and what the manifest set explicitly."""
 
     kind: str
-    obj: Node | Pod | PriorityClass | PodDisruptionBudget | Namespace
+    obj: Node | Pod | PriorityClass | PodDisruptionBudget | Namespace | Workload | Service
     path: str = ""
     line: int | None = None
     source: str = ""
     priority_given: bool = False
     preemption_policy_given: bool = False
+    template: Parsed | None = None  # a workload's spec.template (parsed as a pod)
+    owner: str = ""  # for a template: 'the pod template of Deployment "default/web"'
 
 
 def _metadata_name(r: Reader, meta: Mapping[str, Any], meta_path: str, *, label: bool = False) -> str:
@@ -567,11 +593,21 @@ def _metadata_name(r: Reader, meta: Mapping[str, Any], meta_path: str, *, label:
     return _name(r, meta.get("name"), key_path(meta_path, "name"), label=label)
 
 
-def parse_pod(r: Reader, obj: Mapping[str, Any], path: str = "") -> Parsed:
+def parse_pod(
+    r: Reader, obj: Mapping[str, Any], path: str = "", *, template_of: tuple[str, str] | None = None
+) -> Parsed:
+    """A v1 Pod; with ``template_of=(workload name, namespace)`` a PodTemplateSpec instead.
+
+    A template's metadata is optional, its name is ``<workload>-template``, its namespace the
+    workload's, and it gets no uid (controllers give each stamped pod its own).
+    """
     meta_value, meta_path = _get(obj, "metadata", path)
-    meta = r.mapping(meta_value, meta_path, required=True)
-    name = _metadata_name(r, meta, meta_path)
-    namespace = _name(r, meta.get("namespace", DEFAULT_NAMESPACE), key_path(meta_path, "namespace"), label=True)
+    meta = r.mapping(meta_value, meta_path, required=template_of is None)
+    if template_of is None:
+        name = _metadata_name(r, meta, meta_path)
+        namespace = _name(r, meta.get("namespace", DEFAULT_NAMESPACE), key_path(meta_path, "namespace"), label=True)
+    else:
+        name, namespace = f"{template_of[0]}-template", template_of[1]
     labels = r.string_map(meta.get("labels"), key_path(meta_path, "labels"))
     annotations_path = key_path(meta_path, "annotations")
     annotations = r.string_map(meta.get("annotations"), annotations_path)
@@ -581,7 +617,8 @@ def parse_pod(r: Reader, obj: Mapping[str, Any], path: str = "") -> Parsed:
             annotations[RUN_DURATION_ANNOTATION], key_path(annotations_path, RUN_DURATION_ANNOTATION)
         )
     owners = []
-    for ref_path, ref_value in r.items(meta.get("ownerReferences"), key_path(meta_path, "ownerReferences")):
+    owner_refs = meta.get("ownerReferences") if template_of is None else None
+    for ref_path, ref_value in r.items(owner_refs, key_path(meta_path, "ownerReferences")):
         ref = r.mapping(ref_value, ref_path)
         owners.append(
             OwnerReference(
@@ -625,7 +662,7 @@ def parse_pod(r: Reader, obj: Mapping[str, Any], path: str = "") -> Parsed:
     tolerations_path = key_path(spec_path, "tolerations")
     tsc_path = key_path(spec_path, "topologySpreadConstraints")
     key = f"{namespace}/{name}"
-    uid = r.string(meta.get("uid"), key_path(meta_path, "uid")) or r.naming.uid(key)
+    uid = "" if template_of is not None else r.string(meta.get("uid"), key_path(meta_path, "uid")) or r.naming.uid(key)
     pod = Pod(
         name=name,
         namespace=namespace,
@@ -761,7 +798,8 @@ def parse_priority_class(r: Reader, obj: Mapping[str, Any], path: str = "") -> P
     return Parsed("PriorityClass", pc, path, r.line(path), r.source)
 
 
-def _int_or_percent(r: Reader, value: Any, path: str) -> int | str | None:
+def _int_or_percent(r: Reader, value: Any, path: str, *, max_percent: int | None = 100) -> int | str | None:
+    """An IntOrString count: ``3`` or ``"50%"`` (percentages above ``max_percent`` are errors)."""
     if value is None:
         return None
     if isinstance(value, int) and not isinstance(value, bool):
@@ -771,7 +809,10 @@ def _int_or_percent(r: Reader, value: Any, path: str) -> int | str | None:
         return value
     if isinstance(value, str):
         match = re.fullmatch(r"([0-9]+)%", value)
-        if match and int(match[1]) <= 100:
+        if match:
+            if max_percent is not None and int(match[1]) > max_percent:
+                r.error(path, f'"{value}" is more than {max_percent}%')
+                return None
             return value
         if re.fullmatch(r"[0-9]+", value):
             r.error(path, f'"{value}" is a string; write an integer ({value}) or a percentage ("{value}%")')
@@ -805,12 +846,261 @@ def parse_namespace(r: Reader, obj: Mapping[str, Any], path: str = "") -> Parsed
     return Parsed("Namespace", Namespace(name, labels), path, r.line(path), r.source)
 
 
+# -- workloads (apps/v1, batch/v1) and Services ----------------------------------------
+
+
+def workload_key(kind: str, namespace: str, name: str) -> str:
+    """``deployment/default/web``: how timeline targets and uids name a workload."""
+    return f"{kind.lower()}/{namespace}/{name}"
+
+
+def _object_meta(
+    r: Reader, obj: Mapping[str, Any], path: str, *, label: bool = False
+) -> tuple[str, str, dict[str, Any]]:
+    meta_value, meta_path = _get(obj, "metadata", path)
+    meta = r.mapping(meta_value, meta_path, required=True)
+    name = _metadata_name(r, meta, meta_path, label=label)
+    namespace = _name(r, meta.get("namespace", DEFAULT_NAMESPACE), key_path(meta_path, "namespace"), label=True)
+    return name, namespace, meta
+
+
+def _workload_uid(r: Reader, meta: Mapping[str, Any], path: str, kind: str, namespace: str, name: str) -> str:
+    given = r.string(meta.get("uid"), key_path(key_path(path, "metadata"), "uid"))
+    return given or r.naming.uid(workload_key(kind, namespace, name))
+
+
+def _pod_template(
+    r: Reader, spec: Mapping[str, Any], spec_path: str, kind: str, name: str, namespace: str
+) -> tuple[PodTemplate, Parsed | None]:
+    """spec.template → a PodTemplate whose prototype is parsed like a pod (None: it was missing)."""
+    tpl_value, tpl_path = _get(spec, "template", spec_path)
+    if tpl_value is None:
+        r.error(tpl_path, "is required (the pod template: metadata.labels and spec.containers)")
+        return PodTemplate(Pod(f"{name}-template", namespace)), None
+    tpl = r.mapping(tpl_value, tpl_path)
+    parsed = parse_pod(r, tpl, tpl_path, template_of=(name, namespace))
+    parsed.owner = f'the pod template of {kind} "{namespace}/{name}"'
+    pod = parsed.obj
+    assert isinstance(pod, Pod)
+    spec_value = tpl.get("spec")
+    pod_spec: dict[str, Any] = spec_value if isinstance(spec_value, dict) else {}
+    policy_path = key_path(key_path(tpl_path, "spec"), "restartPolicy")
+    policy_value = pod_spec.get("restartPolicy")
+    policy = r.choice(policy_value, policy_path, ("Always", "OnFailure", "Never"), "Always")
+    annotation_path = key_path(key_path(key_path(tpl_path, "metadata"), "annotations"), RUN_DURATION_ANNOTATION)
+    if kind == "Job":
+        if policy_value is None:
+            r.error(policy_path, "is required for a Job: OnFailure or Never (Always, the pod default, is refused)")
+        elif policy == "Always":
+            r.error(policy_path, f'"{policy}" is not allowed for a Job; use OnFailure or Never')
+        if RUN_DURATION_ANNOTATION not in pod.annotations:
+            r.error(
+                annotation_path,
+                'is required for a Job: how long each pod runs before it succeeds (e.g. "90s")',
+            )
+    else:
+        if policy != "Always":
+            r.error(policy_path, f'"{policy}" is not allowed for a {kind}; its pods restart Always')
+        if RUN_DURATION_ANNOTATION in pod.annotations:
+            r.error(
+                annotation_path,
+                f"a {kind}'s pods run until they are deleted (restartPolicy Always); "
+                "kubeviz.dev/run-duration is for Jobs and bare pods",
+            )
+    return PodTemplate(pod), parsed
+
+
+def _selector_and_template(
+    r: Reader, spec: Mapping[str, Any], spec_path: str, kind: str, name: str, namespace: str
+) -> tuple[LabelSelector, PodTemplate, Parsed | None]:
+    """apps/v1 workloads: a required, non-empty selector that selects the template's labels."""
+    selector_path = key_path(spec_path, "selector")
+    selector = parse_label_selector(r, spec.get("selector"), selector_path)
+    template, parsed = _pod_template(r, spec, spec_path, kind, name, namespace)
+    if selector is None:
+        if spec:
+            r.error(selector_path, "is required (apps/v1 does not default it from the template labels)")
+        return LabelSelector(), template, parsed
+    if selector.empty:
+        r.error(selector_path, f"must not be empty (it would select every pod in the namespace) for a {kind}")
+    elif parsed is not None and not selector.matches(template.prototype.labels):
+        r.error(selector_path, "does not match template labels")
+    return selector, template, parsed
+
+
+def _replicas(
+    r: Reader, spec: Mapping[str, Any], spec_path: str, field_name: str = "replicas", default: int = 1
+) -> int:
+    return r.integer(spec.get(field_name), key_path(spec_path, field_name), default, minimum=0, maximum=MAX_REPLICAS)
+
+
+def _min_ready_ms(r: Reader, spec: Mapping[str, Any], spec_path: str) -> int:
+    path = key_path(spec_path, "minReadySeconds")
+    return r.integer(spec.get("minReadySeconds"), path, 0, minimum=0, maximum=86_400 * 365) * 1000
+
+
+def _is_zero(value: int | str) -> bool:
+    return value == 0 or (isinstance(value, str) and value.rstrip("%").lstrip("0") == "")
+
+
+def _deployment_strategy(r: Reader, spec: Mapping[str, Any], spec_path: str) -> tuple[str, int | str, int | str]:
+    strategy_value, strategy_path = _get(spec, "strategy", spec_path)
+    strategy = r.mapping(strategy_value, strategy_path)
+    kind = r.choice(
+        strategy.get("type"), key_path(strategy_path, "type"), ("RollingUpdate", "Recreate"), "RollingUpdate"
+    )
+    rolling_value, rolling_path = _get(strategy, "rollingUpdate", strategy_path)
+    if kind == "Recreate":
+        if rolling_value is not None:
+            r.error(rolling_path, "may not be set when strategy type is Recreate")
+        return kind, "25%", "25%"
+    rolling = r.mapping(rolling_value, rolling_path)
+    surge_path, unavailable_path = key_path(rolling_path, "maxSurge"), key_path(rolling_path, "maxUnavailable")
+    surge = _int_or_percent(r, rolling.get("maxSurge"), surge_path, max_percent=None)
+    unavailable = _int_or_percent(r, rolling.get("maxUnavailable"), unavailable_path)
+    max_surge = "25%" if surge is None else surge
+    max_unavailable = "25%" if unavailable is None else unavailable
+    if _is_zero(max_surge) and _is_zero(max_unavailable):
+        r.error(unavailable_path, "may not be 0 when maxSurge is 0 (the rollout could never replace a pod)")
+    return kind, max_surge, max_unavailable
+
+
+def parse_deployment(r: Reader, obj: Mapping[str, Any], path: str = "") -> Parsed:
+    """apps/v1 Deployment: replicas, selector, template, strategy, minReadySeconds."""
+    name, namespace, meta = _object_meta(r, obj, path)
+    spec_value, spec_path = _get(obj, "spec", path)
+    spec = r.mapping(spec_value, spec_path, required=True)
+    replicas = _replicas(r, spec, spec_path)
+    selector, template, parsed_template = _selector_and_template(r, spec, spec_path, "Deployment", name, namespace)
+    strategy, max_surge, max_unavailable = _deployment_strategy(r, spec, spec_path)
+    deployment = Deployment(
+        name=name,
+        template=template,
+        selector=selector,
+        namespace=namespace,
+        uid=_workload_uid(r, meta, path, "Deployment", namespace, name),
+        replicas=replicas,
+        strategy=strategy,
+        max_surge=max_surge,
+        max_unavailable=max_unavailable,
+        min_ready_ms=_min_ready_ms(r, spec, spec_path),
+        line=r.line(path) or 0,
+    )
+    return Parsed("Deployment", deployment, path, r.line(path), r.source, template=parsed_template)
+
+
+def parse_replica_set(r: Reader, obj: Mapping[str, Any], path: str = "") -> Parsed:
+    """apps/v1 ReplicaSet (a standalone one: its ownerReferences are ignored)."""
+    name, namespace, meta = _object_meta(r, obj, path)
+    spec_value, spec_path = _get(obj, "spec", path)
+    spec = r.mapping(spec_value, spec_path, required=True)
+    replicas = _replicas(r, spec, spec_path)
+    selector, template, parsed_template = _selector_and_template(r, spec, spec_path, "ReplicaSet", name, namespace)
+    _min_ready_ms(r, spec, spec_path)  # checked; the model's ReplicaSet does not wait for it
+    replica_set = ReplicaSet(
+        name=name,
+        template=template,
+        selector=selector,
+        namespace=namespace,
+        uid=_workload_uid(r, meta, path, "ReplicaSet", namespace, name),
+        replicas=replicas,
+        line=r.line(path) or 0,
+    )
+    return Parsed("ReplicaSet", replica_set, path, r.line(path), r.source, template=parsed_template)
+
+
+def parse_stateful_set(r: Reader, obj: Mapping[str, Any], path: str = "") -> Parsed:
+    """apps/v1 StatefulSet; volumeClaimTemplates are accepted and ignored (no volumes here)."""
+    name, namespace, meta = _object_meta(r, obj, path, label=True)
+    spec_value, spec_path = _get(obj, "spec", path)
+    spec = r.mapping(spec_value, spec_path, required=True)
+    replicas = _replicas(r, spec, spec_path)
+    selector, template, parsed_template = _selector_and_template(r, spec, spec_path, "StatefulSet", name, namespace)
+    service_name = r.string(spec.get("serviceName"), key_path(spec_path, "serviceName"))
+    policy = r.choice(
+        spec.get("podManagementPolicy"),
+        key_path(spec_path, "podManagementPolicy"),
+        ("OrderedReady", "Parallel"),
+        "OrderedReady",
+    )
+    update_value, update_path = _get(spec, "updateStrategy", spec_path)
+    update = r.mapping(update_value, update_path)
+    update_type = r.choice(
+        update.get("type"), key_path(update_path, "type"), ("RollingUpdate", "OnDelete"), "RollingUpdate"
+    )
+    rolling_value, rolling_path = _get(update, "rollingUpdate", update_path)
+    partition = 0
+    if update_type == "OnDelete":
+        if rolling_value is not None:
+            r.error(rolling_path, "may not be set when updateStrategy type is OnDelete")
+    else:
+        rolling = r.mapping(rolling_value, rolling_path)
+        partition = r.integer(rolling.get("partition"), key_path(rolling_path, "partition"), 0, minimum=0)
+    stateful_set = StatefulSet(
+        name=name,
+        template=template,
+        selector=selector,
+        namespace=namespace,
+        uid=_workload_uid(r, meta, path, "StatefulSet", namespace, name),
+        replicas=replicas,
+        pod_management_policy=policy,
+        update_strategy=update_type,
+        partition=partition,
+        service_name=service_name,
+        min_ready_ms=_min_ready_ms(r, spec, spec_path),
+        line=r.line(path) or 0,
+    )
+    return Parsed("StatefulSet", stateful_set, path, r.line(path), r.source, template=parsed_template)
+
+
+def parse_job(r: Reader, obj: Mapping[str, Any], path: str = "") -> Parsed:
+    """batch/v1 Job: completions, parallelism, backoffLimit; pods run for kubeviz.dev/run-duration.
+
+    Defaulting as the API server does: with neither completions nor parallelism set both are 1;
+    completions unset with parallelism set (or ``completions: null``) is a work-queue Job (None).
+    """
+    name, namespace, meta = _object_meta(r, obj, path)
+    spec_value, spec_path = _get(obj, "spec", path)
+    spec = r.mapping(spec_value, spec_path, required=True)
+    template, parsed_template = _pod_template(r, spec, spec_path, "Job", name, namespace)
+    work_queue = spec.get("completions") is None and ("completions" in spec or spec.get("parallelism") is not None)
+    completions = None if work_queue else _replicas(r, spec, spec_path, "completions")
+    parallelism = _replicas(r, spec, spec_path, "parallelism")
+    backoff_limit = r.integer(spec.get("backoffLimit"), key_path(spec_path, "backoffLimit"), 6, minimum=0)
+    job = Job(
+        name=name,
+        template=template,
+        namespace=namespace,
+        uid=_workload_uid(r, meta, path, "Job", namespace, name),
+        completions=completions,
+        parallelism=parallelism,
+        backoff_limit=backoff_limit,
+        line=r.line(path) or 0,
+    )
+    return Parsed("Job", job, path, r.line(path), r.source, template=parsed_template)
+
+
+def parse_service(r: Reader, obj: Mapping[str, Any], path: str = "") -> Parsed:
+    """v1 Service: only metadata.name/namespace and spec.selector are read."""
+    name, namespace, _meta = _object_meta(r, obj, path, label=True)
+    spec_value, spec_path = _get(obj, "spec", path)
+    spec = r.mapping(spec_value, spec_path)
+    selector = r.string_map(spec.get("selector"), key_path(spec_path, "selector"))
+    service = Service(name=name, selector=selector, namespace=namespace, line=r.line(path) or 0)
+    return Parsed("Service", service, path, r.line(path), r.source)
+
+
 _PARSERS = {
     "Node": parse_node_manifest,
     "Pod": parse_pod,
     "PriorityClass": parse_priority_class,
     "PodDisruptionBudget": parse_pdb,
     "Namespace": parse_namespace,
+    "Deployment": parse_deployment,
+    "ReplicaSet": parse_replica_set,
+    "StatefulSet": parse_stateful_set,
+    "Job": parse_job,
+    "Service": parse_service,
 }
 
 
@@ -836,8 +1126,8 @@ def parse_manifest(
         return out
     if kind not in allowed_kinds:
         supported = f"supported kinds: {', '.join(allowed_kinds)}"
-        if kind in _WORKLOAD_KINDS:
-            r.error(kind_path, f"{kind} is not supported yet (workload controllers come later); {supported}")
+        if kind in _UNSUPPORTED_WORKLOAD_KINDS:
+            r.error(kind_path, f"{kind} is not supported yet (no {kind} controller is modelled); {supported}")
         elif kind in SUPPORTED_KINDS:
             r.error(kind_path, f"{kind} is not allowed here; {supported}")
         else:

@@ -6,13 +6,16 @@ path; several problems are reported at once (up to :data:`errors.MAX_PROBLEMS`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from .errors import LoadError, Problems
 from .k8s_parse import (
+    MAX_REPLICAS,
     SUPPORTED_KINDS,
+    WORKLOAD_MANIFEST_KINDS,
     Namespace,
     Naming,
     Parsed,
@@ -20,9 +23,11 @@ from .k8s_parse import (
     parse_manifest,
     parse_node_shorthand,
     parse_node_template,
+    workload_key,
 )
 from .model import DEFAULT_NAMESPACE, LABEL_ZONE, Node, Pod, PodDisruptionBudget, PriorityClass
 from .scenario_types import TIMELINE_ACTIONS, Scenario, TimelineAction
+from .workloads import WORKLOAD_KINDS, Deployment, Job, ReplicaSet, Service, StatefulSet, Workload
 from .yamlsource import Document, describe, key_path, load_documents
 
 __all__ = [
@@ -59,9 +64,19 @@ BUILTIN_PRIORITY_CLASSES = (
 
 _TOP_FIELDS = ("apiVersion", "kind", "metadata", "spec")
 _METADATA_FIELDS = ("name", "annotations", "labels")
-_SPEC_FIELDS = ("seed", "description", "watchFor", "endAt", "nodes", "nodeGroups", "objects", "timeline")
+_SPEC_FIELDS = (
+    "seed",
+    "description",
+    "watchFor",
+    "endAt",
+    "podStartup",
+    "nodes",
+    "nodeGroups",
+    "objects",
+    "timeline",
+)
 _GROUP_FIELDS = ("count", "namePrefix", "template", "zones")
-_CREATE_KINDS = ("Pod", "Node", "PodDisruptionBudget", "PriorityClass")
+_CREATE_KINDS = ("Pod", "Node", "PodDisruptionBudget", "PriorityClass", *WORKLOAD_MANIFEST_KINDS, "Service")
 _ACTION_FIELDS: dict[str, tuple[str, ...]] = {
     "create": ("at", "action", "object", "objects"),
     "delete": ("at", "action", "target"),
@@ -69,19 +84,57 @@ _ACTION_FIELDS: dict[str, tuple[str, ...]] = {
     "uncordon": ("at", "action", "target"),
     "addNode": ("at", "action", "node"),
     "removeNode": ("at", "action", "target"),
+    "drainNode": ("at", "action", "target"),
+    "scale": ("at", "action", "target", "replicas"),
+    "setImage": ("at", "action", "target", "image", "container"),
+    "rolloutRestart": ("at", "action", "target"),
 }
 _TARGET_KINDS: dict[str, tuple[str, ...]] = {
-    "delete": ("pod", "node"),
+    "delete": ("pod", "deployment", "statefulset", "replicaset", "job", "node"),
     "cordon": ("node",),
     "uncordon": ("node",),
     "removeNode": ("node",),
+    "drainNode": ("node",),
+    "scale": ("deployment", "statefulset", "replicaset"),
+    "setImage": ("deployment", "statefulset"),
+    "rolloutRestart": ("deployment", "statefulset"),
 }
+# kubectl's short names, accepted in targets and stored under the full kind.
+_KIND_ALIASES = {"deploy": "deployment", "sts": "statefulset", "rs": "replicaset", "po": "pod", "no": "node"}
+_WORKLOAD_TYPES = (Deployment, ReplicaSet, StatefulSet, Job)
 
 
 def _ms_text(ms: int) -> str:
     if ms % 1000:
         return f"{ms}ms"
     return f"{ms // 1000}s"
+
+
+def _target_example(kinds: tuple[str, ...]) -> str:
+    """How to write a target of an action: ``node/<name>``, ``<kind>/[<namespace>/]<name> (<kind>: ...)``."""
+    namespaced = [kind for kind in kinds if kind != "node"]
+    parts = []
+    if len(namespaced) == 1:
+        parts.append(f"{namespaced[0]}/[<namespace>/]<name>")
+    elif namespaced:
+        parts.append(f"<kind>/[<namespace>/]<name> (<kind>: {', '.join(namespaced)})")
+    if "node" in kinds:
+        parts.append("node/<name>")
+    return " or ".join(parts)
+
+
+_ORDINAL = re.compile(r"0|[1-9][0-9]*")
+
+
+def _stateful_set_pod(key: str, live_workloads: Mapping[str, Workload], replicas: Mapping[str, int]) -> bool:
+    """``default/web-1`` names a pod of a live StatefulSet ``web`` whose replicas (then) exceed the ordinal."""
+    namespace, _, name = key.partition("/")
+    base, _, ordinal = name.rpartition("-")
+    if not base or not _ORDINAL.fullmatch(ordinal):
+        return False
+    sts_key = workload_key("StatefulSet", namespace, base)
+    sts = live_workloads.get(sts_key)
+    return isinstance(sts, StatefulSet) and int(ordinal) < replicas.get(sts_key, sts.replicas)
 
 
 class _Builder:
@@ -103,6 +156,10 @@ class _Builder:
         self.global_default: PriorityClass | None = None
         self.timeline: list[TimelineAction] = []
         self.pod_count = 0
+        self.workloads: list[tuple[Parsed, Reader]] = []
+        self.workload_keys: dict[str, tuple[Reader, str]] = {}
+        self.services: list[Service] = []
+        self.service_keys: dict[str, tuple[Reader, str]] = {}
 
     def reader(self, document: Document) -> Reader:
         return Reader(self.source, document, self.problems, self.naming)
@@ -149,6 +206,26 @@ class _Builder:
                 r.error(parsed.path, f'duplicate Namespace "{obj.name}"')
                 return
             self.namespaces[obj.name] = obj.labels
+        elif isinstance(obj, _WORKLOAD_TYPES):
+            key = workload_key(obj.kind, obj.namespace, obj.name)
+            if key in self.workload_keys:
+                first_r, first_path = self.workload_keys[key]
+                r.error(
+                    parsed.path,
+                    f'duplicate {obj.kind} "{obj.namespace}/{obj.name}" (first defined on line '
+                    f"{first_r.line(first_path)})",
+                )
+                return
+            self.workload_keys[key] = (r, parsed.path)
+            self.workloads.append((parsed, r))
+        elif isinstance(obj, Service):
+            key = f"{obj.namespace}/{obj.name}"
+            if key in self.service_keys:
+                first_r, first_path = self.service_keys[key]
+                r.error(parsed.path, f'duplicate Service "{key}" (first defined on line {first_r.line(first_path)})')
+                return
+            self.service_keys[key] = (r, parsed.path)
+            self.services.append(obj)
 
     def add_class(self, r: Reader, pc: PriorityClass, path: str) -> None:
         if pc.name in self.classes:
@@ -166,19 +243,26 @@ class _Builder:
         self.user_classes.append(pc)
 
     def resolve_priority(self, parsed: Parsed, r: Reader) -> None:
-        """The Priority admission plugin: priorityClassName (or the global default) → priority."""
+        """The Priority admission plugin: priorityClassName (or the global default) → priority.
+
+        A workload's pod template is resolved the same way (its pods would be admitted so).
+        """
+        if parsed.template is not None:
+            self.resolve_priority(parsed.template, r)
+            return
         pod = parsed.obj
-        assert isinstance(pod, Pod)
+        if not isinstance(pod, Pod):
+            return
         class_path = key_path(key_path(parsed.path, "spec"), "priorityClassName")
         pc: PriorityClass | None
         if pod.priority_class_name:
             pc = self.classes.get(pod.priority_class_name)
             if pc is None:
                 known = ", ".join(sorted(self.classes))
+                what = parsed.owner or f'pod "{pod.key}"'
                 r.error(
                     class_path,
-                    f'pod "{pod.key}" names PriorityClass "{pod.priority_class_name}", which is not defined '
-                    f"(defined: {known})",
+                    f'{what} names PriorityClass "{pod.priority_class_name}", which is not defined (defined: {known})',
                 )
                 return
         elif parsed.priority_given:
@@ -224,6 +308,7 @@ class _Builder:
         description = r.string(spec.get("description"), "spec.description")
         watch_for = list(r.string_list(spec.get("watchFor"), "spec.watchFor"))
         end_ms = r.duration_ms(spec.get("endAt"), "spec.endAt")
+        pod_startup_ms = r.duration_ms(spec.get("podStartup"), "spec.podStartup", 0) or 0
 
         for path, item in r.items(spec.get("nodes"), "spec.nodes"):
             parsed = parse_node_shorthand(r, item, path)
@@ -234,7 +319,14 @@ class _Builder:
             for parsed in parse_manifest(r, item, path):
                 self.add_parsed(r, parsed)
         self.timeline_entries(r, spec.get("timeline"))
-        return Scenario(name=name, seed=seed, description=description, watch_for=watch_for, end_ms=end_ms)
+        return Scenario(
+            name=name,
+            seed=seed,
+            description=description,
+            watch_for=watch_for,
+            end_ms=end_ms,
+            pod_startup_ms=pod_startup_ms,
+        )
 
     def node_groups(self, r: Reader, value: Any) -> None:
         groups = r.items(value, "spec.nodeGroups")
@@ -301,34 +393,62 @@ class _Builder:
                     created.append(parse_node_shorthand(r, entry["node"], node_path))
             else:
                 act.target = self.target(r, entry.get("target"), key_path(path, "target"), action)
+                act.params = self.params(r, entry, path, action)
             act.objects = [parsed.obj for parsed in created if not isinstance(parsed.obj, Namespace)]
             entries.append((act, path, r, created))
         entries.sort(key=lambda e: e[0].at_ms)  # stable: same-time actions keep document order
         self.replay(entries)
 
     def target(self, r: Reader, value: Any, path: str, action: str) -> str:
+        """``deployment/web`` → ``deployment/default/web``; ``node/a`` stays; kubectl short names work."""
         text = r.string(value, path, required=True)
         if not text:
             return ""
         kinds = _TARGET_KINDS[action]
         parts = text.split("/")
-        kind = parts[0].lower()
-        example = "pod/<name>, pod/<namespace>/<name> or node/<name>" if "pod" in kinds else "node/<name>"
-        if kind not in kinds or not all(parts[1:]):
-            r.error(path, f'"{text}" is not a target of {action}; write {example}')
-            return ""
-        if kind == "pod" and len(parts) in (2, 3):
-            namespace, name = (DEFAULT_NAMESPACE, parts[1]) if len(parts) == 2 else (parts[1], parts[2])
-            return f"pod/{namespace}/{name}"
-        if kind == "node" and len(parts) == 2:
-            return f"node/{parts[1]}"
-        r.error(path, f'"{text}" is not a target of {action}; write {example}')
+        kind = _KIND_ALIASES.get(parts[0].lower(), parts[0].lower())
+        if kind in kinds and all(parts[1:]):
+            if kind == "node" and len(parts) == 2:
+                return f"node/{parts[1]}"
+            if kind != "node" and len(parts) in (2, 3):
+                namespace, name = (DEFAULT_NAMESPACE, parts[1]) if len(parts) == 2 else (parts[1], parts[2])
+                return f"{kind}/{namespace}/{name}"
+        r.error(path, f'"{text}" is not a target of {action}; write {_target_example(kinds)}')
         return ""
+
+    def params(self, r: Reader, entry: Mapping[str, Any], path: str, action: str) -> dict[str, Any]:
+        """An action's own fields: scale → {"replicas": N}; setImage → {"image": ..., "container": ... | None}."""
+        if action == "scale":
+            replicas = r.integer(
+                entry.get("replicas"),
+                key_path(path, "replicas"),
+                0,
+                minimum=0,
+                maximum=MAX_REPLICAS,
+                required=True,
+            )
+            return {"replicas": replicas}
+        if action == "setImage":
+            image = r.string(entry.get("image"), key_path(path, "image"), required=True)
+            container_path = key_path(path, "container")
+            container = r.string(entry.get("container"), container_path) if entry.get("container") is not None else ""
+            if entry.get("container") is not None and not container:
+                r.error(container_path, "must not be empty (leave it out to change every container)")
+            if image and any(ch.isspace() for ch in image):
+                r.error(key_path(path, "image"), f'"{image}" is not an image reference (it contains whitespace)')
+            return {"image": image, "container": container or None}
+        return {}
 
     def replay(self, entries: list[tuple[TimelineAction, str, Reader, list[Parsed]]]) -> None:
         """Walk the timeline in time order: check targets exist and names stay unique."""
         live_nodes = {node.name for node in self.nodes}
         live_pods = set(self.pod_keys)
+        live_workloads: dict[str, Workload] = {}
+        for parsed, _ in self.workloads:
+            if isinstance(parsed.obj, _WORKLOAD_TYPES):
+                live_workloads[workload_key(parsed.obj.kind, parsed.obj.namespace, parsed.obj.name)] = parsed.obj
+        replicas: dict[str, int] = {}  # workload key → replicas after the latest scale
+        live_services = set(self.service_keys)
         node_total = len(self.nodes)
         for act, path, r, created in entries:
             when = _ms_text(act.at_ms)
@@ -354,19 +474,52 @@ class _Builder:
                     self.add_class(r, obj, parsed.path)
                 elif isinstance(obj, PodDisruptionBudget):
                     self.note_namespace(obj.namespace)
+                elif isinstance(obj, _WORKLOAD_TYPES):
+                    key = workload_key(obj.kind, obj.namespace, obj.name)
+                    if key in live_workloads:
+                        r.error(parsed.path, f'a {obj.kind} "{obj.namespace}/{obj.name}" already exists at {when}')
+                    live_workloads[key] = obj
+                    replicas.pop(key, None)
+                    self.resolve_priority(parsed, r)
+                    self.note_namespace(obj.namespace)
+                elif isinstance(obj, Service):
+                    key = f"{obj.namespace}/{obj.name}"
+                    if key in live_services:
+                        r.error(parsed.path, f'a Service "{key}" already exists at {when}')
+                    live_services.add(key)
+                    self.note_namespace(obj.namespace)
             if not act.target:
                 continue
             kind, _, rest = act.target.partition("/")
             target_path = key_path(path, "target")
             if kind == "pod":
-                if rest not in live_pods:
+                if rest not in live_pods and not _stateful_set_pod(rest, live_workloads, replicas):
                     r.error(target_path, f'no pod "{rest}" exists at {when}')
                 elif act.action == "delete":
                     live_pods.discard(rest)
-            elif rest not in live_nodes:
-                r.error(target_path, f'no node "{rest}" exists at {when}')
-            elif act.action in ("delete", "removeNode"):
-                live_nodes.discard(rest)
+            elif kind == "node":
+                if rest not in live_nodes:
+                    r.error(target_path, f'no node "{rest}" exists at {when}')
+                elif act.action in ("delete", "removeNode"):
+                    live_nodes.discard(rest)
+            else:
+                workload = live_workloads.get(act.target)
+                if workload is None:
+                    r.error(target_path, f'no {WORKLOAD_KINDS[kind]} "{rest}" exists at {when}')
+                elif act.action == "delete":
+                    del live_workloads[act.target]
+                    replicas.pop(act.target, None)
+                elif act.action == "scale":
+                    replicas[act.target] = act.params["replicas"]
+                elif act.action == "setImage":
+                    container = act.params.get("container")
+                    names = [c.name for c in workload.template.prototype.containers]
+                    if container is not None and container not in names:
+                        r.error(
+                            key_path(path, "container"),
+                            f'no container "{container}" in the pod template of {workload.kind} "{rest}" '
+                            f"(containers: {', '.join(names)})",
+                        )
         self.timeline = [act for act, _, _, _ in entries]
 
     # -- plain manifests
@@ -389,11 +542,19 @@ class _Builder:
             self.note_namespace(parsed.obj.namespace)
         for pdb in self.pdbs:
             self.note_namespace(pdb.namespace)
+        for parsed, r in self.workloads:
+            self.resolve_priority(parsed, r)
+            if isinstance(parsed.obj, _WORKLOAD_TYPES):
+                self.note_namespace(parsed.obj.namespace)
+        for service in self.services:
+            self.note_namespace(service.namespace)
         self.problems.raise_if_any()
         scenario.nodes = self.nodes
         scenario.pods = [parsed.obj for parsed, _ in self.pods if isinstance(parsed.obj, Pod)]
         scenario.priority_classes = self.user_classes
         scenario.pdbs = self.pdbs
+        scenario.workloads = [parsed.obj for parsed, _ in self.workloads if isinstance(parsed.obj, _WORKLOAD_TYPES)]
+        scenario.services = self.services
         scenario.namespaces = self.namespaces
         scenario.timeline = self.timeline
         scenario.source = self.source

@@ -219,6 +219,8 @@ def test_bad_durations(text: Any, message: str) -> None:
         parse_duration_ms(text)
 
 
+KINDS = "Node, Pod, PriorityClass, PodDisruptionBudget, Namespace, Deployment, ReplicaSet, StatefulSet, Job, Service"
+
 BAD = [
     (
         "kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources: {requests: {cpu: 4x}}\n",
@@ -285,14 +287,13 @@ BAD = [
         'obj.yaml:1 apiVersion: a string ("policy/v1beta1") is not an apiVersion of PodDisruptionBudget; use policy/v1',
     ),
     (
-        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n",
-        "obj.yaml:2 kind: Deployment is not supported yet (workload controllers come later); "
-        "supported kinds: Node, Pod, PriorityClass, PodDisruptionBudget, Namespace",
+        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: d}\n",
+        "obj.yaml:2 kind: DaemonSet is not supported yet (no DaemonSet controller is modelled); "
+        f"supported kinds: {KINDS}",
     ),
     (
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\n",
-        "obj.yaml:2 kind: ConfigMap is not supported yet; "
-        "supported kinds: Node, Pod, PriorityClass, PodDisruptionBudget, Namespace",
+        f"obj.yaml:2 kind: ConfigMap is not supported yet; supported kinds: {KINDS}",
     ),
 ]
 
@@ -315,7 +316,7 @@ BAD = [
         "a PDB count written as a string is explained",
         "a user priority class above one billion is rejected",
         "an old PDB apiVersion is rejected",
-        "a Deployment is not supported yet",
+        "a DaemonSet is not supported yet",
         "a ConfigMap is not supported",
     ],
 )

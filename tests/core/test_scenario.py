@@ -167,8 +167,8 @@ def test_priority_resolution(pod_spec: str, priority: int, class_name: str, poli
 BAD_SCENARIOS = [
     (
         HEAD + "  nodes: []\n  colour: blue\n",
-        "scenario.yaml:7 spec.colour: unknown field; expected one of seed, description, watchFor, endAt, nodes, "
-        "nodeGroups, objects, timeline",
+        "scenario.yaml:7 spec.colour: unknown field; expected one of seed, description, watchFor, endAt, podStartup, "
+        "nodes, nodeGroups, objects, timeline",
     ),
     (
         HEAD + "  nodes:\n    - {name: a, allocatable: {cpu: 1}, zone: x}\n",
@@ -185,9 +185,10 @@ BAD_SCENARIOS = [
         'scenario.yaml:8 spec.objects[1]: duplicate pod "default/p" (first defined on line 7)',
     ),
     (
-        HEAD + "  objects:\n    - {apiVersion: apps/v1, kind: StatefulSet, metadata: {name: s}}\n",
-        "scenario.yaml:7 spec.objects[0].kind: StatefulSet is not supported yet (workload controllers come later); "
-        "supported kinds: Node, Pod, PriorityClass, PodDisruptionBudget, Namespace",
+        HEAD + "  objects:\n    - {apiVersion: apps/v1, kind: DaemonSet, metadata: {name: s}}\n",
+        "scenario.yaml:7 spec.objects[0].kind: DaemonSet is not supported yet (no DaemonSet controller is modelled); "
+        "supported kinds: Node, Pod, PriorityClass, PodDisruptionBudget, Namespace, Deployment, ReplicaSet, "
+        "StatefulSet, Job, Service",
     ),
     (
         HEAD + "  seed: -1\n",
@@ -196,7 +197,7 @@ BAD_SCENARIOS = [
     (
         HEAD + "  timeline:\n    - {at: 10s, action: explode, target: node/a}\n",
         'scenario.yaml:7 spec.timeline[0].action: "explode" is not an action; expected one of create, delete, '
-        "cordon, uncordon, addNode, removeNode",
+        "cordon, uncordon, addNode, removeNode, drainNode, scale, setImage, rolloutRestart",
     ),
     (
         HEAD + "  nodes: [{name: a}]\n  timeline:\n    - {at: 10s, action: cordon, target: node/b}\n",
@@ -230,7 +231,8 @@ BAD_SCENARIOS = [
         HEAD
         + "  timeline:\n    - at: 5s\n      action: create\n      object: {kind: Namespace, metadata: {name: x}}\n",
         "scenario.yaml:9 spec.timeline[0].object.kind: Namespace is not allowed here; "
-        "supported kinds: Pod, Node, PodDisruptionBudget, PriorityClass",
+        "supported kinds: Pod, Node, PodDisruptionBudget, PriorityClass, Deployment, ReplicaSet, StatefulSet, Job, "
+        "Service",
     ),
     (
         "apiVersion: kubeviz.dev/v2\nkind: Scenario\nmetadata: {name: x}\nspec: {}\n",
@@ -247,7 +249,8 @@ BAD_SCENARIOS = [
     (
         "",
         "scenario.yaml: no documents: expected a kubeviz.dev/v1 Scenario or Kubernetes manifests "
-        "(Node, Pod, PriorityClass, PodDisruptionBudget, Namespace)",
+        "(Node, Pod, PriorityClass, PodDisruptionBudget, Namespace, Deployment, ReplicaSet, StatefulSet, Job, "
+        "Service)",
     ),
     ("a: 1\na: 2\n", "scenario.yaml:2 a: duplicate key, first defined on line 1"),
     (
@@ -279,7 +282,7 @@ BAD_SCENARIOS = [
         "an unknown node shorthand field lists the known ones",
         "duplicate node names name both lines",
         "duplicate pods name both lines",
-        "a StatefulSet in objects is not supported yet",
+        "a DaemonSet in objects is not supported yet",
         "a negative seed is rejected",
         "an unknown timeline action lists the actions",
         "cordoning a node that does not exist is an error",
@@ -449,19 +452,5 @@ def test_high_priority_pod_reports_its_missing_class() -> None:
     )
 
 
-@needs_examples
-def test_zookeeper_says_services_and_statefulsets_are_not_supported_yet() -> None:
-    with pytest.raises(LoadError) as info:
-        load_scenario_file(EXAMPLES / "zookeeper.yaml")
-    messages = [(p.line, p.message.split(";")[0]) for p in info.value.problems]
-    assert messages == [
-        (2, "Service is not supported yet"),
-        (18, "Service is not supported yet"),
-        (41, "StatefulSet is not supported yet (workload controllers come later)"),
-    ]
-
-
-@needs_examples
-def test_deployment_is_not_supported_yet() -> None:
-    with pytest.raises(LoadError, match=r"^deployment\.yaml:2 kind: Deployment is not supported yet"):
-        load_scenario_file(EXAMPLES / "deployment.yaml")
+# deployment.yaml, web-statefulset.yaml and zookeeper.yaml (workloads and Services) are
+# covered in test_workload_manifests.py.
