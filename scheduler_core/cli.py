@@ -17,6 +17,7 @@ from typing import Any, TextIO
 from .config import Policy
 from .errors import LoadError
 from .explain import ExplainError, explain
+from .metrics import compute_metrics, format_metrics
 from .policy import builtin_policies, builtin_policy, load_policy_file
 from .quantity import format_quantity
 from .scenario import load_scenario_file
@@ -144,11 +145,14 @@ def _simulate(scenario: Scenario, policy: Policy | None, args: argparse.Namespac
     if show_progress:
         print(file=sys.stderr)
     elapsed = time.perf_counter() - started
+    metrics = compute_metrics(sim.trace.events)
     if args.json:
-        json.dump({"summary": summary.as_dict(), "events": sim.trace.events}, out, separators=(",", ":"))
+        document = {"summary": summary.as_dict(), "metrics": metrics.as_dict(), "events": sim.trace.events}
+        json.dump(document, out, separators=(",", ":"))
         out.write("\n")
     else:
         _print_summary(summary, out, show_all=args.all, elapsed=elapsed)
+        out.write("\n" + format_metrics(metrics))
     return 0
 
 

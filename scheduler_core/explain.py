@@ -50,7 +50,8 @@ def explain(scenario: Scenario, pod_name: str, policy: Policy | None = None, see
     result = sim.scheduler.run_cycle(fwk, pod, sim.cache.snapshot())
     message = result.message
     preemption: dict[str, Any] | None = None
-    if result.selected is None and result.num_all_nodes and fwk.post_filter_plugins:
+    legacy = sim.policy.scheduler_mode == "legacy"  # the v1.5 scheduler had no preemption
+    if result.selected is None and result.num_all_nodes and fwk.post_filter_plugins and not legacy:
         # The decision only: explain never deletes victims.
         pf_result, pf_status = fwk.run_post_filter(result.state, pod, result.statuses)
         if pf_status.message() and message is not None:

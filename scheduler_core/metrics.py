@@ -423,12 +423,18 @@ def compute_metrics(events: list[dict[str, Any]], *, stall_after_ms: int = STALL
         elif typ == "rollout_completed":
             w = workload(e["workload"])
             open_rollouts = [r for r in w.rollouts if r.open]
-            if open_rollouts:
-                same = [r for r in open_rollouts if r.revision == e.get("revision")]
-                r = (same or open_rollouts)[-1]
-                r.completed_ms = t
-                duration = e.get("duration_ms")
-                r.duration_ms = duration if isinstance(duration, int) else t - r.started_ms
+            duration = e.get("duration_ms")
+            if not w.rollouts:
+                # A Job reports its completion without a rollout_started: its run began at creation.
+                started = t - duration if isinstance(duration, int) else (w.created_ms or 0)
+                w.rollouts.append(_Rollout(e.get("revision"), None, started))
+                open_rollouts = w.rollouts[-1:]
+            if not open_rollouts:
+                continue  # a repeated completion: nothing left open
+            same = [r for r in open_rollouts if r.revision == e.get("revision")]
+            r = (same or open_rollouts)[-1]
+            r.completed_ms = t
+            r.duration_ms = duration if isinstance(duration, int) else t - r.started_ms
         elif typ == "workload_created":
             w = workload(e["workload"])
             w.kind = e.get("kind")

@@ -1,12 +1,15 @@
 """A discrete-event simulation of a cluster and its scheduler on a virtual clock.
 
 One heap of ``(time, priority, seq, kind, payload)`` holds what is due — timeline actions,
-bind completions, pod completions and the end of graceful terminations; ``seq`` (an
+bind completions, pods becoming ready, pod completions, the end of graceful terminations,
+drain retries and controller re-syncs; ``seq`` (an
 ``itertools.count``) makes the order total, so a run is deterministic. The queue's periodic
 flushes and the scheduling loop are derived from the queue's state rather than stored:
 at any time, due heap events run first, then the backoff flush, then the leftover flush,
 then one scheduling cycle if activeQ has a pod. :meth:`Simulation.step` does exactly one of
 these; :meth:`Simulation.run` repeats it until nothing can change any more (or an end time).
+After every step the workload controllers reconcile (``controllers.ControllerManager``);
+the simulation is the cluster API they act through (``workloads.ClusterAPI``).
 """
 
 from __future__ import annotations
@@ -19,17 +22,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .config import Policy, default_policy
+from .controllers import ControllerManager
 from .disruption import update_pdb_status
+from .eviction import DRAIN_RETRY_MS, eviction_allowed
 from .framework import ActionType, ClusterEvent, Handle
 from .framework.runtime import Framework
+from .legacy import FifoQueue, LegacyScheduler, uses_fifo_queue
 from .model import NO_SCHEDULE, Node, Pod, PodDisruptionBudget, PriorityClass, Resources
 from .plugins import REGISTRY
 from .plugins.node_affinity import required_node_affinity_matches
 from .queue import SchedulingQueue
+from .reservation import is_rollout_deletion, make_reservation
 from .scenario_types import Scenario, TimelineAction
 from .scheduler import BindRequest, CycleResult, Scheduler
 from .state import ClusterCache, NodeInfo
 from .trace import DETAIL_FULL, DETAIL_SUMMARY, Trace
+from .workloads import WORKLOAD_KINDS, Deployment, Job, ReplicaSet, Service, StatefulSet
 
 __all__ = ["Simulation", "RunSummary", "PodOutcome", "SUMMARY_DETAIL_THRESHOLD"]
 
@@ -131,7 +139,8 @@ class Simulation:
         self.seed = scenario.seed if seed is None else seed
         self.rng = random.Random(self.seed)
         if detail is None:
-            size = max(1, len(scenario.nodes)) * max(1, len(scenario.pods))
+            planned_pods = len(scenario.pods) + sum(getattr(w, "replicas", 1) for w in scenario.workloads)
+            size = max(1, len(scenario.nodes)) * max(1, planned_pods)
             detail = DETAIL_SUMMARY if size > SUMMARY_DETAIL_THRESHOLD else DETAIL_FULL
         self.trace = Trace(detail=detail, keep=keep_trace)
         self.now_ms = 0
@@ -147,17 +156,25 @@ class Simulation:
         self.completed: dict[str, Pod] = {}
         self.deleted: set[str] = set()
         self.priority_classes: dict[str, PriorityClass] = {pc.name: pc for pc in scenario.priority_classes}
-        self.pdbs: list[PodDisruptionBudget] = list(scenario.pdbs)
+        self.pdb_list: list[PodDisruptionBudget] = list(scenario.pdbs)
         self._binding: dict[str, BindRequest] = {}
+        self._owned: dict[str, dict[str, Pod]] = {}  # controller uid -> pod key -> pod
+        self._ready: set[str] = set()  # pod keys running and past start-up
+        self._rollout_deleted: set[str] = set()  # pod keys a StatefulSet deleted for a rollout
+        self.reservations: dict[str, Pod] = {}  # pod key -> placeholder holding its place
+        self._draining: set[str] = set()
+        self._sync_pending = False
         self._changes_since_usage = 0
         self._last_usage_ms = -1
+        self.controllers = ControllerManager(self)
 
         self.profiles: dict[str, Framework] = {}
         for profile in self.policy.profiles:
             handle = Handle()
             handle.nominated_pods_for_node = self._nominated_pods_for_node
             handle.namespace_labels = lambda ns: self.scenario.namespaces.get(ns, {})
-            handle.pdbs = self._pdbs_with_status
+            handle.workload_selectors = self.controllers.workload_selectors
+            handle.pdbs = self.pdbs
             handle.now_ms = lambda: self.now_ms
             handle.rng = self.rng
             self.profiles[profile.scheduler_name] = Framework(profile, REGISTRY, handle)
@@ -165,26 +182,49 @@ class Simulation:
         events: dict[str, tuple[ClusterEvent, ...]] = {}
         for fwk in self.profiles.values():
             events.update(fwk.events_to_register())
-        self.queue = SchedulingQueue(
-            first.less,
-            initial_backoff_ms=self.policy.pod_initial_backoff_seconds * 1000,
-            max_backoff_ms=self.policy.pod_max_backoff_seconds * 1000,
-            events_by_plugin=events,
-            emit=self.trace.emit,
-        )
-        self.scheduler = Scheduler(self.cache, self.queue, self.profiles, self.policy, self.rng, self.trace)
+        self.queue: SchedulingQueue
+        if uses_fifo_queue(self.policy):
+            self.queue = FifoQueue(emit=self.trace.emit)  # legacy v1.5 FIFO, 1s..60s backoff
+        else:
+            self.queue = SchedulingQueue(
+                first.less,
+                initial_backoff_ms=self.policy.pod_initial_backoff_seconds * 1000,
+                max_backoff_ms=self.policy.pod_max_backoff_seconds * 1000,
+                events_by_plugin=events,
+                emit=self.trace.emit,
+            )
+        scheduler_cls = LegacyScheduler if self.policy.scheduler_mode == "legacy" else Scheduler
+        self.scheduler = scheduler_cls(self.cache, self.queue, self.profiles, self.policy, self.rng, self.trace)
         self.scheduler.evict = self._evict
+        self.scheduler.on_assumed = self._on_assumed
         self._start()
+
+    # -- the cluster API controllers use (workloads.ClusterAPI) ---------------------------
+
+    def create_pod(self, pod: Pod, by: str) -> None:
+        self._add_pod(pod)
+
+    def owned_pods(self, owner_uid: str) -> list[Pod]:
+        return list(self._owned.get(owner_uid, {}).values())
+
+    def pod_ready(self, pod: Pod) -> bool:
+        return pod.key in self._ready and self.pods.get(pod.key) is pod
+
+    def requeue_at(self, t_ms: int) -> None:
+        self._push(max(t_ms, self.now_ms), _LIFECYCLE, "sync", None)
+
+    def pdbs(self) -> list[PodDisruptionBudget]:
+        """The disruption controller's view, computed when it is read."""
+        update_pdb_status(self.pdb_list, self.pods.values())
+        return self.pdb_list
+
+    def emit(self, type_: str, **fields: Any) -> None:
+        self.trace.emit(type_, **fields)
 
     # -- set-up --------------------------------------------------------------------------
 
     def _nominated_pods_for_node(self, node: str) -> list[Pod]:
         return self.queue.nominator.pods_for_node(node)
-
-    def _pdbs_with_status(self) -> list[PodDisruptionBudget]:
-        """The disruption controller's view, computed when the scheduler reads it."""
-        update_pdb_status(self.pdbs, self.pods.values())
-        return self.pdbs
 
     def _evict(self, victim: Pod, preemptor: Pod) -> None:
         """Preemption deletes a victim; it terminates over its grace period."""
@@ -203,8 +243,13 @@ class Simulation:
         )
         for node in sc.nodes:
             self._add_node(node, initial=True)
+        for service in sc.services:
+            self.controllers.add_service(service)
         for pod in sc.pods:
             self._add_pod(pod)
+        for workload in sc.workloads:
+            self.controllers.add(workload)
+        self.controllers.sync()
         for action in sorted(sc.timeline, key=lambda a: a.at_ms):
             self._push(action.at_ms, _ACTION, "action", action)
         self._emit_usage()
@@ -252,15 +297,19 @@ class Simulation:
         self.steps += 1
         if kind == "heap":
             _, _, _, what, payload = heapq.heappop(self._heap)
-            return self._dispatch(what, payload)
-        if kind == "backoff_flush":
+            done = self._dispatch(what, payload)
+        elif kind == "backoff_flush":
             self.queue.flush_backoff_completed()
-            return STEP_FLUSH
-        if kind == "leftover_flush":
+            done = STEP_FLUSH
+        elif kind == "leftover_flush":
             self.queue.flush_unschedulable_leftover()
-            return STEP_FLUSH
-        self._schedule_one()
-        return STEP_CYCLE
+            done = STEP_FLUSH
+        else:
+            self._schedule_one()
+            done = STEP_CYCLE
+        # Controllers react to what just happened before anything else is due.
+        self.controllers.sync()
+        return done
 
     def run(
         self,
@@ -317,12 +366,20 @@ class Simulation:
         if what == "bind":
             self._complete_binding(payload)
             return STEP_BIND
+        if what == "running":
+            self._running(payload)
+            return STEP_LIFECYCLE
         if what == "complete":
             self._complete_pod(payload)
             return STEP_LIFECYCLE
         if what == "terminated":
             self._remove_pod(payload, reason="terminated")
             return STEP_LIFECYCLE
+        if what == "drain":
+            self._drain(payload)
+            return STEP_ACTION
+        if what == "sync":
+            return STEP_LIFECYCLE  # the controllers sync after every step anyway
         raise AssertionError(f"unknown event {what!r}")
 
     # -- scheduling ----------------------------------------------------------------------
@@ -340,7 +397,7 @@ class Simulation:
 
     def _complete_binding(self, req: BindRequest) -> None:
         self._binding.pop(req.pod.key, None)
-        if req.pod.key not in self.pods:
+        if self.pods.get(req.pod.key) is not req.pod:
             self.scheduler.handle_binding_failure(req, f'pods "{req.pod.name}" not found')
             self.queue.delete(req.pod, emit=False)
             return
@@ -354,17 +411,36 @@ class Simulation:
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, lambda p: p is not req.pod)
             return
         self.trace.emit("bound", pod=req.pod.key, node=req.node)
-        self._started(req.pod)
+        self._bound(req.pod)
 
-    def _started(self, pod: Pod) -> None:
-        """The pod is bound and running: count it and schedule its completion."""
-        pod.phase = "Running"
-        pod.start_time_ms = self.now_ms
+    def _on_assumed(self, pod: Pod, node: str) -> None:
+        """The replacement a reservation waited for is placed: the reservation goes."""
+        held = self.reservations.get(pod.key)
+        if held is not None and pod.is_replacement_of(held):
+            where = "on the reserved node" if node == held.nominated_node_name else f"on {node} instead"
+            self._release_reservation(pod.key, f"replacement assumed {where}")
+
+    def _bound(self, pod: Pod) -> None:
+        """Bound: counted on its node; running (ready) after the scenario's start-up time."""
         self.bound_ms[pod.key] = self.now_ms
         self._changes_since_usage += 1
-        if pod.run_duration_ms is not None and pod.deletion_timestamp_ms is None:
-            self._push(self.now_ms + pod.run_duration_ms, _LIFECYCLE, "complete", pod)
         self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD, lambda p: _affinity_matches(p, pod))
+        self.controllers.on_pod_event(pod)
+        if self.scenario.pod_startup_ms > 0:
+            self._push(self.now_ms + self.scenario.pod_startup_ms, _LIFECYCLE, "running", pod)
+        else:
+            self._running(pod)
+
+    def _running(self, pod: Pod) -> None:
+        if self.pods.get(pod.key) is not pod or pod.terminating:
+            return
+        pod.phase = "Running"
+        pod.start_time_ms = self.now_ms
+        self._ready.add(pod.key)
+        self.trace.emit("pod_running", pod=pod.key, node=pod.node_name)
+        if pod.run_duration_ms is not None:
+            self._push(self.now_ms + pod.run_duration_ms, _LIFECYCLE, "complete", pod)
+        self.controllers.on_pod_event(pod)
 
     # -- pods ----------------------------------------------------------------------------
 
@@ -375,6 +451,15 @@ class Simulation:
             pod.priority = self.priority_classes[pod.priority_class_name].value
         self.pods[pod.key] = pod
         self.created_ms[pod.key] = self.now_ms
+        # a StatefulSet replacement reuses the name: its history starts afresh
+        self.bound_ms.pop(pod.key, None)
+        self.attempts.pop(pod.key, None)
+        self.completed.pop(pod.key, None)
+        self.scheduler.last_message.pop(pod.key, None)
+        self.deleted.discard(pod.key)
+        owner = pod.controller
+        if owner is not None and owner.uid:
+            self._owned.setdefault(owner.uid, {})[pod.key] = pod
         self.trace.emit(
             "pod_added",
             pod=pod.key,
@@ -388,28 +473,33 @@ class Simulation:
                 pod.phase = "Failed"
                 return
             self.cache.add_pod(pod, pod.node_name)
-            self._started(pod)
+            self._bound(pod)
         elif pod.scheduler_name in self.profiles:
             self.queue.add(pod)
 
-    def delete_pod(self, pod: Pod, grace_ms: int | None = None, reason: str = "deleted") -> None:
+    def delete_pod(self, pod: Pod, reason: str = "deleted", grace_ms: int | None = None) -> None:
         """Delete a pod: pending pods vanish; placed pods terminate after their grace period."""
-        if pod.key not in self.pods or pod.terminating:
+        if self.pods.get(pod.key) is not pod or pod.terminating:
             return
+        if self.policy.upgrade_aware_reservation and is_rollout_deletion(pod, reason):
+            self._rollout_deleted.add(pod.key)
         if not pod.node_name and pod.key not in self._binding:
             self.queue.delete(pod)
             self._forget_pod(pod)
             self.trace.emit("pod_deleted", pod=pod.key, node=None, reason=reason)
+            self.controllers.on_pod_event(pod)
             return
         grace = pod.termination_grace_ms if grace_ms is None else grace_ms
         pod.deletion_timestamp_ms = self.now_ms
+        self._ready.discard(pod.key)
         self.trace.emit("pod_deletion_started", pod=pod.key, node=pod.node_name or None, grace_ms=grace, reason=reason)
         self._push(self.now_ms + grace, _LIFECYCLE, "terminated", pod)
         # The deletion timestamp is a pod update the scheduler's informer sees (AssignedPodUpdate).
         self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_UPDATE, lambda p: _affinity_matches(p, pod))
+        self.controllers.on_pod_event(pod)
 
     def _complete_pod(self, pod: Pod) -> None:
-        if pod.key not in self.pods or pod.terminating or self.pods[pod.key] is not pod:
+        if self.pods.get(pod.key) is not pod or pod.terminating:
             return
         pod.phase = "Succeeded"
         node = pod.node_name
@@ -419,6 +509,7 @@ class Simulation:
         self._changes_since_usage += 1
         self.trace.emit("pod_completed", pod=pod.key, node=node)
         self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+        self.controllers.on_pod_event(pod)
 
     def _remove_pod(self, pod: Pod, reason: str) -> None:
         """The pod object is gone (graceful termination ended, or its node was removed)."""
@@ -430,12 +521,39 @@ class Simulation:
         self._forget_pod(pod)
         self._changes_since_usage += 1
         self.trace.emit("pod_deleted", pod=pod.key, node=node, reason=reason)
+        if node and pod.key in self._rollout_deleted:
+            # Hold the place before the deletion wakes the pending pods (reservation.py).
+            self._reserve(pod, node)
+        self._rollout_deleted.discard(pod.key)
         if node:
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+        self.controllers.on_pod_event(pod)
 
     def _forget_pod(self, pod: Pod) -> None:
         self.pods.pop(pod.key, None)
+        self._ready.discard(pod.key)
         self.deleted.add(pod.key)
+        owner = pod.controller
+        if owner is not None and owner.uid:
+            owned = self._owned.get(owner.uid)
+            if owned is not None and owned.get(pod.key) is pod:
+                del owned[pod.key]
+
+    # -- upgrade-aware reservation -------------------------------------------------------
+
+    def _reserve(self, pod: Pod, node: str) -> None:
+        placeholder = make_reservation(pod, node)
+        self.reservations[pod.key] = placeholder
+        self.queue.nominator.add(placeholder, node)
+        self.trace.emit("reservation_set", pod=pod.key, node=node, reason="StatefulSet rollout deleted the pod")
+
+    def _release_reservation(self, key: str, reason: str) -> None:
+        placeholder = self.reservations.pop(key, None)
+        if placeholder is None:
+            return
+        node = placeholder.nominated_node_name
+        self.queue.nominator.delete(placeholder)
+        self.trace.emit("reservation_released", pod=key, node=node, reason=reason)
 
     # -- nodes ---------------------------------------------------------------------------
 
@@ -470,6 +588,7 @@ class Simulation:
             if self.pods.get(pod.key) is pod:
                 self._remove_pod(pod, reason="node removed")
         self.cache.remove_node(name)
+        self._draining.discard(name)
         self.trace.emit("node_removed", node=name)
 
     def _node_info(self, name: str) -> NodeInfo:
@@ -477,6 +596,27 @@ class Simulation:
         if info is None:
             raise KeyError(f"node {name!r} not found")
         return info
+
+    def _drain(self, name: str) -> None:
+        """kubectl drain: cordon, evict every pod through the eviction API, retry refusals."""
+        info = self.cache.node(name)
+        if info is None or name not in self._draining:
+            return
+        self._set_unschedulable(name, True)
+        blocked = False
+        for pod in list(info.pods):
+            if self.pods.get(pod.key) is not pod or pod.terminating:
+                continue
+            allowed, reason = eviction_allowed(pod, self.pdbs())
+            self.trace.emit("eviction", pod=pod.key, node=name, allowed=allowed, reason=reason)
+            if allowed:
+                self.delete_pod(pod, reason=f"evicted: draining {name}")
+            else:
+                blocked = True
+        if blocked:
+            self._push(self.now_ms + DRAIN_RETRY_MS, _ACTION, "drain", name)
+        else:
+            self._draining.discard(name)
 
     # -- timeline actions ----------------------------------------------------------------
 
@@ -489,33 +629,55 @@ class Simulation:
         """Carry out one timeline action now."""
         self.trace.emit("action", action=action.action, target=action.target, line=action.line)
         kind, _, name = action.target.partition("/")
+        params = action.params
         if action.action in ("create", "addNode"):
             for obj in action.objects:
                 self._create(obj)
         elif action.action == "delete":
-            grace = action.params.get("grace_ms")
             if kind == "node":
                 self._remove_node(name)
+            elif kind in WORKLOAD_KINDS:
+                workload = self.controllers.find(action.target)
+                self.controllers.remove(action.target)
+                for key, held in list(self.reservations.items()):
+                    owner = held.controller
+                    if workload is not None and owner is not None and owner.uid == workload.uid:
+                        self._release_reservation(key, "workload deleted")
             else:
                 pod = self._find_pod(name)
                 if pod is not None:
-                    self.delete_pod(pod, grace_ms=grace)
+                    self.delete_pod(pod, grace_ms=params.get("grace_ms"))
         elif action.action == "removeNode":
             self._remove_node(name)
         elif action.action in ("cordon", "uncordon"):
             self._set_unschedulable(name, action.action == "cordon")
+        elif action.action == "drainNode":
+            self._draining.add(name)
+            self._drain(name)
+        elif action.action == "scale":
+            self.controllers.scale(action.target, int(params["replicas"]))
+        elif action.action == "setImage":
+            self.controllers.set_image(action.target, str(params["image"]), params.get("container"))
+        elif action.action == "rolloutRestart":
+            self.controllers.rollout_restart(action.target)
         else:
             raise ValueError(f"unknown action {action.action!r}")
 
-    def _create(self, obj: Pod | Node | PodDisruptionBudget | PriorityClass) -> None:
+    def _create(self, obj: object) -> None:
         if isinstance(obj, Pod):
             self._add_pod(obj)
         elif isinstance(obj, Node):
             self._add_node(obj)
         elif isinstance(obj, PodDisruptionBudget):
-            self.pdbs.append(obj)
-        else:
+            self.pdb_list.append(obj)
+        elif isinstance(obj, PriorityClass):
             self.priority_classes[obj.name] = obj
+        elif isinstance(obj, Service):
+            self.controllers.add_service(obj)
+        elif isinstance(obj, (Deployment, ReplicaSet, StatefulSet, Job)):
+            self.controllers.add(obj)
+        else:
+            raise TypeError(f"cannot create {type(obj).__name__}")
 
     def _find_pod(self, name: str) -> Pod | None:
         key = name if "/" in name else f"default/{name}"
@@ -561,7 +723,7 @@ class Simulation:
                     bound_ms=self.bound_ms.get(key),
                 )
             )
-        outcomes.sort(key=lambda o: (o.created_ms, o.pod))
+        outcomes.sort(key=lambda o: o.created_ms)
         return RunSummary(
             scenario=self.scenario.name,
             policy=self.policy.name,

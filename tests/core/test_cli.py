@@ -44,7 +44,7 @@ def test_simulate_json_carries_the_summary_and_the_trace() -> None:
     code, out = run_cli("simulate", "preemption-basics", "--json")
     data = json.loads(out)
     assert code == 0
-    assert set(data) == {"summary", "events"}
+    assert set(data) == {"summary", "metrics", "events"}
     assert data["summary"]["bound"] + data["summary"]["pending"] == len(
         [p for p in data["summary"]["pods"] if p["phase"] != "Succeeded"]
     )
