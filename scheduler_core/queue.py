@@ -86,6 +86,10 @@ class Nominator:
     def node_of(self, pod: Pod) -> str:
         return self._pod_node.get(_nominator_key(pod), "")
 
+    def nodes(self) -> dict[str, list[Pod]]:
+        """Nodes that have nominated pods (read-only view; the fast path checks it per cycle)."""
+        return self._by_node
+
     def __len__(self) -> int:
         return len(self._pod_node)
 

@@ -10,9 +10,10 @@ binding to the simulation, which completes it after the policy's bind latency.
 
 from __future__ import annotations
 
+import heapq
 import random
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,22 +90,24 @@ def select_host(names: list[str], totals: list[int], rng: random.Random) -> tupl
     """selectHost (≈v1.27+): best score, reservoir sampling among ties, plus the top 3 for display.
 
     Upstream pops a heap whose order among equal scores is unspecified; here ties are visited
-    in feasible-list order, so the pick is a function of the seed (docs/mapping.md).
+    in feasible-list order, so the pick is a function of the seed (docs/mapping.md). Every
+    tied node is reported, then the next best up to three.
     """
-    order = sorted(range(len(names)), key=lambda i: (-totals[i], i))
-    best = totals[order[0]]
-    top: list[tuple[str, int]] = [(names[order[0]], best)]
-    count = 1
+    best = max(totals)
+    ties = [i for i, score in enumerate(totals) if score == best]
     selected = 0
-    for i in order[1:]:
-        score = totals[i]
-        if score != best and len(top) >= NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT:
-            break
-        if score == best:
-            count += 1
-            if rng.randrange(count) == 0:
-                selected = count - 1
-        top.append((names[i], score))
+    for count in range(2, len(ties) + 1):
+        if rng.randrange(count) == 0:  # rand.Intn(cntOfMaxScore) == 0
+            selected = count - 1
+    order = ties
+    if len(ties) < NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT:
+        rest = heapq.nsmallest(
+            NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT - len(ties),
+            (i for i, score in enumerate(totals) if score != best),
+            key=lambda i: (-totals[i], i),
+        )
+        order = ties + rest
+    top = [(names[i], totals[i]) for i in order]
     if selected:
         top[0], top[selected] = top[selected], top[0]
     return top[0][0], top[:NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT]
@@ -462,9 +465,12 @@ def status_row(node: str, status: Status) -> dict[str, Any]:
 
 
 def reason_histogram(statuses: Mapping[str, Status]) -> dict[str, int]:
+    # Most rejected nodes share a handful of reason tuples: count those, then expand.
+    by_reasons = Counter(status.reasons for status in statuses.values())
     counts: Counter[str] = Counter()
-    for status in statuses.values():
-        counts.update(status.reasons)
+    for reasons, n in by_reasons.items():
+        for reason in reasons:
+            counts[reason] += n
     return dict(sorted(counts.items()))
 
 
@@ -474,9 +480,13 @@ def score_tables(
     """{node: {plugin: {raw, normalized, weighted}}} and {node: total}, optionally for some nodes."""
     scores: dict[str, dict[str, dict[str, int]]] = {}
     totals: dict[str, int] = {}
-    for i, node in enumerate(score.nodes):
-        if only is not None and node not in only:
-            continue
+    indices: Iterable[int]
+    if only is None:
+        indices = range(len(score.nodes))
+    else:
+        indices = sorted(score.nodes.index(node) for node in only)  # keep evaluation order
+    for i in indices:
+        node = score.nodes[i]
         scores[node] = {
             p.plugin: {"raw": p.raw[i], "normalized": p.normalized[i], "weighted": p.normalized[i] * p.weight}
             for p in score.plugins

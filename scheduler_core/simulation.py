@@ -25,6 +25,7 @@ from .config import Policy, default_policy
 from .controllers import ControllerManager
 from .disruption import update_pdb_status
 from .eviction import DRAIN_RETRY_MS, eviction_allowed
+from .fastpath import FastScheduler
 from .framework import ActionType, ClusterEvent, Handle
 from .framework.runtime import Framework
 from .legacy import FifoQueue, LegacyScheduler, uses_fifo_queue
@@ -133,7 +134,10 @@ class Simulation:
         *,
         detail: str | None = None,
         keep_trace: bool = True,
+        fast: bool = True,
     ) -> None:
+        """``fast`` selects the vectorised FastScheduler (fastpath.py), proven to make the same
+        decisions as the plain one; ``fast=False`` runs the reference loop."""
         self.scenario = scenario
         self.policy = policy or default_policy()
         self.seed = scenario.seed if seed is None else seed
@@ -193,7 +197,11 @@ class Simulation:
                 events_by_plugin=events,
                 emit=self.trace.emit,
             )
-        scheduler_cls = LegacyScheduler if self.policy.scheduler_mode == "legacy" else Scheduler
+        scheduler_cls: type[Scheduler] = Scheduler
+        if self.policy.scheduler_mode == "legacy":
+            scheduler_cls = LegacyScheduler
+        elif fast:
+            scheduler_cls = FastScheduler
         self.scheduler = scheduler_cls(self.cache, self.queue, self.profiles, self.policy, self.rng, self.trace)
         self.scheduler.evict = self._evict
         self.scheduler.on_assumed = self._on_assumed

@@ -13,7 +13,7 @@ start of a cycle and ``assume``, which is exactly the window upstream's snapshot
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from .model import CPU, LABEL_ZONE, MEMORY, Node, Pod, Resources
@@ -138,13 +138,26 @@ class NodeInfo:
 class Snapshot:
     """The node list a cycle works on, in the cache's node-tree order."""
 
-    __slots__ = ("node_info_list", "_by_name", "have_pods_with_affinity", "have_pods_with_required_anti_affinity")
+    __slots__ = ("node_info_list", "_by_name", "_counts")
 
-    def __init__(self, node_infos: list[NodeInfo]) -> None:
+    def __init__(self, node_infos: list[NodeInfo], counts: Callable[[], tuple[int, int]] | None = None) -> None:
         self.node_info_list = node_infos
         self._by_name = {ni.node.name: ni for ni in node_infos}
-        self.have_pods_with_affinity = [ni for ni in node_infos if ni.pods_with_affinity]
-        self.have_pods_with_required_anti_affinity = [ni for ni in node_infos if ni.pods_with_required_anti_affinity]
+        # (pods with affinity, pods with required anti-affinity) placed in the cache: lets the
+        # two lists below skip a scan of every node when no such pod exists (the common case).
+        self._counts = counts
+
+    @property
+    def have_pods_with_affinity(self) -> list[NodeInfo]:
+        if self._counts is not None and self._counts()[0] == 0:
+            return []
+        return [ni for ni in self.node_info_list if ni.pods_with_affinity]
+
+    @property
+    def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
+        if self._counts is not None and self._counts()[1] == 0:
+            return []
+        return [ni for ni in self.node_info_list if ni.pods_with_required_anti_affinity]
 
     def get(self, name: str) -> NodeInfo | None:
         return self._by_name.get(name)
@@ -167,6 +180,9 @@ class ClusterCache:
         self.pod_nodes: dict[str, str] = {}  # pod key -> node name, bound or assumed
         self._image_sizes: dict[str, dict[str, int]] = {}  # image -> node -> size
         self._images_dirty = False
+        self._snapshot: Snapshot | None = None
+        self._with_affinity = 0  # placed pods with pod (anti-)affinity
+        self._with_anti_affinity = 0  # placed pods with required anti-affinity
 
     # nodes
 
@@ -205,6 +221,7 @@ class ClusterCache:
         for pod in info.pods:
             self.pod_nodes.pop(pod.key, None)
             self.assumed.pop(pod.key, None)
+            self._count(pod, -1)
         self._order = None
         return info
 
@@ -255,9 +272,22 @@ class ClusterCache:
         return self._order
 
     def snapshot(self) -> Snapshot:
+        """The cycle's view. Rebuilt only when the node set changed; pods change in place."""
         if self._images_dirty:
             self._recompute_image_states()
-        return Snapshot(self.node_infos())
+        order = self.node_infos()
+        if self._snapshot is None or self._snapshot.node_info_list is not order:
+            self._snapshot = Snapshot(order, self._affinity_counts)
+        return self._snapshot
+
+    def _affinity_counts(self) -> tuple[int, int]:
+        return self._with_affinity, self._with_anti_affinity
+
+    def _count(self, pod: Pod, delta: int) -> None:
+        if pod.has_affinity:
+            self._with_affinity += delta
+        if pod.has_required_anti_affinity:
+            self._with_anti_affinity += delta
 
     def __len__(self) -> int:
         return len(self._nodes)
@@ -270,10 +300,12 @@ class ClusterCache:
             return  # FinishBinding: already counted since assume
         info = self._nodes[node_name]
         info.add_pod(pod)
+        self._count(pod, 1)
         self.pod_nodes[pod.key] = node_name
 
     def assume_pod(self, pod: Pod, node_name: str) -> None:
         self._nodes[node_name].add_pod(pod)
+        self._count(pod, 1)
         self.pod_nodes[pod.key] = node_name
         self.assumed[pod.key] = pod
 
@@ -283,8 +315,8 @@ class ClusterCache:
 
     def remove_pod(self, pod: Pod) -> None:
         node_name = self.pod_nodes.pop(pod.key, None)
-        if node_name is not None and node_name in self._nodes:
-            self._nodes[node_name].remove_pod(pod)
+        if node_name is not None and node_name in self._nodes and self._nodes[node_name].remove_pod(pod):
+            self._count(pod, -1)
         self.assumed.pop(pod.key, None)
 
     def is_assumed(self, pod: Pod) -> bool:
