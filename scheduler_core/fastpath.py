@@ -117,6 +117,8 @@ class _Table:
         self.names = [ni.node.name for ni in infos]
         self.names_arr: npt.NDArray[np.object_] = np.array(self.names, dtype=object)
         self.row_of = {id(ni): i for i, ni in enumerate(infos)}
+        # Images change only with a node add/update, which builds a new table.
+        self.any_images = any(ni.image_states for ni in infos)
         self.arange: I64 = np.arange(n, dtype=np.int64)
         self.safe = True
         self.gens: I64 = np.fromiter(map(_GEN, infos), np.int64, n)
@@ -645,6 +647,10 @@ class FastScheduler(Scheduler):
         elif kind is node_affinity.NodeAffinity:
             key = (plugin.name, state.get(node_affinity._PRE_SCORE_KEY))
         elif kind is image_locality.ImageLocality:
+            if not table.any_images:
+                # No node holds any image: the plugin's sum is 0 on every node.
+                constant = image_locality.calculate_priority(0, len(pod.containers))
+                return np.full(len(rows), constant, dtype=np.int64)
             key = (plugin.name, tuple(c.image for c in pod.containers))
         else:
             return None
