@@ -3,9 +3,11 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-SCENARIO ?= scheduler_core/scenarios/mixed-small.yaml
+NPM_STAMP := node_modules/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
 
-.PHONY: run test lint typecheck unit bench clean
+.PHONY: install run test lint typecheck unit bench worker simulate clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -13,21 +15,40 @@ $(STAMP): requirements.txt requirements-dev.txt
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	touch $(STAMP)
 
-## run: simulate a built-in scenario and print its summary (the web app replaces this)
-run: $(STAMP)
-	$(PY) -m scheduler_core simulate $(SCENARIO)
+$(NPM_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --silent
+	touch $(NPM_STAMP)
 
-## test: lint, strict type check of the engine, then the whole test suite
+install: $(STAMP) $(NPM_STAMP)
+
+## run: the web app on an embedded default (SQLite, runs in the web process); REDIS_URL=... uses Redis + Celery
+run: install
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py load_builtins
+	@echo ""
+	@echo "  kubeviz is starting at http://$(HOST):$(PORT)/"
+	@echo ""
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+## worker: a Celery worker for runs (needs REDIS_URL)
+worker: install
+	$(VENV)/bin/celery -A kubeviz worker --loglevel=INFO --concurrency=2
+
+## simulate: the engine alone on a built-in scenario (SCENARIO=name)
+simulate: $(STAMP)
+	$(PY) -m scheduler_core simulate $(or $(SCENARIO),mixed-small)
+
+## test: lint, strict type check of the engine, then the whole test suite (engine, web, browser)
 test: lint typecheck unit
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
-	$(PY) -m ruff format --check scheduler_core tests bench
+	$(PY) -m ruff format --check scheduler_core kubeviz tests bench
 
 typecheck: $(STAMP)
 	$(PY) -m mypy scheduler_core
 
-unit: $(STAMP)
+unit: install
 	$(PY) -m pytest -n 2 -q
 
 ## bench: throughput and memory figures (printed, never asserted)
@@ -35,4 +56,4 @@ bench: $(STAMP)
 	$(PY) bench/bench_scheduler.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) node_modules .pytest_cache .mypy_cache .ruff_cache build

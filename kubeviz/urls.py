@@ -1,0 +1,26 @@
+"""URL map. Views live in kubeviz/web/views/, one module per area."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.urls import include, path
+
+from kubeviz.web.views import accounts, run_actions, runs, scenarios
+
+urlpatterns = [
+    path("", scenarios.library, name="home"),
+    path("scenarios/new/", scenarios.upload, name="scenario-new"),
+    path("scenarios/<slug:slug>/", scenarios.detail, name="scenario-detail"),
+    path("scenarios/<slug:slug>/download/", scenarios.download, name="scenario-download"),
+    path("policies/", scenarios.policy_list, name="policy-list"),
+    path("policies/<slug:slug>/", scenarios.policy_detail, name="policy-detail"),
+    path("runs/", runs.run_list, name="run-list"),
+    path("runs/new/", run_actions.create, name="run-create"),
+    path("runs/<uuid:run_id>/", runs.detail, name="run-detail"),
+    path("runs/<uuid:run_id>/at/", runs.at, name="run-at"),
+    path("runs/<uuid:run_id>/events.json", runs.events_json, name="run-events"),
+    path("runs/<uuid:run_id>/control/", run_actions.control, name="run-control"),
+    path("accounts/signup/", accounts.signup, name="signup"),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("admin/", admin.site.urls),
+]

@@ -1,0 +1,190 @@
+"""What the web app stores: clusters, scenarios, policies, runs and each run's trace.
+
+The database is the truth; the websocket only shows it live. A run's trace is stored as
+rows ordered by ``seq`` (one per engine event) plus periodic snapshots of the whole view
+state, so any moment can be shown again without rerunning the engine.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.urls import reverse
+
+
+class Visibility(models.TextChoices):
+    PUBLIC = "public", "Public"
+    PRIVATE = "private", "Private"
+
+
+class VisibleQuerySet(models.QuerySet["Any"]):
+    def visible_to(self, user: Any) -> VisibleQuerySet:
+        """Built-in and public objects, plus the user's own private ones."""
+        visible = Q(builtin=True) | Q(visibility=Visibility.PUBLIC)
+        if user is not None and user.is_authenticated:
+            visible |= Q(owner=user)
+        return self.filter(visible)
+
+
+class Cluster(models.Model):
+    """A reusable set of nodes (a Scenario document with nodes only) for manifests without nodes."""
+
+    name = models.CharField(max_length=100)
+    description = models.TextField(blank=True)
+    document = models.TextField(help_text="A kubeviz Scenario document or Node manifests (YAML or JSON).")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE)
+    visibility = models.CharField(max_length=10, choices=Visibility.choices, default=Visibility.PUBLIC)
+    builtin = models.BooleanField(default=False)
+    created = models.DateTimeField(auto_now_add=True)
+
+    objects = VisibleQuerySet.as_manager()
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Scenario(models.Model):
+    """An uploaded or built-in scenario document, validated by scheduler_core when saved."""
+
+    slug = models.SlugField(max_length=120, unique=True)
+    name = models.CharField(max_length=120)
+    description = models.TextField(blank=True)
+    watch_for = models.JSONField(default=list, blank=True)
+    document = models.TextField()
+    source_name = models.CharField(max_length=200, default="scenario.yaml")
+    cluster = models.ForeignKey(Cluster, null=True, blank=True, on_delete=models.SET_NULL)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE)
+    visibility = models.CharField(max_length=10, choices=Visibility.choices, default=Visibility.PUBLIC)
+    builtin = models.BooleanField(default=False)
+    preview = models.JSONField(default=dict, blank=True)  # counts for the library cards
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    objects = VisibleQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-builtin", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("scenario-detail", args=[self.slug])
+
+    def visible_to(self, user: Any) -> bool:
+        return (
+            self.builtin
+            or self.visibility == Visibility.PUBLIC
+            or (user is not None and user.is_authenticated and self.owner_id == user.id)
+        )
+
+
+class Policy(models.Model):
+    """A KubeSchedulerConfiguration or kubeviz Policy document, validated by scheduler_core."""
+
+    slug = models.SlugField(max_length=120, unique=True)
+    name = models.CharField(max_length=120)
+    description = models.TextField(blank=True)
+    document = models.TextField()
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE)
+    visibility = models.CharField(max_length=10, choices=Visibility.choices, default=Visibility.PUBLIC)
+    builtin = models.BooleanField(default=False)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    objects = VisibleQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-builtin", "name"]
+        verbose_name_plural = "policies"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    PAUSED = "paused", "Paused"
+    FINISHED = "finished", "Finished"
+    FAILED = "failed", "Failed"
+
+
+class Run(models.Model):
+    """One scenario × policy × seed. Its id is the shareable URL."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="runs")
+    policy = models.ForeignKey(Policy, on_delete=models.PROTECT, related_name="runs")
+    seed = models.IntegerField(default=0)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    # What the viewer asked for; the step loop reads these between steps.
+    paused = models.BooleanField(default=False)
+    stop_requested = models.BooleanField(default=False)
+    pending_steps = models.IntegerField(default=0)  # single steps requested while paused
+    speed = models.FloatField(default=0, help_text="steps per second; 0 = as fast as possible")
+    # Progress, written with each batch.
+    steps = models.IntegerField(default=0)
+    last_seq = models.IntegerField(default=-1)
+    t_ms = models.BigIntegerField(default=0)
+    progress = models.FloatField(default=0)
+    detail = models.CharField(max_length=10, default="full")
+    error = models.TextField(blank=True)
+    summary = models.JSONField(default=dict, blank=True)
+    metrics = models.JSONField(default=dict, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    started = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self) -> str:
+        return f"{self.scenario} × {self.policy} (seed {self.seed})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("run-detail", args=[self.id])
+
+    @property
+    def group_name(self) -> str:
+        return f"run-{self.id}"
+
+    @property
+    def done(self) -> bool:
+        return self.status in (RunStatus.FINISHED, RunStatus.FAILED)
+
+    def visible_to(self, user: Any) -> bool:
+        return self.scenario.visible_to(user)
+
+
+class TraceEvent(models.Model):
+    """One engine event of a run, as the engine emitted it (``data`` is the whole event)."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="events")
+    seq = models.IntegerField()
+    t_ms = models.BigIntegerField()
+    type = models.CharField(max_length=40)
+    data = models.JSONField()
+
+    class Meta:
+        ordering = ["seq"]
+        constraints = [models.UniqueConstraint(fields=["run", "seq"], name="unique_event_seq")]
+        indexes = [models.Index(fields=["run", "t_ms"], name="event_time")]
+
+
+class Snapshot(models.Model):
+    """The whole view state after event ``seq`` (scheduler_core.replay.ViewState.as_dict())."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="snapshots")
+    seq = models.IntegerField()
+    t_ms = models.BigIntegerField()
+    state = models.JSONField()
+
+    class Meta:
+        ordering = ["seq"]
+        constraints = [models.UniqueConstraint(fields=["run", "seq"], name="unique_snapshot_seq")]

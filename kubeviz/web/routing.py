@@ -1,0 +1,11 @@
+"""Websocket routes (wrapped in auth and origin checks by kubeviz/asgi.py)."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from .consumers import RunConsumer
+
+websocket_urlpatterns = [
+    path("ws/runs/<uuid:run_id>/", RunConsumer.as_asgi(), name="ws-run"),
+]

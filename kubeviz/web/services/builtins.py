@@ -1,0 +1,48 @@
+"""Loading the engine's built-in scenarios and policies into the database (idempotent)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.db import transaction
+
+import scheduler_core
+
+from ..models import Policy, Scenario
+from .engine import parse_policy, parse_scenario, scenario_preview
+
+ENGINE_DIR = Path(scheduler_core.__file__).parent
+
+
+@transaction.atomic
+def load_builtins() -> tuple[int, int]:
+    """Create or refresh every built-in scenario and policy; returns how many of each."""
+    scenarios = 0
+    for path in sorted((ENGINE_DIR / "scenarios").glob("*.yaml")):
+        text = path.read_text()
+        parsed = parse_scenario(text, path.name)
+        Scenario.objects.update_or_create(
+            slug=path.stem,
+            defaults={
+                "name": parsed.name,
+                "description": parsed.description,
+                "watch_for": parsed.watch_for,
+                "document": text,
+                "source_name": path.name,
+                "builtin": True,
+                "owner": None,
+                "preview": scenario_preview(parsed),
+            },
+        )
+        scenarios += 1
+    policies = 0
+    for path in sorted((ENGINE_DIR / "policies").glob("*.yaml")):
+        text = path.read_text()
+        parse_policy(text, path.name)
+        description = " ".join(line.lstrip("# ").strip() for line in text.splitlines() if line.startswith("#"))
+        Policy.objects.update_or_create(
+            slug=path.stem,
+            defaults={"name": path.stem, "description": description, "document": text, "builtin": True, "owner": None},
+        )
+        policies += 1
+    return scenarios, policies

@@ -1,0 +1,402 @@
+"""Replaying a trace into the state a viewer sees at any moment.
+
+The web shows a run by folding its trace events into a :class:`ViewState`: node bars,
+the three queue lanes, pod chips, the last scheduling cycle and a narration in plain
+words. Stored snapshots are ``ViewState.as_dict()``; stepping back or jumping loads the
+nearest snapshot and applies the events after it — the engine never runs again.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import deque
+from typing import Any
+
+from .quantity import format_quantity
+
+__all__ = ["ViewState", "narrate", "NARRATION_LINES"]
+
+NARRATION_LINES = 40
+LANES = ("active", "backoff", "unschedulable")
+
+
+def _short(pod: str | None) -> str:
+    if not pod:
+        return "?"
+    ns, _, name = pod.partition("/")
+    return name if ns == "default" else pod
+
+
+def _add(total: dict[str, int], extra: dict[str, int], sign: int) -> None:
+    for name, amount in extra.items():
+        left = total.get(name, 0) + sign * amount
+        if left:
+            total[name] = left
+        else:
+            total.pop(name, None)
+
+
+def narrate(event: dict[str, Any]) -> str | None:
+    """One plain-language line for the events a learner cares about, or None."""
+    t = event["type"]
+    pod = _short(event.get("pod"))
+    node = event.get("node")
+    if t == "cycle_start":
+        return f"Scheduling {pod} (attempt {event['attempt']}, priority {event['priority']})."
+    if t == "selected":
+        how = "the only node that fits" if event.get("score") is None else f"best score {event['score']}"
+        return f"{pod} → {node}: {event['feasible']} of {event['evaluated']} evaluated nodes fit; {node} has {how}."
+    if t == "unschedulable":
+        return f"{pod} cannot be scheduled: {event['message']}"
+    if t == "preemption":
+        if not event.get("eligible"):
+            return f"{pod} may not preempt: {event.get('reason')}"
+        if event.get("chosen"):
+            victims = ", ".join(_short(v["pod"]) for v in event.get("victims", []))
+            decided = str(event.get("decided_by") or "").replace("_", " ")
+            return f"{pod} preempts {victims} on {event['chosen']} (decided by {decided})."
+        return f"Preemption cannot help {pod}: {event.get('reason')}"
+    if t == "nomination_set":
+        return f"{pod} is nominated to {node}: its place there is held while victims terminate."
+    if t == "nomination_cleared":
+        return f"{pod} loses its nomination on {node} ({event.get('reason')})."
+    if t == "bound":
+        return f"{pod} is bound to {node}."
+    if t == "pod_deletion_started":
+        return (
+            f"{pod} is being deleted from {node} ({event.get('reason')}); it has {event['grace_ms'] / 1000:g}s to stop."
+        )
+    if t == "pod_deleted":
+        return f"{pod} is gone" + (f" from {node}" if node else "") + f" ({event.get('reason')})."
+    if t == "pod_completed":
+        return f"{pod} finished on {node} and freed its resources."
+    if t == "queue_move" and event.get("to") in ("active", "backoff") and event.get("from") == "unschedulable":
+        return f"{pod} moves from unschedulable to {event['to']}Q ({event.get('trigger')})."
+    if t == "reservation_set":
+        return f"{pod}'s place on {node} is reserved for its replacement."
+    if t == "reservation_released":
+        return f"The reservation for {pod} on {node} is released ({event.get('reason')})."
+    if t == "rollout_started":
+        return f"{event['workload']} starts a rollout to revision {event.get('revision')} ({event.get('image')})."
+    if t == "rollout_completed":
+        return f"{event['workload']} completed its rollout in {event.get('duration_ms', 0) / 1000:g}s."
+    if t == "eviction":
+        verdict = "evicted" if event.get("allowed") else "refused"
+        return f"Eviction of {pod} from {node}: {verdict} — {event.get('reason')}"
+    if t == "node_updated":
+        return f"Node {node} is {event.get('change')}ed."
+    if t == "action":
+        return f"Timeline: {event['action']} {event.get('target', '')}".rstrip() + "."
+    return None
+
+
+class ViewState:
+    """Everything a viewer sees after a given event."""
+
+    def __init__(self) -> None:
+        self.seq = -1
+        self.t_ms = 0
+        self.cycle = 0
+        self.nodes: dict[str, dict[str, Any]] = {}
+        self.pods: dict[str, dict[str, Any]] = {}
+        self.lanes: dict[str, list[str]] = {lane: [] for lane in LANES}
+        self.current: dict[str, Any] = {}  # the latest scheduling cycle
+        self.narration: deque[dict[str, Any]] = deque(maxlen=NARRATION_LINES)
+        self.counts = {"bound": 0, "pending": 0, "preemptions": 0, "victims": 0}
+        self.finished = False
+
+    # -- (de)serialisation ---------------------------------------------------------------
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "t_ms": self.t_ms,
+            "cycle": self.cycle,
+            "nodes": copy.deepcopy(self.nodes),
+            "pods": copy.deepcopy(self.pods),
+            "lanes": {lane: list(keys) for lane, keys in self.lanes.items()},
+            "current": copy.deepcopy(self.current),
+            "narration": list(self.narration),
+            "counts": dict(self.counts),
+            "finished": self.finished,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ViewState:
+        state = cls()
+        state.seq = data["seq"]
+        state.t_ms = data["t_ms"]
+        state.cycle = data["cycle"]
+        state.nodes = copy.deepcopy(data["nodes"])
+        state.pods = copy.deepcopy(data["pods"])
+        state.lanes = {lane: list(data["lanes"].get(lane, [])) for lane in LANES}
+        state.current = copy.deepcopy(data["current"])
+        state.narration = deque(data["narration"], maxlen=NARRATION_LINES)
+        state.counts = dict(data["counts"])
+        state.finished = data.get("finished", False)
+        return state
+
+    # -- folding events ------------------------------------------------------------------
+
+    def apply(self, event: dict[str, Any]) -> None:
+        self.seq = event["seq"]
+        self.t_ms = event["t_ms"]
+        self.cycle = event.get("cycle", self.cycle)
+        handler = getattr(self, f"_on_{event['type']}", None)
+        if handler is not None:
+            handler(event)
+        line = narrate(event)
+        if line:
+            self.narration.append({"seq": event["seq"], "t_ms": event["t_ms"], "text": line})
+
+    def _node(self, name: str | None) -> dict[str, Any] | None:
+        return self.nodes.get(name) if name else None
+
+    def _place(self, key: str, node_name: str | None, phase: str) -> None:
+        pod = self.pods.get(key)
+        node = self._node(node_name)
+        if pod is None or node is None:
+            return
+        if pod.get("node") != node_name:
+            self._unplace(key)
+            _add(node["requested"], pod["requests"], +1)
+            node["pods"].append(key)
+            pod["node"] = node_name
+        pod["phase"] = phase
+
+    def _unplace(self, key: str) -> None:
+        pod = self.pods.get(key)
+        if pod is None or not pod.get("node"):
+            return
+        node = self._node(pod["node"])
+        if node is not None and key in node["pods"]:
+            node["pods"].remove(key)
+            _add(node["requested"], pod["requests"], -1)
+        pod["node"] = None
+
+    def _set_lane(self, key: str, lane: str | None) -> None:
+        for keys in self.lanes.values():
+            if key in keys:
+                keys.remove(key)
+        if lane in self.lanes:
+            self.lanes[lane].append(key)
+        pod = self.pods.get(key)
+        if pod is not None:
+            pod["lane"] = lane if lane in self.lanes else None
+
+    def _recount(self) -> None:
+        self.counts["bound"] = sum(1 for p in self.pods.values() if p.get("node") and p["phase"] != "assumed")
+        self.counts["pending"] = sum(1 for p in self.pods.values() if not p.get("node"))
+
+    def _on_node_added(self, e: dict[str, Any]) -> None:
+        self.nodes[e["node"]] = {
+            "allocatable": dict(e["allocatable"]),
+            "requested": {},
+            "labels": dict(e.get("labels", {})),
+            "taints": list(e.get("taints", [])),
+            "unschedulable": e.get("unschedulable", False),
+            "pods": [],
+            "nominated": [],
+            "reserved": [],
+        }
+
+    def _on_node_updated(self, e: dict[str, Any]) -> None:
+        node = self._node(e["node"])
+        if node is not None:
+            node["unschedulable"] = e.get("unschedulable", node["unschedulable"])
+
+    def _on_node_removed(self, e: dict[str, Any]) -> None:
+        self.nodes.pop(e["node"], None)
+
+    def _on_pod_added(self, e: dict[str, Any]) -> None:
+        self.pods[e["pod"]] = {
+            "priority": e.get("priority", 0),
+            "requests": dict(e.get("requests", {})),
+            "phase": "pending",
+            "node": None,
+            "lane": None,
+            "nominated": None,
+            "attempts": 0,
+            "message": None,
+            "backoff_until_ms": None,
+        }
+        if e.get("node"):
+            self._place(e["pod"], e["node"], "bound")
+        self._recount()
+
+    def _on_queue_move(self, e: dict[str, Any]) -> None:
+        self._set_lane(e["pod"], e["to"])
+        pod = self.pods.get(e["pod"])
+        if pod is not None:
+            pod["backoff_until_ms"] = e.get("backoff_until_ms")
+
+    def _on_cycle_start(self, e: dict[str, Any]) -> None:
+        self._set_lane(e["pod"], None)
+        pod = self.pods.get(e["pod"])
+        if pod is not None:
+            pod["attempts"] = e.get("attempt", pod["attempts"] + 1)
+            pod["phase"] = "scheduling"
+        self.current = {"pod": e["pod"], "attempt": e.get("attempt"), "cycle": e.get("cycle"), "t_ms": e["t_ms"]}
+
+    def _on_prefilter(self, e: dict[str, Any]) -> None:
+        self.current["prefilter"] = {k: e.get(k) for k in ("code", "plugin", "reasons")}
+
+    def _on_filter(self, e: dict[str, Any]) -> None:
+        self.current["filter"] = {
+            "evaluated": e.get("evaluated"),
+            "feasible": e.get("feasible"),
+            "histogram": e.get("histogram", {}),
+            "results": e.get("results"),
+            "nominated_node": e.get("nominated_node"),
+        }
+
+    def _on_score(self, e: dict[str, Any]) -> None:
+        self.current["score"] = {
+            "plugins": e.get("plugins", []),
+            "nodes": e.get("nodes", {}),
+            "totals": e.get("totals", {}),
+        }
+
+    def _on_selected(self, e: dict[str, Any]) -> None:
+        self.current["selected"] = e["node"]
+        self.current["top"] = e.get("top", [])
+
+    def _on_unschedulable(self, e: dict[str, Any]) -> None:
+        self.current["selected"] = None
+        self.current["message"] = e["message"]
+        pod = self.pods.get(e["pod"])
+        if pod is not None:
+            pod["message"] = e["message"]
+            pod["phase"] = "pending"
+
+    def _on_preemption(self, e: dict[str, Any]) -> None:
+        self.current["preemption"] = {
+            k: e.get(k)
+            for k in ("eligible", "reason", "candidates", "chosen", "decided_by", "victims", "rejected_nodes")
+        }
+        if e.get("chosen"):
+            self.counts["preemptions"] += 1
+            self.counts["victims"] += len(e.get("victims", []))
+            for victim in e.get("victims", []):
+                pod = self.pods.get(victim["pod"])
+                if pod is not None:
+                    pod["victim_of"] = e["pod"]
+
+    def _nominate(self, key: str, node_name: str | None, field: str = "nominated") -> None:
+        for existing in self.nodes.values():
+            if key in existing[field]:
+                existing[field].remove(key)
+        target = self._node(node_name)
+        if target is not None:
+            target[field].append(key)
+
+    def _on_nomination_set(self, e: dict[str, Any]) -> None:
+        self._nominate(e["pod"], e["node"])
+        pod = self.pods.get(e["pod"])
+        if pod is not None:
+            pod["nominated"] = e["node"]
+
+    def _on_nomination_cleared(self, e: dict[str, Any]) -> None:
+        self._nominate(e["pod"], None)
+        pod = self.pods.get(e["pod"])
+        if pod is not None:
+            pod["nominated"] = None
+
+    def _on_reservation_set(self, e: dict[str, Any]) -> None:
+        node = self._node(e["node"])
+        if node is not None:
+            node["reserved"].append(e["pod"])
+
+    def _on_reservation_released(self, e: dict[str, Any]) -> None:
+        node = self._node(e["node"])
+        if node is not None and e["pod"] in node["reserved"]:
+            node["reserved"].remove(e["pod"])
+
+    def _on_assumed(self, e: dict[str, Any]) -> None:
+        self._nominate(e["pod"], None)
+        self._place(e["pod"], e["node"], "assumed")
+        self._recount()
+
+    def _on_bound(self, e: dict[str, Any]) -> None:
+        self._place(e["pod"], e["node"], "bound")
+        pod = self.pods.get(e["pod"])
+        if pod is not None:
+            pod["nominated"] = None
+            pod["message"] = None
+        self._recount()
+
+    def _on_pod_running(self, e: dict[str, Any]) -> None:
+        pod = self.pods.get(e["pod"])
+        if pod is not None:
+            pod["phase"] = "running"
+
+    def _on_forgotten(self, e: dict[str, Any]) -> None:
+        self._unplace(e["pod"])
+        pod = self.pods.get(e["pod"])
+        if pod is not None:
+            pod["phase"] = "pending"
+        self._recount()
+
+    def _on_pod_deletion_started(self, e: dict[str, Any]) -> None:
+        pod = self.pods.get(e["pod"])
+        if pod is not None:
+            pod["phase"] = "terminating"
+            pod["terminating_until_ms"] = e["t_ms"] + e.get("grace_ms", 0)
+
+    def _gone(self, key: str) -> None:
+        self._unplace(key)
+        self._set_lane(key, None)
+        self._nominate(key, None)
+        self.pods.pop(key, None)
+        self._recount()
+
+    def _on_pod_deleted(self, e: dict[str, Any]) -> None:
+        self._gone(e["pod"])
+
+    def _on_pod_completed(self, e: dict[str, Any]) -> None:
+        self._gone(e["pod"])
+
+    def _on_node_usage(self, e: dict[str, Any]) -> None:
+        # The engine's own numbers win over the folded ones (they are the same when the
+        # trace is complete; a summary-detail trace still gets them right).
+        for name, usage in e.get("nodes", {}).items():
+            node = self._node(name)
+            if node is not None:
+                node["requested"] = dict(usage.get("requested", {}))
+
+    def _on_run_finished(self, e: dict[str, Any]) -> None:
+        self.finished = True
+
+    # -- derived views -------------------------------------------------------------------
+
+    def node_bars(self, name: str) -> list[dict[str, Any]]:
+        """Per resource: requested, nominated/reserved, allocatable and percentages, for bars."""
+        node = self.nodes[name]
+        held: dict[str, int] = {}
+        for key in (*node["nominated"], *node["reserved"]):
+            pod = self.pods.get(key)
+            if pod is not None:
+                _add(held, pod["requests"], +1)
+        bars = []
+        for resource in (
+            "cpu",
+            "memory",
+            *sorted(r for r in node["allocatable"] if r not in ("cpu", "memory", "pods")),
+        ):
+            cap = node["allocatable"].get(resource, 0)
+            if not cap:
+                continue
+            used = node["requested"].get(resource, 0)
+            extra = held.get(resource, 0)
+            bars.append(
+                {
+                    "resource": resource,
+                    "requested": used,
+                    "held": extra,
+                    "allocatable": cap,
+                    "used_pct": min(100.0, 100.0 * used / cap),
+                    "held_pct": max(0.0, min(100.0 - min(100.0, 100.0 * used / cap), 100.0 * extra / cap)),
+                    "label": f"{format_quantity(resource, used)} / {format_quantity(resource, cap)}",
+                }
+            )
+        return bars
