@@ -279,27 +279,39 @@ class Scheduler:
 
     # -- the side effects ----------------------------------------------------------------
 
-    def schedule_one(self) -> tuple[CycleResult | None, BindRequest | None]:
-        """Pop one pod and run its scheduling cycle. Returns the cycle and, on success, the bind to do."""
+    def begin_cycle(self) -> tuple[QueuedPodInfo, Framework, int, CycleResult] | None:
+        """Pop a pod, run its scheduling cycle and trace it; None when nothing was scheduled.
+
+        Shared by every scheduler mode: what happens after a fit or a FitError differs.
+        """
         info = self.queue.pop()
         if info is None:
-            return None, None
+            return None
         pod = info.pod
         fwk = self.profiles.get(pod.scheduler_name)
         if fwk is None:  # not ours: upstream never queues it; we drop it the same way
-            return None, None
+            return None
         trace = self.trace
         trace.cycle = self.queue.scheduling_cycle
         pod_cycle = self.queue.scheduling_cycle
         trace.emit("cycle_start", pod=pod.key, attempt=info.attempts, priority=pod.priority)
-        snapshot = self.cache.snapshot()
         try:
-            result = self.run_cycle(fwk, pod, snapshot)
+            result = self.run_cycle(fwk, pod, self.cache.snapshot())
         except SchedulingError as err:
             trace.emit("error", pod=pod.key, message=str(err))
             self._handle_failure(info, pod_cycle, str(err), set(), None)
-            return None, None
+            return None
         self.emit_cycle(result)
+        return info, fwk, pod_cycle, result
+
+    def schedule_one(self) -> tuple[CycleResult | None, BindRequest | None]:
+        """Pop one pod and run its scheduling cycle. Returns the cycle and, on success, the bind to do."""
+        begun = self.begin_cycle()
+        if begun is None:
+            return None, None
+        info, fwk, pod_cycle, result = begun
+        pod = info.pod
+        trace = self.trace
 
         if result.selected is None:
             if result.num_all_nodes and fwk.post_filter_plugins:

@@ -285,25 +285,12 @@ class LegacyScheduler(Scheduler):
 
     def schedule_one(self) -> tuple[CycleResult | None, BindRequest | None]:
         """scheduleOne: NextPod → Schedule → on error the error func (backoff), else assume and bind."""
-        info = self.queue.pop()
-        if info is None:
+        begun = self.begin_cycle()
+        if begun is None:
             return None, None
+        info, fwk, pod_cycle, result = begun
         pod = info.pod
-        fwk = self.profiles.get(pod.scheduler_name)
-        if fwk is None:
-            return None, None
         trace = self.trace
-        trace.cycle = self.queue.scheduling_cycle
-        pod_cycle = self.queue.scheduling_cycle
-        trace.emit("cycle_start", pod=pod.key, attempt=info.attempts, priority=pod.priority)
-        snapshot = self.cache.snapshot()
-        try:
-            result = self.run_cycle(fwk, pod, snapshot)
-        except SchedulingError as err:
-            trace.emit("error", pod=pod.key, message=str(err))
-            self._handle_failure(info, pod_cycle, str(err), set(), None)
-            return None, None
-        self.emit_cycle(result)
         if result.selected is None:
             message = result.message or ERR_NO_NODES_AVAILABLE
             trace.emit("unschedulable", pod=pod.key, message=message, plugins=sorted(result.unschedulable_plugins))
