@@ -110,10 +110,11 @@ def select_host(names: list[str], totals: list[int], rng: random.Random) -> tupl
             key=lambda i: (-totals[i], i),
         )
         order = ties + rest
-    top = [(names[i], totals[i]) for i in order]
     if selected:
-        top[0], top[selected] = top[selected], top[0]
-    return top[0][0], top[:NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT]
+        order = list(order)
+        order[0], order[selected] = order[selected], order[0]
+    top = [(names[i], totals[i]) for i in order[:NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT]]
+    return top[0][0], top
 
 
 @dataclass

@@ -1,1 +1,141 @@
-"""(being written)"""
+"""The scenario library, a scenario's page, uploads, downloads and the (read-only) policies."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+from django_htmx.middleware import HtmxDetails
+
+from scheduler_core.errors import Problem
+
+from ..forms import ScenarioUploadForm
+from ..models import Policy, Scenario
+from ..services import scenarios as service
+from ..services.engine import LoadError
+
+
+class HtmxHttpRequest(HttpRequest):
+    htmx: HtmxDetails
+
+
+# Library
+
+
+@require_GET
+def library(request: HtmxHttpRequest) -> HttpResponse:
+    """Every scenario the user may see as cards; htmx searches get only the ``#cards`` partial."""
+    query = request.GET.get("q", "")[:100]
+    context = {
+        "cards": service.library_cards(request.user, query),
+        "query": query,
+        "flagship": Scenario.objects.visible_to(request.user).filter(slug=service.FLAGSHIP_SLUG).first(),
+    }
+    template_name = "web/scenarios/library.html"
+    if request.htmx and not request.htmx.history_restore_request:
+        template_name = "web/scenarios/partials/cards.html"
+    return render(request, template_name, context)
+
+
+# One scenario
+
+
+def _visible_scenario(request: HttpRequest, slug: str) -> Scenario:
+    scenario = get_object_or_404(Scenario.objects.select_related("owner", "cluster"), slug=slug)
+    if not scenario.visible_to(request.user):
+        raise Http404("No such scenario")
+    return scenario
+
+
+@require_GET
+def detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """What the scenario holds and does, and the form that starts a run of it."""
+    scenario = _visible_scenario(request, slug)
+    tables, problems = None, []
+    try:
+        tables = service.scenario_tables(service.parse_stored(scenario))
+    except LoadError as exc:  # stored before the engine learned to refuse it
+        problems = exc.problems
+    policies = Policy.objects.visible_to(request.user)
+    context = {
+        "scenario": scenario,
+        "tables": tables,
+        "problems": problems,
+        "policies": policies,
+        "seed": tables.seed if tables else 0,
+        "runs": service.recent_runs(scenario, request.user),
+        "row_limit": service.ROW_LIMIT,
+    }
+    return render(request, "web/scenarios/detail.html", context)
+
+
+@require_GET
+def download(request: HttpRequest, slug: str) -> HttpResponse:
+    """The stored document, byte for byte, as ``<slug>.yaml``."""
+    scenario = _visible_scenario(request, slug)
+    response = HttpResponse(scenario.document, content_type="application/yaml; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{scenario.slug}.yaml"'
+    return response
+
+
+# Upload
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def upload(request: HtmxHttpRequest) -> HttpResponse:
+    """Validate a document with the engine; store it only when it loads."""
+    form = ScenarioUploadForm(request.POST or None, request.FILES or None, user=request.user)
+    problems: list[Problem] = []
+    lines: list[service.DocumentLine] = []
+    source_name = ""
+    if request.method == "POST" and form.is_valid():
+        submitted = form.upload()
+        try:
+            created = service.create_scenario(submitted, request.user)
+        except LoadError as exc:
+            problems, source_name = exc.problems, submitted.source_name
+            lines = service.numbered_lines(submitted.text, problems, submitted.source_name)
+            # Show the text back so it can be fixed in place (a file input cannot be refilled).
+            data = {**request.POST.dict(), "text": submitted.text, "source_name": submitted.source_name}
+            form = ScenarioUploadForm(data, user=request.user)
+        else:
+            scenario = created.scenario
+            messages.success(request, f"Scenario “{scenario.name}” saved.")
+            if created.cluster_ignored:
+                messages.info(request, "The document has nodes of its own, so the chosen cluster is not used.")
+            if not created.has_nodes:
+                messages.warning(request, "This scenario has no nodes: every pod will stay Pending.")
+            return redirect(scenario)
+    context = {
+        "form": form,
+        "problems": problems,
+        "lines": lines,
+        "source_name": source_name,
+        "max_bytes": settings.KUBEVIZ_MAX_UPLOAD_BYTES,
+    }
+    return render(request, "web/scenarios/upload.html", context)
+
+
+# Policies
+
+
+@require_GET
+def policy_list(request: HtmxHttpRequest) -> HttpResponse:
+    """Built-in and visible policies with what each changes and where to try it."""
+    policies = [
+        (policy, *service.policy_suggestions(policy, request.user))
+        for policy in Policy.objects.visible_to(request.user).select_related("owner")
+    ]
+    return render(request, "web/scenarios/policy_list.html", {"policies": policies})
+
+
+@require_GET
+def policy_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """One policy's description and document (read-only for now)."""
+    policy = get_object_or_404(Policy.objects.visible_to(request.user).select_related("owner"), slug=slug)
+    suggested, note = service.policy_suggestions(policy, request.user)
+    return render(request, "web/scenarios/policy_detail.html", {"policy": policy, "suggested": suggested, "note": note})
