@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from .compare import Comparison, compare
 from .config import Policy
 from .errors import LoadError
 from .explain import ExplainError, explain
@@ -51,6 +52,17 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--pod", required=True, help="pod name (namespace/name or name in 'default')")
     _policy_args(exp)
     exp.add_argument("--json", action="store_true", help="print the JSON object (docs/cli.md)")
+
+    cmp = sub.add_parser("compare", help="run several policies on one scenario and compare the numbers")
+    cmp.add_argument("scenario", help="scenario file (YAML/JSON), or the name of a built-in scenario")
+    cmp.add_argument(
+        "--policy", action="append", required=True, help="policy file or built-in name; give 2 to 4 of them"
+    )
+    cmp.add_argument("--seeds", type=int, default=1, help="run each policy on this many seeds (default 1)")
+    cmp.add_argument("--seed", type=int, help="first seed (default: the scenario's)")
+    fmt = cmp.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print the whole comparison as JSON")
+    fmt.add_argument("--csv", action="store_true", help="print the summary table as CSV")
 
     sub.add_parser("policies", help="list the built-in policies")
     sub.add_parser("scenarios", help="list the built-in scenarios")
@@ -117,6 +129,8 @@ def _main(argv: Sequence[str] | None, out: TextIO) -> int:
                 print(f"{path.stem:24} {first}", file=out)
             return 0
         scenario = _resolve_scenario(args.scenario)
+        if args.command == "compare":
+            return _compare(args, scenario, out)
         policy = _resolve_policy(args.policy)
     except (LoadError, FileNotFoundError, IsADirectoryError) as err:
         print(f"error: {err}", file=sys.stderr)
@@ -154,6 +168,59 @@ def _simulate(scenario: Scenario, policy: Policy | None, args: argparse.Namespac
         _print_summary(summary, out, show_all=args.all, elapsed=elapsed)
         out.write("\n" + format_metrics(metrics))
     return 0
+
+
+def _compare(args: argparse.Namespace, scenario: Scenario, out: TextIO) -> int:
+    if not 2 <= len(args.policy) <= 4:
+        print("error: --policy: give 2 to 4 policies to compare", file=sys.stderr)
+        return 2
+    if not 1 <= args.seeds <= 20:
+        print("error: --seeds: between 1 and 20", file=sys.stderr)
+        return 2
+    policies = []
+    for arg in args.policy:
+        resolved = _resolve_policy(arg)
+        assert resolved is not None
+        policies.append((Path(arg).stem if Path(arg).exists() else arg, resolved))
+    first = scenario.seed if args.seed is None else args.seed
+    seeds = list(range(first, first + args.seeds))
+    path = args.scenario
+
+    def fresh() -> Scenario:
+        return _resolve_scenario(path)
+
+    result = compare(fresh, policies, seeds)
+    if args.json:
+        json.dump(result.as_dict(), out, separators=(",", ":"))
+        out.write("\n")
+    elif args.csv:
+        out.write(result.csv())
+    else:
+        _print_comparison(result, out)
+    return 0
+
+
+def _print_comparison(result: Comparison, out: TextIO) -> None:
+    """The summary table turned on its side: one line per figure, one column per policy."""
+    seeds = ", ".join(map(str, result.seeds))
+    note = " (mean ± spread across seeds)" if len(result.seeds) > 1 else ""
+    out.write(f"Scenario {result.scenario} · seeds {seeds}{note}\n\n")
+    table = result.table()
+    columns = list(zip(*table, strict=True))  # columns[0] = headings, then one per figure
+    label_width = max(len(str(column[0])) for column in columns)
+    col_width = max(14, *(len(str(cell)) for row in table[1:] for cell in row))
+    for i, column in enumerate(columns):
+        label, cells = column[0], column[1:]
+        out.write(f"{label:>{label_width}}  " + "  ".join(f"{cell:<{col_width}}" for cell in cells) + "\n")
+        if i == 0:
+            out.write("-" * (label_width + (col_width + 2) * len(cells)) + "\n")
+    found = result.divergences()
+    if not found:
+        out.write("\nThe policies made the same decision at every scheduling attempt.\n")
+        return
+    first = found[0]
+    out.write(f"\n{len(found)} attempt(s) decided differently; the first, at t={first.t_ms / 1000:g}s:\n")
+    out.write(f"  {first.pod} (attempt {first.attempt}): {first.why}\n")
 
 
 def _progress_bar(sim: Simulation) -> None:

@@ -1,0 +1,362 @@
+"""Comparing policies on one scenario: the same cluster, several schedulers, side by side.
+
+``compare(scenario_factory, policies, seeds)`` runs every policy on every seed and returns
+the numbers a learner compares (from ``metrics.compute_metrics``), their mean and spread
+across seeds, and where the policies first decide differently (:func:`divergences`).
+Everything here reads traces; nothing reaches into a running simulation.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .config import Policy
+from .metrics import RunMetrics, compute_metrics
+from .scenario_types import Scenario
+from .simulation import Simulation
+
+__all__ = [
+    "Decision",
+    "Divergence",
+    "PolicyResult",
+    "Comparison",
+    "compare",
+    "decisions",
+    "divergences",
+    "SUMMARY_COLUMNS",
+]
+
+# (key, heading) of the summary table, in order; docs/metrics.md defines each figure.
+SUMMARY_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("pods_scheduled", "scheduled"),
+    ("pods_pending_at_end", "pending at end"),
+    ("time_pending_mean_s", "mean pending s"),
+    ("time_pending_p95_s", "p95 pending s"),
+    ("attempts_total", "attempts"),
+    ("preemptions", "preemptions"),
+    ("victims", "victims"),
+    ("rollouts", "rollouts"),
+    ("cpu_allocated", "cpu allocated"),
+    ("memory_allocated", "memory allocated"),
+    ("fragmentation", "fragmentation"),
+)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What one scheduling attempt decided: a node, or None when the pod did not fit."""
+
+    index: int  # position among this run's decisions
+    seq: int
+    t_ms: int
+    pod: str
+    incarnation: int  # 0 for the first pod of that name; a StatefulSet replacement is 1, 2, ...
+    attempt: int
+    node: str | None
+    message: str | None
+
+
+@dataclass
+class Divergence:
+    """Two runs decide differently for the same pod attempt (or one run has no such attempt)."""
+
+    index: int
+    pod: str
+    attempt: int
+    t_ms: int
+    outcomes: dict[str, str | None]  # policy -> node (None: unschedulable, "-": no such attempt)
+    why: str
+    score_rows: dict[str, dict[str, Any]] = field(default_factory=dict)  # policy -> {node: {plugin: weighted}}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "pod": self.pod,
+            "attempt": self.attempt,
+            "t_ms": self.t_ms,
+            "outcomes": self.outcomes,
+            "why": self.why,
+            "score_rows": self.score_rows,
+        }
+
+
+@dataclass
+class PolicyResult:
+    policy: str
+    runs: dict[int, RunMetrics]  # seed -> metrics
+    traces: dict[int, list[dict[str, Any]]]
+
+    def figures(self, seed: int) -> dict[str, Any]:
+        return summary_figures(self.runs[seed])
+
+    def aggregate(self) -> dict[str, dict[str, float | None]]:
+        """Per figure: mean and spread (population standard deviation) across seeds."""
+        out: dict[str, dict[str, float | None]] = {}
+        per_seed = [self.figures(seed) for seed in sorted(self.runs)]
+        for key, _ in SUMMARY_COLUMNS:
+            values = [f[key] for f in per_seed if isinstance(f[key], (int, float))]
+            if not values:
+                out[key] = {"mean": None, "spread": None, "min": None, "max": None}
+                continue
+            out[key] = {
+                "mean": statistics.fmean(values),
+                "spread": statistics.pstdev(values) if len(values) > 1 else 0.0,
+                "min": min(values),
+                "max": max(values),
+            }
+        return out
+
+
+@dataclass
+class Comparison:
+    scenario: str
+    seeds: list[int]
+    results: list[PolicyResult]
+
+    def divergences(self, seed: int | None = None) -> list[Divergence]:
+        seed = self.seeds[0] if seed is None else seed
+        return divergences({r.policy: r.traces[seed] for r in self.results})
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "scenario": self.scenario,
+            "seeds": self.seeds,
+            "policies": [
+                {
+                    "policy": r.policy,
+                    "per_seed": {str(seed): r.figures(seed) for seed in sorted(r.runs)},
+                    "aggregate": r.aggregate(),
+                    "metrics": {str(seed): m.as_dict() for seed, m in sorted(r.runs.items())},
+                }
+                for r in self.results
+            ],
+            "divergences": [d.as_dict() for d in self.divergences()],
+        }
+
+    def table(self) -> list[list[str]]:
+        """Rows for a text or CSV table: one per policy, figures as mean (± spread over seeds)."""
+        rows = [["policy", *(heading for _, heading in SUMMARY_COLUMNS)]]
+        for r in self.results:
+            agg = r.aggregate()
+            row = [r.policy]
+            for key, _ in SUMMARY_COLUMNS:
+                if key == "rollouts":
+                    row.append(_rollout_cell(r))
+                    continue
+                cell = agg[key]
+                row.append(_format_cell(key, cell["mean"], cell["spread"], len(self.seeds)))
+            rows.append(row)
+        return rows
+
+    def csv(self) -> str:
+        buf = io.StringIO()
+        writer = csv.writer(buf)
+        for row in self.table():
+            writer.writerow(row)
+        return buf.getvalue()
+
+
+def _format_cell(key: str, mean: float | None, spread: float | None, seeds: int) -> str:
+    if mean is None:
+        return "-"
+    if key in ("cpu_allocated", "memory_allocated", "fragmentation"):
+        text = f"{100 * mean:.0f}%"
+        extra = f" ± {100 * spread:.0f}" if seeds > 1 and spread else ""
+    elif key in ("time_pending_mean_s", "time_pending_p95_s"):
+        text = f"{mean:.1f}"
+        extra = f" ± {spread:.1f}" if seeds > 1 and spread else ""
+    else:
+        text = f"{mean:g}" if seeds == 1 else f"{mean:.1f}"
+        extra = f" ± {spread:.1f}" if seeds > 1 and spread else ""
+    return text + extra
+
+
+def _rollout_cell(result: PolicyResult) -> str:
+    """e.g. 'web: completed 36s' or 'web: stalled'; several seeds list distinct outcomes."""
+    outcomes: dict[str, set[str]] = {}
+    for metrics in result.runs.values():
+        for w in metrics.workloads:
+            if not w.rollouts or w.kind in ("ReplicaSet",):
+                continue
+            last = w.rollouts[-1]
+            name = w.workload.split("/")[-1]
+            label = last.status + (f" {last.duration_ms / 1000:g}s" if last.status == "completed" else "")
+            outcomes.setdefault(name, set()).add(label)
+    if not outcomes:
+        return "-"
+    return "; ".join(f"{name}: {' / '.join(sorted(labels))}" for name, labels in sorted(outcomes.items()))
+
+
+def summary_figures(metrics: RunMetrics) -> dict[str, Any]:
+    """The comparable figures of one run (all numbers, or a text for rollouts)."""
+    data = metrics.as_dict()
+    mean = data.get("time_pending_mean_ms")
+    p95 = data.get("time_pending_p95_ms")
+    allocation = data.get("allocation_final", {})
+    fragmentation = (data.get("fragmentation") or {}).get("value")
+    return {
+        "pods_scheduled": data.get("pods_scheduled"),
+        "pods_pending_at_end": data.get("pods_pending_at_end"),
+        "time_pending_mean_s": None if mean is None else mean / 1000,
+        "time_pending_p95_s": None if p95 is None else p95 / 1000,
+        "attempts_total": data.get("attempts_total"),
+        "preemptions": data.get("preemptions"),
+        "victims": (data.get("victims") or {}).get("count", 0),
+        "rollouts": {
+            w["workload"]: w["rollouts"][-1]["status"]
+            for w in data.get("workloads", [])
+            if w.get("rollouts") and w.get("kind") != "ReplicaSet"
+        },
+        "cpu_allocated": allocation.get("cpu"),
+        "memory_allocated": allocation.get("memory"),
+        "fragmentation": fragmentation,
+    }
+
+
+def compare(
+    scenario_factory: Callable[[], Scenario],
+    policies: Sequence[tuple[str, Policy]],
+    seeds: Sequence[int],
+    *,
+    progress: Callable[[str, int], None] | None = None,
+) -> Comparison:
+    """Run each (name, policy) on each seed. ``scenario_factory`` returns a fresh scenario
+    every call (a run mutates its pods)."""
+    if not policies:
+        raise ValueError("compare needs at least one policy")
+    if not seeds:
+        raise ValueError("compare needs at least one seed")
+    name = ""
+    results = []
+    for label, policy in policies:
+        runs: dict[int, RunMetrics] = {}
+        traces: dict[int, list[dict[str, Any]]] = {}
+        for seed in seeds:
+            scenario = scenario_factory()
+            name = scenario.name
+            sim = Simulation(scenario, policy, seed)
+            sim.run()
+            traces[seed] = sim.trace.events
+            runs[seed] = compute_metrics(sim.trace.events)
+            if progress is not None:
+                progress(label, seed)
+        results.append(PolicyResult(label, runs, traces))
+    return Comparison(name, list(seeds), results)
+
+
+def decisions(events: Sequence[dict[str, Any]]) -> list[Decision]:
+    """Every scheduling attempt's verdict, in order: selected node or unschedulable."""
+    out: list[Decision] = []
+    attempt: dict[str, int] = {}
+    incarnation: dict[str, int] = {}
+    for e in events:
+        t = e["type"]
+        if t == "pod_added":
+            incarnation[e["pod"]] = incarnation.get(e["pod"], -1) + 1
+        elif t == "cycle_start":
+            attempt[e["pod"]] = e.get("attempt", 1)
+        elif t in ("selected", "unschedulable"):
+            pod = e["pod"]
+            node = e.get("node") if t == "selected" else None
+            out.append(
+                Decision(
+                    len(out),
+                    e["seq"],
+                    e["t_ms"],
+                    pod,
+                    incarnation.get(pod, 0),
+                    attempt.get(pod, 1),
+                    node,
+                    e.get("message"),
+                )
+            )
+    return out
+
+
+def _scores_at(events: Sequence[dict[str, Any]], seq: int) -> dict[str, Any]:
+    """The score event of the cycle that ended at ``seq`` ({node: {plugin: weighted}, totals})."""
+    for e in reversed(events[: _index_of_seq(events, seq) + 1]):
+        if e["type"] == "score":
+            return {
+                node: {plugin: s["weighted"] for plugin, s in plugins.items()} | {"total": e["totals"].get(node)}
+                for node, plugins in e.get("nodes", {}).items()
+            }
+        if e["type"] == "cycle_start":
+            break
+    return {}
+
+
+def _index_of_seq(events: Sequence[dict[str, Any]], seq: int) -> int:
+    lo, hi = 0, len(events) - 1
+    while lo < hi:  # events are in seq order
+        mid = (lo + hi) // 2
+        if events[mid]["seq"] < seq:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def _explain(pod: str, outcomes: dict[str, str | None], rows: dict[str, dict[str, Any]]) -> str:
+    """Why two policies chose differently, from their score rows, in one sentence."""
+    parts = []
+    for policy, node in outcomes.items():
+        if node is None:
+            parts.append(f"{policy} found no node for {pod}")
+        elif node == "-":
+            parts.append(f"{policy} never attempted it")
+        else:
+            table = rows.get(policy, {})
+            chosen = table.get(node, {})
+            detail = ", ".join(f"{plugin} {w}" for plugin, w in chosen.items() if plugin != "total" and w)
+            total = chosen.get("total")
+            if total is None:
+                parts.append(f"{policy} put it on {node} (the only feasible node)")
+            else:
+                parts.append(f"{policy} put it on {node} (total {total}: {detail})")
+    return "; ".join(parts) + "."
+
+
+def divergences(traces: dict[str, Sequence[dict[str, Any]]], limit: int = 200) -> list[Divergence]:
+    """Attempts where the runs decided differently, the first one first.
+
+    Attempts are matched by (pod, incarnation, attempt number) — a StatefulSet replacement with
+    the same name is a new incarnation; the index is the position in the first run's decision
+    order, so "jump to next divergence" follows that run's clock.
+    """
+    if len(traces) < 2:
+        return []
+    per_policy = {name: decisions(events) for name, events in traces.items()}
+    keyed = {name: {(d.pod, d.incarnation, d.attempt): d for d in ds} for name, ds in per_policy.items()}
+    first_name = next(iter(per_policy))
+    out: list[Divergence] = []
+    seen: set[tuple[str, int, int]] = set()
+    order = list(per_policy[first_name])
+    for name, ds in per_policy.items():  # attempts only other runs made come after
+        if name != first_name:
+            order.extend(d for d in ds if (d.pod, d.incarnation, d.attempt) not in keyed[first_name])
+    for d in order:
+        key = (d.pod, d.incarnation, d.attempt)
+        if key in seen:
+            continue
+        seen.add(key)
+        outcomes: dict[str, str | None] = {}
+        for name in per_policy:
+            other = keyed[name].get(key)
+            outcomes[name] = "-" if other is None else other.node
+        if len(set(outcomes.values())) <= 1:
+            continue
+        rows = {}
+        for name, events in traces.items():
+            other = keyed[name].get(key)
+            if other is not None:
+                rows[name] = _scores_at(events, other.seq)
+        out.append(Divergence(len(out), d.pod, d.attempt, d.t_ms, outcomes, _explain(d.pod, outcomes, rows), rows))
+        if len(out) >= limit:
+            break
+    return out
