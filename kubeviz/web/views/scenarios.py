@@ -97,7 +97,9 @@ def upload(request: HtmxHttpRequest) -> HttpResponse:
         try:
             created = service.create_scenario(submitted, request.user)
         except LoadError as exc:
-            problems, source_name = exc.problems, submitted.source_name
+            # In document order, so the list reads alongside the numbered lines below it.
+            problems = sorted(exc.problems, key=lambda p: (p.line is None, p.line or 0))
+            source_name = submitted.source_name
             lines = service.numbered_lines(submitted.text, problems, submitted.source_name)
             # Show the text back so it can be fixed in place (a file input cannot be refilled).
             data = {**request.POST.dict(), "text": submitted.text, "source_name": submitted.source_name}

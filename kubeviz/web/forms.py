@@ -1,0 +1,131 @@
+"""Forms of the web app. Size and encoding are checked here, before any document is parsed."""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
+from django.template.defaultfilters import filesizeformat
+
+from .models import Cluster, Visibility
+from .services.scenarios import Upload
+
+__all__ = ["ScenarioUploadForm", "DOCUMENT_EXTENSIONS"]
+
+DOCUMENT_EXTENSIONS = (".yaml", ".yml", ".json")
+PASTED_SOURCE = "scenario.yaml"
+
+
+def _too_big(size: int) -> str:
+    limit = settings.KUBEVIZ_MAX_UPLOAD_BYTES
+    return f"is {filesizeformat(size)}; the limit is {filesizeformat(limit)}."
+
+
+class ScenarioUploadForm(forms.Form):
+    """A scenario document from a file or pasted text; ``upload()`` gives what to store."""
+
+    name = forms.CharField(
+        max_length=120,
+        required=False,
+        help_text="Leave empty to use the document's metadata.name (or the file name for plain manifests).",
+    )
+    visibility = forms.ChoiceField(
+        choices=Visibility.choices,
+        initial=Visibility.PUBLIC,
+        widget=forms.RadioSelect,
+        help_text="Public scenarios are listed for everyone; private ones only for you.",
+    )
+    cluster = forms.ModelChoiceField(
+        queryset=Cluster.objects.none(),
+        required=False,
+        empty_label="(none)",
+        help_text="Nodes to use when the document has none, e.g. for plain Deployment manifests.",
+    )
+    file = forms.FileField(
+        required=False,
+        help_text="A .yaml, .yml or .json file: a kubeviz Scenario or plain Kubernetes manifests.",
+        widget=forms.ClearableFileInput(attrs={"accept": ",".join(DOCUMENT_EXTENSIONS)}),
+    )
+    text = forms.CharField(
+        required=False,
+        strip=False,
+        label="…or paste the document",
+        widget=forms.Textarea(
+            attrs={
+                "rows": 18,
+                "spellcheck": "false",
+                "autocomplete": "off",
+                "wrap": "off",
+                "placeholder": "apiVersion: kubeviz.dev/v1\nkind: Scenario\nmetadata:\n  name: my-scenario\nspec:\n"
+                '  nodes:\n    - {name: node-a, allocatable: {cpu: "4", memory: 8Gi}}\n  objects: []\n\n'
+                "— or Kubernetes manifests separated by ---",
+            }
+        ),
+    )
+    # The file name a corrected document came from, so errors and plain manifests keep naming it.
+    source_name = forms.CharField(max_length=200, required=False, widget=forms.HiddenInput)
+
+    def __init__(self, *args: Any, user: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["cluster"].queryset = Cluster.objects.visible_to(user).order_by("name")
+
+    def clean_file(self) -> UploadedFile | None:
+        upload: UploadedFile | None = self.cleaned_data.get("file")
+        if not upload:
+            return None
+        name = PurePath(upload.name or "").name
+        if not name.lower().endswith(DOCUMENT_EXTENSIONS):
+            raise forms.ValidationError(f"{name!r} is not a .yaml, .yml or .json file.")
+        size = upload.size or 0
+        if size > settings.KUBEVIZ_MAX_UPLOAD_BYTES:
+            raise forms.ValidationError(f"The file {_too_big(size)}")
+        return upload
+
+    def clean_text(self) -> str:
+        text: str = self.cleaned_data.get("text", "")
+        size = len(text.encode("utf-8"))
+        if size > settings.KUBEVIZ_MAX_UPLOAD_BYTES:
+            raise forms.ValidationError(f"The pasted text {_too_big(size)}")
+        return text
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        upload: UploadedFile | None = cleaned.get("file")
+        text: str = cleaned.get("text", "")
+        if self.errors.get("file") or self.errors.get("text"):
+            return cleaned
+        if upload and text.strip():
+            raise forms.ValidationError("Give either a file or pasted text, not both.")
+        if upload:
+            raw = upload.read(settings.KUBEVIZ_MAX_UPLOAD_BYTES + 1)
+            try:
+                text = raw.decode("utf-8-sig")
+            except UnicodeDecodeError as exc:
+                self.add_error(
+                    "file",
+                    f"The file is not UTF-8 text (byte {exc.start + 1} cannot be decoded); save it as UTF-8 and retry.",
+                )
+                return cleaned
+            cleaned["document"] = text
+            cleaned["source_name"] = PurePath(upload.name or PASTED_SOURCE).name
+        elif text.strip():
+            cleaned["document"] = text
+            source_name = PurePath(cleaned.get("source_name") or PASTED_SOURCE).name
+            cleaned["source_name"] = source_name if source_name.endswith(DOCUMENT_EXTENSIONS) else PASTED_SOURCE
+        else:
+            raise forms.ValidationError("Choose a file or paste a document.")
+        return cleaned
+
+    def upload(self) -> Upload:
+        """The validated submission (call after ``is_valid()``)."""
+        data = self.cleaned_data
+        return Upload(
+            text=data["document"],
+            source_name=data["source_name"],
+            name=data.get("name", ""),
+            visibility=data["visibility"],
+            cluster=data.get("cluster"),
+        )

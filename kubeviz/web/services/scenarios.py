@@ -1,0 +1,483 @@
+"""Scenario library, detail tables, uploads and policy notes — plain functions the views call.
+
+Nothing here renders HTML: the functions return model querysets, dataclasses and dicts of
+plain strings, and the templates escape every one of them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Q, QuerySet
+from django.utils.text import slugify
+
+from scheduler_core.errors import LoadError, Problem
+from scheduler_core.model import CPU, LABEL_HOSTNAME, MEMORY, PODS, Node, Pod, PodDisruptionBudget, PriorityClass
+from scheduler_core.quantity import format_quantity
+from scheduler_core.scenario_types import Scenario as EngineScenario
+from scheduler_core.scenario_types import TimelineAction
+from scheduler_core.workloads import Deployment, Job, ReplicaSet, Service, StatefulSet, Workload
+
+from ..models import Cluster, Policy, Run, Scenario, Visibility
+from .engine import parse_scenario, scenario_preview
+
+__all__ = [
+    "FLAGSHIP_SLUG",
+    "ROW_LIMIT",
+    "Card",
+    "Created",
+    "DocumentLine",
+    "ScenarioTables",
+    "Upload",
+    "create_scenario",
+    "first_sentence",
+    "format_ms",
+    "library_cards",
+    "library_scenarios",
+    "numbered_lines",
+    "parse_stored",
+    "policy_suggestions",
+    "recent_runs",
+    "scenario_tables",
+    "unique_slug",
+]
+
+# The scenario the library points newcomers at first.
+FLAGSHIP_SLUG = "sts-upgrade-under-pressure"
+# Detail tables stop after this many rows (an uploaded cluster may have thousands of nodes).
+ROW_LIMIT = 200
+# Slugs the URL map already uses under /scenarios/.
+RESERVED_SLUGS = frozenset({"new"})
+
+# Library
+
+
+def library_scenarios(user: Any, query: str = "") -> QuerySet[Scenario]:
+    """Built-in and public scenarios plus the user's private ones, filtered by name."""
+    scenarios = Scenario.objects.visible_to(user).select_related("owner")
+    query = query.strip()
+    if query:
+        scenarios = scenarios.filter(Q(name__icontains=query) | Q(slug__icontains=query))
+    return scenarios
+
+
+@dataclass
+class Card:
+    """One library card."""
+
+    scenario: Scenario
+    summary: str
+    mine: bool
+    flagship: bool
+
+
+def library_cards(user: Any, query: str = "") -> list[Card]:
+    user_id = user.id if user is not None and user.is_authenticated else None
+    return [
+        Card(
+            scenario=s,
+            summary=first_sentence(s.description),
+            mine=user_id is not None and s.owner_id == user_id,
+            flagship=s.builtin and s.slug == FLAGSHIP_SLUG,
+        )
+        for s in library_scenarios(user, query)
+    ]
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+
+
+def first_sentence(text: str, limit: int = 220) -> str:
+    """The description's first sentence (cut at ``limit`` characters with an ellipsis)."""
+    text = " ".join(text.split())
+    sentence = _SENTENCE_END.split(text, maxsplit=1)[0]
+    if len(sentence) > limit:
+        sentence = sentence[: limit - 1].rsplit(" ", 1)[0] + "…"
+    return sentence
+
+
+# Detail
+
+
+@dataclass
+class ScenarioTables:
+    """What a scenario holds at t=0 and on its timeline, as rows of display strings."""
+
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    pods: list[dict[str, Any]] = field(default_factory=list)
+    workloads: list[dict[str, Any]] = field(default_factory=list)
+    timeline: list[dict[str, Any]] = field(default_factory=list)
+    extras: list[str] = field(default_factory=list)  # "1 Service", "2 PriorityClasses"
+    totals: dict[str, int] = field(default_factory=dict)  # rows before ROW_LIMIT
+    seed: int = 0
+    pod_startup: str = ""
+    end_at: str = ""
+
+
+def format_ms(ms: int | None) -> str:
+    """A virtual time the way the documents write it: ``0s``, ``40s``, ``1m30s``, ``250ms``."""
+    if ms is None:
+        return ""
+    if ms == 0:
+        return "0s"
+    hours, rest = divmod(ms, 3_600_000)
+    minutes, rest = divmod(rest, 60_000)
+    seconds, millis = divmod(rest, 1000)
+    parts = [f"{hours}h" if hours else "", f"{minutes}m" if minutes else ""]
+    if millis and not (hours or minutes or seconds):
+        parts.append(f"{millis}ms")
+    elif millis:
+        parts.append(f"{seconds}.{millis:03d}".rstrip("0") + "s")
+    elif seconds:
+        parts.append(f"{seconds}s")
+    return "".join(parts)
+
+
+def _resources(resources: dict[str, int] | Any, names: Sequence[str] = (CPU, MEMORY)) -> dict[str, str]:
+    return {name: format_quantity(name, resources[name]) if resources.get(name) else "" for name in names}
+
+
+def _pod_name(pod: Pod) -> str:
+    return pod.name if pod.namespace == "default" else f"{pod.namespace}/{pod.name}"
+
+
+# Well-known label keys shown by their last word in the nodes table (the full label is the tooltip).
+_SHORT_LABEL_KEYS = {
+    "topology.kubernetes.io/zone": "zone",
+    "topology.kubernetes.io/region": "region",
+    "node.kubernetes.io/instance-type": "instance-type",
+    "kubernetes.io/arch": "arch",
+    "kubernetes.io/os": "os",
+}
+
+
+def _node_row(node: Node) -> dict[str, Any]:
+    amounts = _resources(node.allocatable, (CPU, MEMORY, PODS))
+    extended = [
+        f"{name}: {format_quantity(name, amount)}"
+        for name, amount in sorted(node.allocatable.items())
+        if name not in (CPU, MEMORY, PODS, "ephemeral-storage") and amount
+    ]
+    labels = [
+        {"short": f"{_SHORT_LABEL_KEYS.get(k, k)}={v}", "full": f"{k}={v}"}
+        for k, v in sorted(node.labels.items())
+        if k != LABEL_HOSTNAME
+    ]
+    taints = [f"{t.key}{'=' + t.value if t.value else ''}:{t.effect}" for t in node.taints]
+    return {
+        "name": node.name,
+        "cpu": amounts[CPU],
+        "memory": amounts[MEMORY],
+        "pods": amounts[PODS],
+        "extended": extended,
+        "labels": labels,
+        "taints": taints,
+        "unschedulable": node.unschedulable,
+    }
+
+
+def _pod_notes(pod: Pod) -> list[str]:
+    notes: list[str] = []
+    if pod.node_selector:
+        notes.append("nodeSelector " + ", ".join(f"{k}={v}" for k, v in pod.node_selector.items()))
+    affinity = pod.affinity
+    if affinity is not None:
+        if affinity.node_affinity is not None:
+            notes.append("node affinity")
+        if affinity.pod_affinity is not None:
+            notes.append("pod affinity")
+        if affinity.pod_anti_affinity is not None:
+            notes.append("pod anti-affinity")
+    if pod.tolerations:
+        notes.append(f"tolerates {len(pod.tolerations)}")
+    if pod.topology_spread_constraints:
+        notes.append(_plural(len(pod.topology_spread_constraints), "spread constraint"))
+    if pod.host_ports:
+        notes.append("hostPort " + ", ".join(str(p.host_port) for p in pod.host_ports))
+    if pod.run_duration_ms is not None:
+        notes.append(f"runs {format_ms(pod.run_duration_ms)}")
+    if pod.preemption_policy == "Never":
+        notes.append("never preempts")
+    return notes
+
+
+def _pod_row(pod: Pod) -> dict[str, Any]:
+    priority = str(pod.priority)
+    if pod.priority_class_name:
+        priority = f"{pod.priority} ({pod.priority_class_name})"
+    return {
+        "name": _pod_name(pod),
+        **_resources(pod.requests),
+        "priority": priority,
+        "node": pod.node_name,
+        "notes": _pod_notes(pod),
+    }
+
+
+def _workload_row(workload: Workload) -> dict[str, Any]:
+    prototype = workload.template.prototype
+    notes: list[str] = []
+    if isinstance(workload, Job):
+        size = f"{workload.completions} completions, {workload.parallelism} at a time"
+        if prototype.run_duration_ms is not None:
+            notes.append(f"each runs {format_ms(prototype.run_duration_ms)}")
+    else:
+        size = f"{workload.replicas} replicas"
+    if isinstance(workload, Deployment):
+        notes.append(
+            workload.strategy
+            if workload.strategy != "RollingUpdate"
+            else f"maxSurge {workload.max_surge}, maxUnavailable {workload.max_unavailable}"
+        )
+    elif isinstance(workload, StatefulSet):
+        notes.append(workload.pod_management_policy)
+        if workload.update_strategy != "RollingUpdate":
+            notes.append(workload.update_strategy)
+    notes.extend(_pod_notes(prototype))
+    name = workload.name if workload.namespace == "default" else f"{workload.namespace}/{workload.name}"
+    return {
+        "kind": workload.kind,
+        "name": name,
+        "size": size,
+        "image": workload.template.image,
+        **_resources(prototype.requests),
+        "notes": notes,
+    }
+
+
+def _describe_object(obj: object) -> str:
+    if isinstance(obj, Pod):
+        requests = _resources(obj.requests)
+        amounts = ", ".join(f"{v} {k}" for k, v in requests.items() if v)
+        return f"Pod {_pod_name(obj)}" + (f" ({amounts})" if amounts else "")
+    if isinstance(obj, Node):
+        capacity = _resources(obj.allocatable)
+        return f"Node {obj.name} ({capacity[CPU] or '0'} cpu, {capacity[MEMORY] or '0'} memory)"
+    if isinstance(obj, Job):
+        return f"Job {obj.name} ({obj.completions} completions)"
+    if isinstance(obj, Deployment | ReplicaSet | StatefulSet):
+        return f"{obj.kind} {obj.name} ({obj.replicas} replicas)"
+    if isinstance(obj, Service | PodDisruptionBudget | PriorityClass):
+        return f"{type(obj).__name__} {obj.name}"
+    return type(obj).__name__
+
+
+def _timeline_row(action: TimelineAction) -> dict[str, Any]:
+    what = [_describe_object(obj) for obj in action.objects]
+    detail = ""
+    if action.action == "scale":
+        detail = f"replicas → {action.params.get('replicas')}"
+    elif action.action == "setImage":
+        detail = f"image → {action.params.get('image')}"
+        if action.params.get("container"):
+            detail += f" (container {action.params['container']})"
+    return {
+        "at": format_ms(action.at_ms),
+        "action": action.action,
+        "target": action.target,
+        "what": what,
+        "detail": detail,
+    }
+
+
+def _plural(count: int, word: str) -> str:
+    if count == 1:
+        return f"1 {word}"
+    return f"{count} {word[:-1] + 'ies' if word.endswith('y') and not word.endswith('ey') else word + 's'}"
+
+
+def _limited(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for row in rows:
+        if len(out) == ROW_LIMIT:
+            break
+        out.append(row)
+    return out
+
+
+def scenario_tables(parsed: EngineScenario) -> ScenarioTables:
+    """Rows for the detail page's nodes, pods, workloads and timeline tables."""
+    extras = [
+        _plural(len(items), word)
+        for items, word in (
+            (parsed.services, "Service"),
+            (parsed.pdbs, "PodDisruptionBudget"),
+            (parsed.priority_classes, "PriorityClass"),
+        )
+        if items
+    ]
+    return ScenarioTables(
+        nodes=_limited(_node_row(n) for n in parsed.nodes),
+        pods=_limited(_pod_row(p) for p in parsed.pods),
+        workloads=_limited(_workload_row(w) for w in parsed.workloads),
+        timeline=_limited(_timeline_row(a) for a in parsed.timeline),
+        extras=extras,
+        totals={
+            "nodes": len(parsed.nodes),
+            "pods": len(parsed.pods),
+            "workloads": len(parsed.workloads),
+            "timeline": len(parsed.timeline),
+        },
+        seed=parsed.seed,
+        pod_startup=format_ms(parsed.pod_startup_ms) if parsed.pod_startup_ms else "",
+        end_at=format_ms(parsed.end_ms),
+    )
+
+
+def parse_stored(scenario: Scenario) -> EngineScenario:
+    """Parse a stored scenario (with its cluster's nodes when it has none); raises LoadError."""
+    cluster_document = scenario.cluster.document if scenario.cluster_id else None
+    return parse_scenario(scenario.document, scenario.source_name, cluster_document)
+
+
+def recent_runs(scenario: Scenario, user: Any, limit: int = 5) -> list[Run]:
+    """The scenario's latest runs this user may see, newest first."""
+    runs = scenario.runs.select_related("policy", "scenario").order_by("-created")[: limit * 4]
+    return [run for run in runs if run.visible_to(user)][:limit]
+
+
+# Upload
+
+
+@dataclass
+class DocumentLine:
+    """One line of a submitted document, with the problems that point at it."""
+
+    number: int
+    text: str
+    problems: list[Problem] = field(default_factory=list)
+    gap_before: bool = False  # lines were left out above this one
+
+
+def numbered_lines(text: str, problems: Sequence[Problem], source: str, context: int = 4) -> list[DocumentLine]:
+    """The document as numbered lines, problems attached to their line.
+
+    Short documents are shown whole; long ones only around the problem lines.
+    """
+    lines = [DocumentLine(i, line) for i, line in enumerate(text.splitlines(), start=1)]
+    for problem in problems:
+        if problem.source == source and problem.line is not None and 1 <= problem.line <= len(lines):
+            lines[problem.line - 1].problems.append(problem)
+    if len(lines) <= 300:
+        return lines
+    wanted = {
+        n for line in lines if line.problems for n in range(line.number - context, line.number + context + 1)
+    } or set(range(1, 2 * context + 2))
+    shown: list[DocumentLine] = []
+    previous = 0
+    for line in lines:
+        if line.number in wanted:
+            line.gap_before = line.number != previous + 1
+            shown.append(line)
+            previous = line.number
+    return shown
+
+
+def unique_slug(name: str) -> str:
+    """``slugify(name)``, then ``-2``, ``-3`` … until no scenario has it."""
+    base = slugify(name)[:110].strip("-") or "scenario"
+    taken = set(Scenario.objects.filter(slug__startswith=base).values_list("slug", flat=True)) | RESERVED_SLUGS
+    slug, n = base, 1
+    while slug in taken:
+        n += 1
+        slug = f"{base}-{n}"
+    return slug
+
+
+@dataclass
+class Upload:
+    """A validated upload, ready to store."""
+
+    text: str
+    source_name: str
+    name: str = ""
+    visibility: str = Visibility.PUBLIC
+    cluster: Cluster | None = None
+
+
+@dataclass
+class Created:
+    scenario: Scenario
+    cluster_ignored: bool  # a cluster was chosen but the document has nodes of its own
+    has_nodes: bool
+
+
+def create_scenario(upload: Upload, owner: Any) -> Created:
+    """Validate the document with the engine and store it; raises LoadError, storing nothing."""
+    parsed = parse_scenario(upload.text, upload.source_name)
+    cluster_ignored = upload.cluster is not None and bool(parsed.nodes)
+    if upload.cluster is not None and not parsed.nodes:
+        # What engine.parse_scenario does at run time: the cluster's nodes, nothing else.
+        parsed.nodes = parse_scenario(upload.cluster.document, "cluster.yaml").nodes
+    name = (upload.name.strip() or parsed.name or "scenario")[:120]
+    fields = {
+        "name": name,
+        "description": parsed.description,
+        "watch_for": parsed.watch_for,
+        "document": upload.text,
+        "source_name": upload.source_name[:200],
+        "cluster": None if cluster_ignored else upload.cluster,
+        "owner": owner,
+        "visibility": upload.visibility,
+        "builtin": False,
+        "preview": scenario_preview(parsed),
+    }
+    for _ in range(20):  # another upload may take the same slug between the check and the insert
+        try:
+            with transaction.atomic():
+                scenario = Scenario.objects.create(slug=unique_slug(name), **fields)
+            return Created(scenario, cluster_ignored, bool(parsed.nodes))
+        except IntegrityError:
+            continue
+    raise LoadError.single(upload.source_name, None, "", "could not choose a unique name; try another one")
+
+
+# Policies
+
+# Built-in policies and the built-in scenarios that show what they change.
+POLICY_SUGGESTIONS: dict[str, tuple[tuple[str, ...], str]] = {
+    "default": (
+        ("mixed-small", "sts-upgrade-under-pressure", "preemption-basics"),
+        "The baseline: run any scenario with it first, then with another policy to compare.",
+    ),
+    "upgrade-aware": (
+        ("sts-upgrade-under-pressure",),
+        "Run the StatefulSet upgrade with default and then with this: the rollout that stalls completes.",
+    ),
+    "bin-packing": (
+        ("bin-packing-vs-spread",),
+        "Compare with spread: pods pile onto few nodes, whole nodes stay empty.",
+    ),
+    "spread": (("bin-packing-vs-spread",), "Compare with bin-packing: every node ends up equally full."),
+    "rtcr-binpack": (
+        ("bin-packing-vs-spread",),
+        "Bin packing through a custom scoring shape; compare with bin-packing.",
+    ),
+    "no-preemption": (
+        ("preemption-basics", "preemption-cascade", "priority-inversion"),
+        "Without DefaultPreemption a high-priority pod that fits nowhere just waits.",
+    ),
+    "legacy-v1.5": (
+        ("mixed-small", "preemption-basics"),
+        "The same scenario under the v1.5 algorithm: FIFO queue, 0–10 priorities, no preemption.",
+    ),
+    "score-all-nodes": (
+        ("mixed-small",),
+        "Only differs from default on clusters of more than 100 nodes; upload a big one to see it.",
+    ),
+}
+GENERIC_SUGGESTION = "Try it on any scenario and compare the result with the default policy."
+
+
+def policy_suggestions(policy: Policy, user: Any) -> tuple[list[Scenario], str]:
+    """Scenarios to try a policy on, and a one-line note."""
+    slugs: tuple[str, ...] = ()
+    note = GENERIC_SUGGESTION
+    if policy.builtin:
+        slugs, note = POLICY_SUGGESTIONS.get(policy.slug, (slugs, note))
+    found = {s.slug: s for s in Scenario.objects.visible_to(user).filter(slug__in=slugs)}
+    return [found[slug] for slug in slugs if slug in found], note
