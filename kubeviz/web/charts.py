@@ -1,0 +1,141 @@
+"""Small server-side SVG line charts for a run's metrics series (no JavaScript library).
+
+A series is the metrics module's list of ``[t_ms, value]`` points, one per change: the value
+holds until the next point (docs/metrics.md), so lines are drawn as steps. Each chart is one
+``<svg>`` with one ``<path>`` per series, both axes with a few round ticks, axis labels and a
+legend; every piece of text is escaped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+__all__ = ["ChartSeries", "line_chart", "nice_ticks", "format_seconds"]
+
+# A calm, colour-blind friendly palette (Okabe–Ito).
+PALETTE = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000")
+
+WIDTH, HEIGHT = 420, 200
+MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, MARGIN_BOTTOM = 48, 12, 28, 36
+
+
+@dataclass(frozen=True)
+class ChartSeries:
+    """One line: a label for the legend and ``[t_ms, value]`` points."""
+
+    label: str
+    points: Sequence[Sequence[float]]
+    color: str = ""
+
+
+def nice_ticks(high: float, count: int = 4) -> list[float]:
+    """Round tick values from 0 to at least ``high`` (about ``count`` intervals)."""
+    if high <= 0:
+        return [0.0, 1.0]
+    raw = high / count
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    ticks = [0.0]
+    while ticks[-1] < high - 1e-9:
+        ticks.append(round(ticks[-1] + step, 10))
+    return ticks
+
+
+def format_seconds(t_ms: float) -> str:
+    seconds = t_ms / 1000
+    if seconds >= 3600:
+        return f"{seconds / 3600:g}h"
+    if seconds >= 60 and seconds % 60 == 0:
+        return f"{seconds / 60:g}m"
+    return f"{seconds:g}s"
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
+
+
+def line_chart(
+    series: Sequence[ChartSeries],
+    *,
+    title: str,
+    y_label: str,
+    x_end_ms: float | None = None,
+    y_max: float | None = None,
+    y_format: Callable[[float], str] = _number,
+    chart_id: str = "",
+) -> SafeString:
+    """An SVG step-line chart of ``series`` over virtual time, from 0 to ``x_end_ms``."""
+    drawn = [s for s in series if s.points]
+    x_end = max([x_end_ms or 0.0, *(float(s.points[-1][0]) for s in drawn)]) or 1.0
+    high = max([0.0, *(float(v) for s in drawn for _, v in s.points)])
+    y_ticks = nice_ticks(y_max if y_max is not None else high)
+    y_top = y_ticks[-1] or 1.0
+    unit_ms, unit = (60_000, "m") if x_end >= 180_000 else (1000, "s")
+    x_ticks = [t * unit_ms for t in nice_ticks(x_end / unit_ms) if t * unit_ms <= x_end + 1e-6]
+    plot_w = WIDTH - MARGIN_LEFT - MARGIN_RIGHT
+    plot_h = HEIGHT - MARGIN_TOP - MARGIN_BOTTOM
+
+    def x(t_ms: float) -> float:
+        return MARGIN_LEFT + plot_w * t_ms / x_end
+
+    def y(value: float) -> float:
+        return MARGIN_TOP + plot_h * (1 - value / y_top)
+
+    id_attr = f' id="{escape(chart_id)}"' if chart_id else ""
+    parts = [
+        f'<svg class="chart"{id_attr} viewBox="0 0 {WIDTH} {HEIGHT}" '
+        f'role="img" aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg">',
+        f"<title>{escape(title)}</title>",
+        '<g class="grid">'
+        + "".join(
+            f'<line x1="{MARGIN_LEFT}" x2="{WIDTH - MARGIN_RIGHT}" y1="{y(v):.1f}" y2="{y(v):.1f}"/>' for v in y_ticks
+        )
+        + "</g>",
+        f'<g class="axis y-axis"><line x1="{MARGIN_LEFT}" x2="{MARGIN_LEFT}" y1="{MARGIN_TOP}" '
+        f'y2="{MARGIN_TOP + plot_h}"/>'
+        + "".join(
+            f'<text x="{MARGIN_LEFT - 6}" y="{y(v) + 4:.1f}" text-anchor="end">{escape(y_format(v))}</text>'
+            for v in y_ticks
+        )
+        + f'<text class="label" x="12" y="{MARGIN_TOP + plot_h / 2:.1f}" text-anchor="middle" '
+        f'transform="rotate(-90 12 {MARGIN_TOP + plot_h / 2:.1f})">{escape(y_label)}</text></g>',
+        f'<g class="axis x-axis"><line x1="{MARGIN_LEFT}" x2="{WIDTH - MARGIN_RIGHT}" y1="{MARGIN_TOP + plot_h}" '
+        f'y2="{MARGIN_TOP + plot_h}"/>'
+        + "".join(
+            f'<text x="{x(t):.1f}" y="{MARGIN_TOP + plot_h + 16}" text-anchor="middle">{t / unit_ms:g}{unit}</text>'
+            for t in x_ticks
+        )
+        + f'<text class="label" x="{MARGIN_LEFT + plot_w / 2:.1f}" y="{HEIGHT - 4}" text-anchor="middle">'
+        "virtual time</text></g>",
+    ]
+    legend_x = float(MARGIN_LEFT)
+    for index, line in enumerate(series):
+        color = line.color or PALETTE[index % len(PALETTE)]
+        if line.points:
+            parts.append(
+                f'<path class="series series-{index}" d="{_step_path(line.points, x_end, x, y)}" '
+                f'stroke="{escape(color)}" fill="none"><title>{escape(line.label)}</title></path>'
+            )
+        parts.append(
+            f'<g class="legend"><rect x="{legend_x:.1f}" y="8" width="10" height="10" fill="{escape(color)}"/>'
+            f'<text x="{legend_x + 14:.1f}" y="17">{escape(line.label)}</text></g>'
+        )
+        legend_x += 24 + 7 * len(line.label)
+    parts.append("</svg>")
+    return mark_safe("".join(parts))  # every interpolated text above is escaped
+
+
+def _step_path(
+    points: Sequence[Sequence[float]], x_end: float, x: Callable[[float], float], y: Callable[[float], float]
+) -> str:
+    t0, v0 = points[0]
+    commands = [f"M{x(t0):.1f},{y(v0):.1f}"]
+    for t, v in points[1:]:
+        commands.append(f"H{x(t):.1f}V{y(v):.1f}")
+    commands.append(f"H{x(max(x_end, points[-1][0])):.1f}")
+    return "".join(commands)

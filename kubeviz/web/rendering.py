@@ -1,0 +1,529 @@
+"""Turning a run's :class:`~scheduler_core.replay.ViewState` into what the run page's partials show.
+
+The run page, the scrubber (``GET /runs/<id>/at/``) and the websocket consumer all render the
+same partials from the same context, built here. Everything is plain data (dicts, lists,
+strings); the templates escape it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString
+
+from scheduler_core.quantity import format_quantity
+from scheduler_core.replay import ViewState
+
+from .charts import ChartSeries, format_seconds, line_chart
+from .models import Run, RunStatus
+
+__all__ = [
+    "run_context",
+    "render_state",
+    "render_control_reply",
+    "can_control",
+    "speed_label",
+    "speed_choices",
+    "format_time",
+    "priority_hue",
+    "node_dom_id",
+    "STATE_TEMPLATE",
+]
+
+STATE_TEMPLATE = "web/runs/partials/state.html"
+CONTROL_STATE_TEMPLATE = "web/runs/partials/control_state.html"
+CONTROL_MESSAGE_TEMPLATE = "web/runs/partials/control_message.html"
+SPEEDS = ((1, "1 step/s"), (2, "2 steps/s"), (5, "5 steps/s"), (10, "10 steps/s"), (50, "50 steps/s"), (0, "max"))
+MAX_NODE_CARDS = 120  # larger clusters show the nodes the current cycle is about, then the first ones
+MAX_LANE_CHIPS = 60
+MAX_NODE_CHIPS = 40
+MAX_FILTER_ROWS = 40
+MAX_SCORE_ROWS = 12
+NARRATION_SHOWN = 30
+MESSAGE_CHARS = 70
+
+LANES = (
+    ("active", "activeQ", "Ready to be tried: the next pop is the highest priority."),
+    ("backoff", "backoffQ", "Failed recently; waiting out an exponential backoff."),
+    ("unschedulable", "Unschedulable", "Waiting for a cluster change that might let them fit."),
+)
+
+DECIDED_BY = {
+    "only_candidate": "it was the only node where evicting pods would make room",
+    "fewest_pdb_violations": "it breaks the fewest PodDisruptionBudgets",
+    "lowest_highest_priority": "its most important victim has the lowest priority",
+    "smallest_priority_sum": "its victims' priorities add up to the least",
+    "fewest_victims": "it needs the fewest victims",
+    "latest_start_time": "its victims started most recently (least work lost)",
+    "first_candidate": "all criteria tied, so the first candidate won",
+}
+
+
+# -- small formatters -------------------------------------------------------------------
+
+
+def format_time(t_ms: int | float | None) -> str:
+    """Virtual time for people: ``12.0s``, ``2m 05.0s``, ``1h 02m 05s``."""
+    if t_ms is None:
+        return "—"
+    seconds = t_ms / 1000
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, rest = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{int(minutes)}m {rest:04.1f}s"
+    hours, minutes = divmod(int(minutes), 60)
+    return f"{hours}h {minutes:02d}m {int(rest):02d}s"
+
+
+def priority_hue(priority: int | None) -> int:
+    """Blue for priority 0 through green and yellow to red for system-critical (log scale)."""
+    if not priority or priority <= 0:
+        return 215
+    fraction = min(1.0, math.log10(priority + 1) / 6)
+    return round(215 - 215 * fraction)
+
+
+def node_dom_id(name: str) -> str:
+    """A stable element id for a node card (node names are DNS subdomains; anything else becomes -)."""
+    return "node-" + "".join(c if c.isascii() and (c.isalnum() or c in "-_.") else "-" for c in name)
+
+
+def short_pod(key: str) -> str:
+    ns, _, name = key.partition("/")
+    return name if ns == "default" and name else key
+
+
+def _requests_text(requests: dict[str, int]) -> str:
+    return ", ".join(f"{r} {format_quantity(r, v)}" for r, v in sorted(requests.items())) or "no requests"
+
+
+def _truncate(text: str | None, limit: int = MESSAGE_CHARS) -> str:
+    if not text:
+        return ""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _camel_parts(name: str) -> list[str]:
+    """``NodeResourcesFit`` → ``["Node", "Resources", "Fit"]``, so long plugin names can wrap."""
+    return re.findall(r"[A-Z][a-z]*|[^A-Z]+", name) or [name]
+
+
+def _taint_text(taint: Any) -> str:
+    if isinstance(taint, dict):
+        key = taint.get("key", "")
+        value = taint.get("value")
+        effect = taint.get("effect", "")
+        return f"{key}={value}:{effect}" if value else f"{key}:{effect}"
+    return str(taint)
+
+
+# -- pods --------------------------------------------------------------------------------
+
+
+def pod_chip(state: ViewState, key: str, note: str = "", note_title: str = "") -> dict[str, Any]:
+    """What a pod chip shows: short name, colour, a tooltip, and marks for victims/terminating."""
+    pod = state.pods.get(key) or {}
+    priority = pod.get("priority", 0)
+    phase = pod.get("phase", "gone" if not pod else "pending")
+    victim_of = pod.get("victim_of")
+    title = [key, f"priority {priority}", _requests_text(pod.get("requests", {})), f"phase {phase}"]
+    if pod.get("node"):
+        title.append(f"on {pod['node']}")
+    if pod.get("nominated"):
+        title.append(f"nominated to {pod['nominated']}")
+    if pod.get("attempts"):
+        title.append(f"{pod['attempts']} attempt(s)")
+    if victim_of:
+        title.append(f"preempted by {victim_of}")
+    if phase == "terminating" and pod.get("terminating_until_ms") is not None:
+        title.append(f"gone at {format_time(pod['terminating_until_ms'])}")
+    if note_title:
+        title.append(note_title)
+    classes = [f"phase-{phase}"]
+    if victim_of:
+        classes.append("victim")
+    if phase == "terminating":
+        classes.append("terminating")
+    return {
+        "key": key,
+        "name": short_pod(key),
+        "priority": priority,
+        "hue": priority_hue(priority),
+        "title": " · ".join(title),
+        "classes": " ".join(classes),
+        "victim": bool(victim_of),
+        "terminating": phase == "terminating",
+        "note": note,
+    }
+
+
+def _chips(state: ViewState, keys: list[str], limit: int) -> tuple[list[dict[str, Any]], int]:
+    return [pod_chip(state, k) for k in keys[:limit]], max(0, len(keys) - limit)
+
+
+def priority_legend(state: ViewState, limit: int = 8) -> list[dict[str, Any]]:
+    priorities = sorted({p.get("priority", 0) for p in state.pods.values()}, reverse=True)
+    if len(priorities) > limit:  # keep the extremes and an even spread between them
+        step = (len(priorities) - 1) / (limit - 1)
+        priorities = [priorities[round(i * step)] for i in range(limit)]
+    return [{"priority": p, "hue": priority_hue(p)} for p in priorities]
+
+
+# -- sections ----------------------------------------------------------------------------
+
+
+def header_context(run: Run, state: ViewState) -> dict[str, Any]:
+    status = run.status
+    label = run.get_status_display()
+    if status == RunStatus.RUNNING and run.stop_requested:
+        label = "Stopping"
+    elif status == RunStatus.RUNNING and run.paused:
+        label = "Pausing" if not run.pending_steps else "Stepping"
+    last_seq = max(run.last_seq, state.seq)
+    return {
+        "status": status,
+        "status_label": label,
+        "seq": state.seq,
+        "last_seq": last_seq,
+        "at_latest": state.seq >= run.last_seq,
+        "t": format_time(state.t_ms),
+        "t_ms": state.t_ms,
+        "run_t": format_time(run.t_ms),
+        "cycle": state.cycle,
+        "counts": state.counts,
+        "progress": round(100 * (run.progress or 0)),
+        "done": run.done,
+        "paused": run.paused,
+        "speed": run.speed,
+        "error": run.error.split("\n\n", 1)[0] if run.status == RunStatus.FAILED else "",
+    }
+
+
+def lanes_context(state: ViewState) -> list[dict[str, Any]]:
+    lanes = []
+    for key, title, blurb in LANES:
+        keys = list(state.lanes.get(key, []))
+        if key == "active":  # the heap pops the highest priority first
+            keys.sort(key=lambda k: -(state.pods.get(k) or {}).get("priority", 0))
+        elif key == "backoff":
+            keys.sort(key=lambda k: (state.pods.get(k) or {}).get("backoff_until_ms") or 0)
+        chips = []
+        for pod_key in keys[:MAX_LANE_CHIPS]:
+            pod = state.pods.get(pod_key) or {}
+            if key == "backoff" and pod.get("backoff_until_ms") is not None:
+                chips.append(pod_chip(state, pod_key, note=f"until {format_time(pod['backoff_until_ms'])}"))
+            elif key == "unschedulable" and pod.get("message"):
+                chips.append(pod_chip(state, pod_key, note=_truncate(pod["message"]), note_title=pod["message"]))
+            else:
+                chips.append(pod_chip(state, pod_key))
+        lanes.append(
+            {
+                "key": key,
+                "title": title,
+                "blurb": blurb,
+                "count": len(keys),
+                "chips": chips,
+                "more": max(0, len(keys) - MAX_LANE_CHIPS),
+            }
+        )
+    return lanes
+
+
+def _focus_nodes(state: ViewState) -> set[str]:
+    current = state.current
+    focus = {n for n in (current.get("selected"), (current.get("preemption") or {}).get("chosen")) if n}
+    focus.update(name for name, node in state.nodes.items() if node["nominated"] or node["reserved"])
+    return focus
+
+
+def nodes_context(state: ViewState) -> dict[str, Any]:
+    names = list(state.nodes)
+    if len(names) > MAX_NODE_CARDS:
+        focus = _focus_nodes(state)
+        keep = set(list(focus)[:MAX_NODE_CARDS])
+        for name in names:
+            if len(keep) >= MAX_NODE_CARDS:
+                break
+            keep.add(name)
+        names = [n for n in names if n in keep]
+    chosen = state.current.get("selected")
+    cards = []
+    for name in names:
+        node = state.nodes[name]
+        bars = state.node_bars(name)
+        for bar in bars:
+            bar["used_pct"] = round(bar["used_pct"], 1)
+            bar["held_pct"] = round(bar["held_pct"], 1)
+            bar["held_label"] = format_quantity(bar["resource"], bar["held"]) if bar["held"] else ""
+        pods, more = _chips(state, node["pods"], MAX_NODE_CHIPS)
+        labels = node.get("labels", {})
+        cards.append(
+            {
+                "name": name,
+                "dom_id": node_dom_id(name),
+                "cordoned": node.get("unschedulable", False),
+                "taints": [_taint_text(t) for t in node.get("taints", [])],
+                "zone": labels.get("topology.kubernetes.io/zone", ""),
+                "bars": bars,
+                "pods": pods,
+                "pods_more": more,
+                "pod_count": len(node["pods"]),
+                "pod_capacity": node["allocatable"].get("pods"),
+                "nominated": [pod_chip(state, k) for k in node["nominated"]],
+                "reserved": [pod_chip(state, k) for k in node["reserved"]],
+                "chosen": name == chosen,
+            }
+        )
+    return {"cards": cards, "total": len(state.nodes), "shown": len(cards)}
+
+
+def cycle_context(state: ViewState, detail: str = "full") -> dict[str, Any]:
+    current = state.current
+    if not current.get("pod"):
+        return {"empty": True}
+    ctx: dict[str, Any] = {
+        "empty": False,
+        "pod": pod_chip(state, current["pod"]),
+        "pod_key": current["pod"],
+        "attempt": current.get("attempt"),
+        "cycle": current.get("cycle"),
+        "t": format_time(current.get("t_ms")),
+        "selected": current.get("selected"),
+        "decided": "selected" in current,
+        "message": current.get("message"),
+        "prefilter": current.get("prefilter"),
+    }
+    flt = current.get("filter")
+    if flt:
+        results = flt.get("results")
+        histogram = sorted((flt.get("histogram") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
+        rows = []
+        for row in (results or [])[:MAX_FILTER_ROWS]:
+            ok = row.get("code") == "Success"
+            rows.append(
+                {
+                    "node": row.get("node"),
+                    "plugin": row.get("plugin") or "",
+                    "code": row.get("code"),
+                    "reasons": "; ".join(row.get("reasons") or []) or ("fits" if ok else ""),
+                    "ok": ok,
+                }
+            )
+        ctx["filter"] = {
+            "evaluated": flt.get("evaluated"),
+            "feasible": flt.get("feasible"),
+            "nominated_node": flt.get("nominated_node"),
+            "rows": rows,
+            "rows_more": max(0, len(results or []) - MAX_FILTER_ROWS),
+            "histogram": histogram,
+            "summary": results is None or detail == "summary",
+        }
+    score = current.get("score")
+    if score:
+        plugins = score.get("plugins") or []
+        per_node = score.get("nodes") or {}
+        totals = score.get("totals") or {}
+        ranked = sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))
+        rows = []
+        for node, total in ranked[:MAX_SCORE_ROWS]:
+            cells = []
+            for plugin in plugins:
+                cell = (per_node.get(node) or {}).get(plugin["plugin"])
+                cells.append(cell or {})
+            rows.append({"node": node, "cells": cells, "total": total, "chosen": node == current.get("selected")})
+        headers = [{**p, "parts": _camel_parts(str(p.get("plugin", "")))} for p in plugins]
+        ctx["score"] = {"plugins": headers, "rows": rows, "more": max(0, len(ranked) - MAX_SCORE_ROWS)}
+    preemption = current.get("preemption")
+    if preemption:
+        chosen = preemption.get("chosen")
+        candidates = []
+        for cand in preemption.get("candidates") or []:
+            victims = [v["pod"] if isinstance(v, dict) else v for v in cand.get("victims") or []]
+            candidates.append(
+                {
+                    "node": cand.get("node"),
+                    "victims": [short_pod(v) for v in victims],
+                    "pdb_violations": cand.get("pdb_violations", 0),
+                    "chosen": cand.get("node") == chosen,
+                }
+            )
+        decided_by = preemption.get("decided_by") or ""
+        ctx["preemption"] = {
+            "eligible": preemption.get("eligible"),
+            "reason": preemption.get("reason"),
+            "chosen": chosen,
+            "candidates": candidates,
+            "decided_by": decided_by.replace("_", " "),
+            "decided_why": DECIDED_BY.get(decided_by, ""),
+            "victims": [
+                {"name": short_pod(v["pod"]), "priority": v.get("priority")} for v in preemption.get("victims") or []
+            ],
+            "rejected_nodes": sorted((preemption.get("rejected_nodes") or {}).items()),
+            "nominations_cleared": [
+                short_pod(p if isinstance(p, str) else p.get("pod", "?"))
+                for p in preemption.get("nominations_cleared") or []
+            ],
+        }
+    return ctx
+
+
+def narration_context(state: ViewState) -> list[dict[str, Any]]:
+    lines = list(state.narration)[-NARRATION_SHOWN:]
+    return [{"seq": line["seq"], "t": format_time(line["t_ms"]), "text": line["text"]} for line in reversed(lines)]
+
+
+def _ms(value: float | None) -> str:
+    return "—" if value is None else format_time(value)
+
+
+def summary_context(run: Run, final: ViewState | None) -> dict[str, Any] | None:
+    """The finished run's numbers, charts and final per-node allocation (None while it runs)."""
+    if not run.done:
+        return None
+    m = run.metrics or {}
+    if not m:
+        return {"stats": [], "rollouts": [], "charts": [], "nodes": [], "failed": run.status == RunStatus.FAILED}
+    frag = m.get("fragmentation") or {}
+    victims = m.get("victims") or {}
+    evictions = m.get("evictions") or {}
+    stats = [
+        (
+            "Pods scheduled",
+            m.get("pods_scheduled"),
+            f"of {m.get('pods_total', 0)} pods ({m.get('pods_prebound', 0)} prebound)",
+        ),
+        (
+            "Pending at the end",
+            m.get("pods_pending_at_end"),
+            ", ".join(short_pod(p) for p in m.get("never_scheduled", [])[:8]),
+        ),
+        ("Mean time pending", _ms(m.get("time_pending_mean_ms")), "over pods the scheduler had to place"),
+        ("p95 time pending", _ms(m.get("time_pending_p95_ms")), "nearest-rank 95th percentile"),
+        ("Scheduling attempts", m.get("attempts_total"), "cycles run"),
+        ("Preemptions", m.get("preemptions"), f"{victims.get('count', 0)} victim(s)"),
+        ("Evictions", evictions.get("allowed", 0), f"{evictions.get('refused', 0)} refused by a PDB"),
+        (
+            "Fragmentation",
+            f"{100 * frag.get('value', 0):.0f}%",
+            "of free CPU sits on nodes where the typical pending pod no longer fits",
+        ),
+    ]
+    rollouts = []
+    for workload in m.get("workloads") or []:
+        for rollout in workload.get("rollouts") or []:
+            rollouts.append(
+                {
+                    "workload": workload.get("workload"),
+                    "revision": rollout.get("revision"),
+                    "image": rollout.get("image") or "",
+                    "status": rollout.get("status"),
+                    "duration": format_time(rollout.get("duration_ms")),
+                }
+            )
+    series = m.get("series") or {}
+    end_ms = m.get("end_ms") or 0
+    queue = series.get("queue") or {}
+    pending_chart = line_chart(
+        [
+            ChartSeries("pending", series.get("pending") or []),
+            ChartSeries("activeQ", queue.get("active") or []),
+            ChartSeries("backoffQ", queue.get("backoff") or []),
+            ChartSeries("unschedulable", queue.get("unschedulable") or []),
+        ],
+        title="Pending pods over virtual time",
+        y_label="pods",
+        x_end_ms=end_ms,
+        chart_id="chart-pending",
+    )
+    allocation = series.get("allocation") or {}
+    order = sorted(allocation, key=lambda r: ({"cpu": 0, "memory": 1, "pods": 2}.get(r, 3), r))
+    allocation_chart = line_chart(
+        [ChartSeries(r, [[t, 100 * v] for t, v in allocation[r]]) for r in order],
+        title="Allocation per resource (requested ÷ allocatable)",
+        y_label="% allocated",
+        x_end_ms=end_ms,
+        y_max=100,
+        y_format=lambda v: f"{v:g}%",
+        chart_id="chart-allocation",
+    )
+    nodes = []
+    if final is not None:
+        for name in list(final.nodes)[:MAX_NODE_CARDS]:
+            nodes.append({"name": name, "bars": final.node_bars(name)})
+    return {
+        "stats": stats,
+        "rollouts": rollouts,
+        "charts": [
+            {"id": "pending", "svg": pending_chart, "caption": "Pending pods and the queue lanes"},
+            {"id": "allocation", "svg": allocation_chart, "caption": "Cluster allocation per resource"},
+        ],
+        "allocation_final": [
+            {"resource": r, "pct": round(100 * v, 1)}
+            for r, v in sorted((m.get("allocation_final") or {}).items(), key=lambda kv: kv[0])
+        ],
+        "end": format_seconds(end_ms),
+        "nodes": nodes,
+        "failed": run.status == RunStatus.FAILED,
+    }
+
+
+def speed_label(speed: float) -> str:
+    """``5`` → ``5 steps/s``; 0 means as fast as possible."""
+    if not speed:
+        return "max speed"
+    return f"{speed:g} step/s" if speed == 1 else f"{speed:g} steps/s"
+
+
+def speed_choices(current: float) -> list[dict[str, Any]]:
+    """The speed select's options (value, label, selected), with the run's current speed among them."""
+    speeds = [float(v) for v, _ in SPEEDS]
+    if current not in speeds:
+        speeds = sorted([*speeds[:-1], current]) + speeds[-1:]
+    labels = {float(v): label for v, label in SPEEDS}
+    return [{"value": f"{v:g}", "label": labels.get(v) or speed_label(v), "selected": v == current} for v in speeds]
+
+
+def can_control(run: Run, user: Any) -> bool:
+    """Anyone who may see a run watches it; only its owner (or staff) steers it. Ownerless runs are open."""
+    if run.owner_id is None:
+        return True
+    if user is None or not getattr(user, "is_authenticated", False):
+        return False
+    return bool(user.id == run.owner_id or user.is_staff)
+
+
+# -- whole context and rendering ---------------------------------------------------------
+
+
+def run_context(run: Run, state: ViewState, *, final: ViewState | None = None) -> dict[str, Any]:
+    """Everything the run page's partials need for ``state`` (``final``: the run's last state, for the summary)."""
+    return {
+        "run": run,
+        "header": header_context(run, state),
+        "lanes": lanes_context(state),
+        "legend": priority_legend(state),
+        "nodes": nodes_context(state),
+        "cycle": cycle_context(state, run.detail),
+        "narration": narration_context(state),
+        "summary": summary_context(run, final if final is not None else state),
+    }
+
+
+def render_state(run: Run, state: ViewState, *, final: ViewState | None = None) -> SafeString:
+    """All partials for ``state``, each marked ``hx-swap-oob`` so htmx swaps them in by id."""
+    context = run_context(run, state, final=final)
+    context["oob"] = True
+    return render_to_string(STATE_TEMPLATE, context)
+
+
+def render_control_reply(run: Run | None, *, message: str = "", error: str = "") -> SafeString:
+    """The reply to a control: the controls' status line (paused / speed) and a message or an error."""
+    context = {"run": run, "oob": True, "message": message, "error": error}
+    html = render_to_string(CONTROL_MESSAGE_TEMPLATE, context)
+    if not error and run is not None:
+        html = render_to_string(CONTROL_STATE_TEMPLATE, context) + html
+    return SafeString(html)
