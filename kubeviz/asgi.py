@@ -10,14 +10,20 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kubeviz.settings")
 django_asgi_app = get_asgi_application()  # before importing anything that touches models
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
+from django.conf import settings  # noqa: E402
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from kubeviz.web.routing import websocket_urlpatterns  # noqa: E402
 
+# A bare ASGI server (daphne in docker-compose) serves no static files; the app's few
+# (CSS, htmx) are served here through staticfiles' finders unless a proxy takes them.
+http_app = ASGIStaticFilesHandler(django_asgi_app) if settings.KUBEVIZ_SERVE_STATIC else django_asgi_app
+
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": http_app,
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

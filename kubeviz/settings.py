@@ -103,6 +103,9 @@ STATICFILES_DIRS = [
     ("vendor/htmx-ext-ws", BASE_DIR / "node_modules" / "htmx-ext-ws" / "dist"),
 ]
 
+# Serve /static/ from the ASGI app itself (fine for a teaching tool; set 0 behind a proxy).
+KUBEVIZ_SERVE_STATIC = env_bool("KUBEVIZ_SERVE_STATIC", True)
+
 # Uploads: a scenario document may not exceed this (scheduler_core caps YAML at 2 MiB too).
 KUBEVIZ_MAX_UPLOAD_BYTES = int(os.environ.get("KUBEVIZ_MAX_UPLOAD_BYTES", str(2 * 1024 * 1024)))
 DATA_UPLOAD_MAX_MEMORY_SIZE = KUBEVIZ_MAX_UPLOAD_BYTES + 64 * 1024

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -401,7 +400,8 @@ def test_as_dict_is_json_and_format_metrics_summarises() -> None:
     assert "mean -, p95 -" in format_metrics(compute_metrics([]))
 
 
-def test_a_hundred_thousand_events_take_well_under_a_second() -> None:
+def test_a_hundred_thousand_event_trace_is_summarised_completely() -> None:
+    """Scale check without a clock (timings live in bench/): every pod of a large trace counts."""
     t = T()
     nodes = [f"n{i}" for i in range(100)]
     for n in nodes:
@@ -418,10 +418,9 @@ def test_a_hundred_thousand_events_take_well_under_a_second() -> None:
         if i % 100 == 0:
             usage(t, i + 5, **{n: {"requested": {"cpu": i, "memory": i}, "pods": i % 110} for n in nodes})
         i += 1
-    started = time.perf_counter()
     m = compute_metrics(t.events)
-    assert time.perf_counter() - started < 1.0
     assert m.pods_scheduled == i
+    assert m.pods_pending_at_end == 0
 
 
 # -- real runs -----------------------------------------------------------------------------------------

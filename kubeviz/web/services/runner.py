@@ -49,7 +49,8 @@ class _Recorder:
     def flush(self, sim: Simulation, publish: Publish) -> None:
         if not self.pending:
             return
-        events, self.pending = self.pending, []
+        events = list(self.pending)
+        self.pending.clear()  # in place: the trace's listener is this list's append
         rows = []
         snapshots = []
         for event in events:

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_POST
 from django_htmx.middleware import HtmxDetails
 
 from ..models import Policy, Run, Scenario
+from ..rendering import can_control
 from ..services.controls import ControlError, apply_control
 from ..services.dispatch import start_run
 from ..services.engine import LoadError, parse_scenario
@@ -78,8 +79,10 @@ def control(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_object_or_404(Run.objects.select_related("scenario"), id=run_id)
     if not run.visible_to(request.user):
         raise Http404("no such run")
-    if run.owner_id is not None and run.owner_id != request.user.id:
-        return HttpResponseForbidden("only the person who started this run can control it", content_type="text/plain")
+    if not can_control(run, request.user):
+        return HttpResponseForbidden(
+            "action: only the person who started this run can control it", content_type="text/plain"
+        )
     action = request.POST.get("action", "").strip()
     value: object = request.POST.get("value", "").strip() or None
     if action == "step" and isinstance(value, str) and value.lstrip("-").isdigit():
