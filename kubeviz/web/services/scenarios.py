@@ -13,7 +13,6 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
-from django.utils.text import slugify
 
 from scheduler_core.errors import LoadError, Problem
 from scheduler_core.model import CPU, LABEL_HOSTNAME, MEMORY, PODS, Node, Pod, PodDisruptionBudget, PriorityClass
@@ -23,6 +22,7 @@ from scheduler_core.scenario_types import TimelineAction
 from scheduler_core.workloads import Deployment, Job, ReplicaSet, Service, StatefulSet, Workload
 
 from ..models import Cluster, Policy, Run, Scenario, Visibility
+from . import slugs
 from .engine import parse_scenario, scenario_preview
 
 __all__ = [
@@ -51,7 +51,6 @@ FLAGSHIP_SLUG = "sts-upgrade-under-pressure"
 # Detail tables stop after this many rows (an uploaded cluster may have thousands of nodes).
 ROW_LIMIT = 200
 # Slugs the URL map already uses under /scenarios/.
-RESERVED_SLUGS = frozenset({"new"})
 
 # Library
 
@@ -378,14 +377,8 @@ def numbered_lines(text: str, problems: Sequence[Problem], source: str, context:
 
 
 def unique_slug(name: str) -> str:
-    """``slugify(name)``, then ``-2``, ``-3`` … until no scenario has it."""
-    base = slugify(name)[:110].strip("-") or "scenario"
-    taken = set(Scenario.objects.filter(slug__startswith=base).values_list("slug", flat=True)) | RESERVED_SLUGS
-    slug, n = base, 1
-    while slug in taken:
-        n += 1
-        slug = f"{base}-{n}"
-    return slug
+    """A free slug for a new scenario."""
+    return slugs.unique_slug(name, Scenario, "scenario")
 
 
 @dataclass

@@ -1,0 +1,192 @@
+"""The policy editor's forms: the knobs (one field per knob of services.policy_editor) and the save form.
+
+Ranges here are the form's own (what an input may hold); everything that depends on more
+than one field (backoff order, shape order, preemption's two minimums) is left to the
+engine's loader, so its messages — with line and field path — are the ones people see.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from django import forms
+from django.conf import settings
+
+from .models import Visibility
+from .services.policy_editor import FILTER_PLUGINS, SCORE_PLUGINS, STRATEGIES
+
+__all__ = ["PolicyKnobsForm", "PolicySaveForm", "MIN_SHAPE_ROWS"]
+
+# The RequestedToCapacityRatio table always has at least this many rows, and one blank row more
+# than the shape has points, so a point can be added without JavaScript.
+MIN_SHAPE_ROWS = 4
+MAX_SHAPE_ROWS = 50
+_SHAPE_KEY = re.compile(r"^shape_(\d+)_(?:utilization|score)$")
+
+
+def _number(minimum: int, maximum: int | None = None, *, label: str = "", help_text: str = "") -> forms.IntegerField:
+    attrs: dict[str, Any] = {"min": minimum, "class": "num"}
+    if maximum is not None:
+        attrs["max"] = maximum
+    return forms.IntegerField(
+        min_value=minimum,
+        max_value=maximum,
+        label=label,
+        help_text=help_text,
+        widget=forms.NumberInput(attrs=attrs),
+    )
+
+
+class PolicyKnobsForm(forms.Form):
+    """The common knobs. ``knobs()`` gives the dict ``document_from_knobs`` takes."""
+
+    preemption = forms.BooleanField(required=False, label="DefaultPreemption (postFilter)")
+    min_candidate_nodes_percentage = _number(0, 100, label="minCandidateNodesPercentage")
+    min_candidate_nodes_absolute = _number(0, label="minCandidateNodesAbsolute")
+    scoring_strategy = forms.ChoiceField(choices=[(s, s) for s in STRATEGIES], label="Scoring strategy")
+    write_scoring_strategy = forms.BooleanField(
+        required=False, label="Write scoringStrategy out even when it is the default (as the spread preset does)"
+    )
+    cpu_weight = _number(0, 100, label="cpu")
+    memory_weight = _number(0, 100, label="memory")
+    extra_resource = forms.CharField(
+        required=False,
+        max_length=253,
+        label="Extra resource",
+        widget=forms.TextInput(attrs={"placeholder": "nvidia.com/gpu", "spellcheck": "false"}),
+    )
+    extra_weight = forms.IntegerField(
+        required=False,
+        label="Extra resource weight",
+        min_value=0,
+        max_value=100,
+        widget=forms.NumberInput(attrs={"min": 0, "max": 100, "class": "num"}),
+    )
+    percentage_of_nodes_to_score = _number(0, 100, label="percentageOfNodesToScore", help_text="0 = adaptive")
+    pod_initial_backoff_seconds = _number(1, label="podInitialBackoffSeconds")
+    pod_max_backoff_seconds = _number(1, label="podMaxBackoffSeconds")
+    queue_mode = forms.ChoiceField(
+        choices=[("priority", "priority"), ("fifo", "fifo (v1.5)")],
+        label="Queue",
+        help_text="priority: activeQ, backoffQ and unschedulable pods; fifo: one queue, as in v1.5.",
+    )
+    scheduler_mode = forms.ChoiceField(
+        choices=[("framework", "framework"), ("legacy", "legacy (v1.5)")],
+        label="Scheduler",
+        help_text="legacy: v1.5 predicates and priorities; the plugin settings above are not used.",
+    )
+    upgrade_aware_reservation = forms.BooleanField(required=False, label="Upgrade-aware reservation")
+    bind_latency_ms = _number(0, 3_600_000, label="Bind latency (ms)")
+
+    def __init__(self, *args: Any, shape_rows: int = MIN_SHAPE_ROWS, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name in FILTER_PLUGINS:
+            self.fields[f"filter_{name}"] = forms.BooleanField(required=False, label=name)
+        for name, default in SCORE_PLUGINS:
+            self.fields[f"score_{name}_on"] = forms.BooleanField(required=False, label=name)
+            self.fields[f"score_{name}_weight"] = _number(
+                1, 100, label=f"{name} weight", help_text=f"default {default}"
+            )
+        if self.is_bound:
+            indexes = [int(m[1]) for key in self.data if (m := _SHAPE_KEY.match(key))]
+            shape_rows = max(indexes, default=-1) + 1
+        self.shape_row_count = min(max(shape_rows, MIN_SHAPE_ROWS), MAX_SHAPE_ROWS)
+        for i in range(self.shape_row_count):
+            for part, maximum in (("utilization", 100), ("score", 10)):
+                self.fields[f"shape_{i}_{part}"] = forms.IntegerField(
+                    required=False,
+                    min_value=0,
+                    max_value=maximum,
+                    label=f"point {i + 1} {part}",
+                    widget=forms.NumberInput(attrs={"min": 0, "max": maximum, "class": "num"}),
+                )
+
+    @classmethod
+    def from_knobs(cls, knobs: Mapping[str, Any]) -> PolicyKnobsForm:
+        """An unbound form showing these knobs (the shape spread over its rows)."""
+        shape = list(knobs.get("shape") or [])
+        initial = {key: value for key, value in knobs.items() if key != "shape"}
+        for i, (utilization, score) in enumerate(shape):
+            initial[f"shape_{i}_utilization"] = utilization
+            initial[f"shape_{i}_score"] = score
+        return cls(initial=initial, shape_rows=len(shape) + 1)
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        for i in range(self.shape_row_count):
+            utilization = cleaned.get(f"shape_{i}_utilization")
+            score = cleaned.get(f"shape_{i}_score")
+            if (utilization is None) != (score is None) and not self.has_error(f"shape_{i}_utilization"):
+                self.add_error(f"shape_{i}_utilization", f"Point {i + 1} needs both a utilization and a score.")
+        return cleaned
+
+    def knobs(self) -> dict[str, Any]:
+        """The knobs (call after ``is_valid()``); blank shape rows are left out."""
+        data = dict(self.cleaned_data)
+        shape = []
+        for i in range(self.shape_row_count):
+            utilization = data.pop(f"shape_{i}_utilization", None)
+            score = data.pop(f"shape_{i}_score", None)
+            if utilization is not None and score is not None:
+                shape.append([utilization, score])
+        data["shape"] = shape
+        data["extra_resource"] = (data.get("extra_resource") or "").strip()
+        data["extra_weight"] = data.get("extra_weight") or 0
+        return data
+
+    # For the template: the dynamic fields grouped as the page shows them.
+
+    def filter_fields(self) -> list[forms.BoundField]:
+        return [self[f"filter_{name}"] for name in FILTER_PLUGINS]
+
+    def score_rows(self) -> list[tuple[str, int, forms.BoundField, forms.BoundField]]:
+        return [
+            (name, default, self[f"score_{name}_on"], self[f"score_{name}_weight"]) for name, default in SCORE_PLUGINS
+        ]
+
+    def _fields(self, *names: str) -> list[forms.BoundField]:
+        return [self[name] for name in names]
+
+    def candidate_fields(self) -> list[forms.BoundField]:
+        return self._fields("min_candidate_nodes_percentage", "min_candidate_nodes_absolute")
+
+    def resource_fields(self) -> list[forms.BoundField]:
+        return self._fields("cpu_weight", "memory_weight", "extra_resource", "extra_weight")
+
+    def cycle_fields(self) -> list[forms.BoundField]:
+        return self._fields("percentage_of_nodes_to_score", "pod_initial_backoff_seconds", "pod_max_backoff_seconds")
+
+    def mode_fields(self) -> list[forms.BoundField]:
+        return self._fields("queue_mode", "scheduler_mode", "bind_latency_ms")
+
+    def shape_rows(self) -> list[tuple[int, forms.BoundField, forms.BoundField]]:
+        return [(i + 1, self[f"shape_{i}_utilization"], self[f"shape_{i}_score"]) for i in range(self.shape_row_count)]
+
+
+class PolicySaveForm(forms.Form):
+    """Name, description, visibility and the document; the document is what is saved."""
+
+    name = forms.CharField(max_length=120, required=False, help_text="Leave empty to use the document's metadata.name.")
+    description = forms.CharField(
+        required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 2}), label="Description"
+    )
+    visibility = forms.ChoiceField(
+        choices=Visibility.choices,
+        initial=Visibility.PUBLIC,
+        widget=forms.RadioSelect,
+        help_text="Public policies are listed for everyone; private ones only for you.",
+    )
+    document = forms.CharField(
+        strip=False,
+        label="YAML",
+        widget=forms.Textarea(attrs={"rows": 30, "spellcheck": "false", "autocomplete": "off", "wrap": "off"}),
+    )
+
+    def clean_document(self) -> str:
+        text: str = self.cleaned_data["document"]
+        limit = settings.KUBEVIZ_MAX_UPLOAD_BYTES
+        if len(text.encode("utf-8")) > limit:
+            raise forms.ValidationError(f"The document is larger than {limit} bytes.")
+        return text

@@ -1,0 +1,387 @@
+"""The policy editor's two views of one policy: a flat dict of form knobs, and the YAML document.
+
+``knobs_from_document`` reads the knobs off the *loaded* policy (what the scheduler will
+really run, after upstream's plugin-set merging), and ``document_from_knobs`` writes the
+smallest kubeviz ``Policy`` wrapper that loads back to those knobs: only what differs from
+upstream's defaults, in the order docs/policy.md shows. When given the document being edited
+(``base_text``) it keeps what the form has no knob for: metadata, ``nodeUsageEvery``, the
+configuration's other top-level fields, the first profile's name and percentage override,
+other plugins' ``pluginConfig`` and any further profiles.
+
+``unexpressed`` says what the form would lose (plugin order, a per-point override, …), so
+the page can warn before a knob edit rewrites such a document.
+
+Nothing here renders HTML or touches the database, apart from :func:`unique_policy_slug`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import yaml
+
+from scheduler_core.config import DEFAULT_PLUGINS
+from scheduler_core.config import Policy as EnginePolicy
+from scheduler_core.errors import LoadError, Problem
+from scheduler_core.policy import (
+    BUILTIN_POLICIES_DIR,
+    CONFIG_API_VERSION,
+    POLICY_API_VERSION,
+    builtin_policy_names,
+    load_policy,
+)
+
+from ..models import Policy
+from .scenarios import format_ms
+from .slugs import unique_slug
+
+__all__ = [
+    "FILTER_PLUGINS",
+    "SCORE_PLUGINS",
+    "STRATEGIES",
+    "SOURCE_NAME",
+    "DEFAULT_SHAPE",
+    "default_knobs",
+    "document_from_knobs",
+    "knobs_from_document",
+    "preset_document",
+    "preset_names",
+    "unexpressed",
+    "unique_policy_slug",
+    "validate",
+]
+
+# What the editor calls the document in its error messages.
+SOURCE_NAME = "policy.yaml"
+
+# The filter plugins the form switches on and off, in upstream order.
+FILTER_PLUGINS = (
+    "NodeUnschedulable",
+    "NodeName",
+    "TaintToleration",
+    "NodeAffinity",
+    "NodePorts",
+    "NodeResourcesFit",
+    "PodTopologySpread",
+    "InterPodAffinity",
+)
+# The score plugins and their upstream weights (config/v1 default_plugins.go).
+SCORE_PLUGINS: tuple[tuple[str, int], ...] = tuple((name, weight) for name, weight in DEFAULT_PLUGINS if weight)
+_DEFAULT_WEIGHTS = dict(SCORE_PLUGINS)
+
+STRATEGIES = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
+# What the shape rows start with when switching to RequestedToCapacityRatio (the rtcr-binpack preset).
+DEFAULT_SHAPE: tuple[tuple[int, int], ...] = ((0, 0), (100, 10))
+# apis/config/v1/defaults.go SetDefaults_DefaultPreemptionArgs.
+DEFAULT_MIN_CANDIDATE_PERCENTAGE = 10
+DEFAULT_MIN_CANDIDATE_ABSOLUTE = 100
+
+_FIT = "NodeResourcesFit"
+_PREEMPTION = "DefaultPreemption"
+# Configuration fields the knobs own; the others (parallelism, leaderElection, …) are kept.
+_KNOB_CONFIG_FIELDS = frozenset(
+    {"apiVersion", "kind", "percentageOfNodesToScore", "podInitialBackoffSeconds", "podMaxBackoffSeconds", "profiles"}
+)
+# pluginConfig args the knobs own, by plugin; other args of these plugins are kept.
+_KNOB_ARGS = {_FIT: ("scoringStrategy",), _PREEMPTION: ("minCandidateNodesPercentage", "minCandidateNodesAbsolute")}
+
+# Presets
+
+
+def preset_names() -> list[str]:
+    """The built-in policies a new policy can start from, default first."""
+    names = builtin_policy_names()
+    return sorted(names, key=lambda name: (name != "default", name))
+
+
+def preset_document(name: str) -> str:
+    """A built-in preset's document as shipped (comments and all); KeyError for unknown names."""
+    if name not in builtin_policy_names():
+        raise KeyError(name)
+    return (BUILTIN_POLICIES_DIR / f"{name}.yaml").read_text(encoding="utf-8")
+
+
+# Validation
+
+
+def validate(text: str) -> list[Problem]:
+    """What the engine's loader says about the document; empty when it loads."""
+    try:
+        load_policy(text, SOURCE_NAME)
+    except LoadError as exc:
+        return sorted(exc.problems, key=lambda p: (p.line is None, p.line or 0))
+    return []
+
+
+# Document → knobs
+
+
+def default_knobs() -> dict[str, Any]:
+    """The knobs of upstream's default configuration."""
+    knobs: dict[str, Any] = {f"filter_{name}": True for name in FILTER_PLUGINS}
+    for name, weight in SCORE_PLUGINS:
+        knobs[f"score_{name}_on"] = True
+        knobs[f"score_{name}_weight"] = weight
+    knobs.update(
+        preemption=True,
+        min_candidate_nodes_percentage=DEFAULT_MIN_CANDIDATE_PERCENTAGE,
+        min_candidate_nodes_absolute=DEFAULT_MIN_CANDIDATE_ABSOLUTE,
+        scoring_strategy="LeastAllocated",
+        write_scoring_strategy=False,
+        cpu_weight=1,
+        memory_weight=1,
+        extra_resource="",
+        extra_weight=0,
+        shape=[list(point) for point in DEFAULT_SHAPE],
+        percentage_of_nodes_to_score=0,
+        pod_initial_backoff_seconds=1,
+        pod_max_backoff_seconds=10,
+        queue_mode="priority",
+        scheduler_mode="framework",
+        upgrade_aware_reservation=False,
+        bind_latency_ms=0,
+    )
+    return knobs
+
+
+def knobs_from_document(text: str) -> dict[str, Any]:
+    """The form's knobs for a document; raises LoadError when it does not load."""
+    return knobs_from_policy(load_policy(text, SOURCE_NAME))
+
+
+def knobs_from_policy(policy: EnginePolicy) -> dict[str, Any]:
+    """The knobs of a loaded policy (its first profile; the form edits that one)."""
+    knobs = default_knobs()
+    profile = policy.profiles[0]
+    for name in FILTER_PLUGINS:
+        knobs[f"filter_{name}"] = name in profile.plugins.get("filter", ())
+    for name, weight in SCORE_PLUGINS:
+        on = name in profile.plugins.get("score", ())
+        knobs[f"score_{name}_on"] = on
+        knobs[f"score_{name}_weight"] = profile.weights.get(name, weight) if on else weight
+    knobs["preemption"] = _PREEMPTION in profile.plugins.get("postFilter", ())
+    preemption_args = profile.plugin_args.get(_PREEMPTION, {})
+    knobs["min_candidate_nodes_percentage"] = preemption_args.get(
+        "minCandidateNodesPercentage", DEFAULT_MIN_CANDIDATE_PERCENTAGE
+    )
+    knobs["min_candidate_nodes_absolute"] = preemption_args.get(
+        "minCandidateNodesAbsolute", DEFAULT_MIN_CANDIDATE_ABSOLUTE
+    )
+    strategy = profile.plugin_args.get(_FIT, {}).get("scoringStrategy")
+    if strategy is not None:
+        knobs["scoring_strategy"] = strategy.get("type", "LeastAllocated")
+        knobs["write_scoring_strategy"] = True
+        resources = [(str(r["name"]), int(r.get("weight") or 1)) for r in strategy.get("resources") or []]
+        if resources:
+            weights = dict(resources)
+            knobs["cpu_weight"] = weights.pop("cpu", 0)
+            knobs["memory_weight"] = weights.pop("memory", 0)
+            if weights:
+                knobs["extra_resource"], knobs["extra_weight"] = next(iter(weights.items()))
+        shape = (strategy.get("requestedToCapacityRatio") or {}).get("shape") or []
+        if shape:
+            knobs["shape"] = [[int(p.get("utilization", 0)), int(p.get("score", 0))] for p in shape]
+    knobs.update(
+        percentage_of_nodes_to_score=policy.percentage_of_nodes_to_score,
+        pod_initial_backoff_seconds=policy.pod_initial_backoff_seconds,
+        pod_max_backoff_seconds=policy.pod_max_backoff_seconds,
+        queue_mode=policy.queue_mode,
+        scheduler_mode=policy.scheduler_mode,
+        upgrade_aware_reservation=policy.upgrade_aware_reservation,
+        bind_latency_ms=policy.bind_latency_ms,
+    )
+    return knobs
+
+
+# Knobs → document
+
+
+def _plugins(knobs: Mapping[str, Any]) -> dict[str, Any]:
+    """The first profile's ``plugins``: weights in place through multiPoint, offs per point."""
+    weights = [
+        {"name": name, "weight": int(knobs[f"score_{name}_weight"])}
+        for name, default in SCORE_PLUGINS
+        if knobs[f"score_{name}_on"] and int(knobs[f"score_{name}_weight"]) != default
+    ]
+    filters_off = [{"name": name} for name in FILTER_PLUGINS if not knobs[f"filter_{name}"]]
+    scores_off = [{"name": name} for name, _ in SCORE_PLUGINS if not knobs[f"score_{name}_on"]]
+    plugins: dict[str, Any] = {}
+    if weights:
+        # multiPoint replaces the default entry in place, so score order stays upstream's.
+        plugins["multiPoint"] = {"enabled": weights}
+    if filters_off:
+        plugins["filter"] = {"disabled": filters_off}
+    if not knobs["preemption"]:
+        plugins["postFilter"] = {"disabled": [{"name": _PREEMPTION}]}
+    if scores_off:
+        plugins["score"] = {"disabled": scores_off}
+    return plugins
+
+
+def _resources(knobs: Mapping[str, Any]) -> list[dict[str, Any]]:
+    resources = [
+        {"name": name, "weight": int(knobs[key])}
+        for name, key in (("cpu", "cpu_weight"), ("memory", "memory_weight"))
+        if int(knobs[key] or 0) > 0
+    ]
+    extra = str(knobs.get("extra_resource") or "").strip()
+    if extra and int(knobs.get("extra_weight") or 0) > 0:
+        resources.append({"name": extra, "weight": int(knobs["extra_weight"])})
+    return resources
+
+
+def _fit_args(knobs: Mapping[str, Any]) -> dict[str, Any] | None:
+    """NodeResourcesFit's scoringStrategy, or None when it is upstream's default and not asked for."""
+    kind = knobs["scoring_strategy"]
+    resources = _resources(knobs)
+    default = kind == "LeastAllocated" and resources == [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
+    if default and not knobs.get("write_scoring_strategy"):
+        return None
+    strategy: dict[str, Any] = {"type": kind, "resources": resources}
+    if kind == "RequestedToCapacityRatio":
+        shape = [{"utilization": int(u), "score": int(s)} for u, s in knobs.get("shape") or []]
+        strategy["requestedToCapacityRatio"] = {"shape": shape}
+    return {"scoringStrategy": strategy}
+
+
+def _preemption_args(knobs: Mapping[str, Any]) -> dict[str, Any] | None:
+    args: dict[str, Any] = {}
+    pct = int(knobs["min_candidate_nodes_percentage"])
+    absolute = int(knobs["min_candidate_nodes_absolute"])
+    if pct != DEFAULT_MIN_CANDIDATE_PERCENTAGE:
+        args["minCandidateNodesPercentage"] = pct
+    if absolute != DEFAULT_MIN_CANDIDATE_ABSOLUTE:
+        args["minCandidateNodesAbsolute"] = absolute
+    return args or None
+
+
+def _base(base_text: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(wrapper, configuration) of the document being edited, or two empty dicts if it does not load."""
+    if not base_text or validate(base_text):
+        return {}, {}
+    data = yaml.safe_load(base_text)
+    if data.get("kind") == "KubeSchedulerConfiguration":
+        return {}, data
+    return data, dict((data.get("spec") or {}).get("configuration") or {})
+
+
+def _profile(knobs: Mapping[str, Any], base_profile: Mapping[str, Any]) -> dict[str, Any]:
+    profile: dict[str, Any] = {"schedulerName": base_profile.get("schedulerName", "default-scheduler")}
+    if base_profile.get("percentageOfNodesToScore") is not None:
+        profile["percentageOfNodesToScore"] = base_profile["percentageOfNodesToScore"]
+    plugins = _plugins(knobs)
+    if plugins:
+        profile["plugins"] = plugins
+    config: list[dict[str, Any]] = []
+    owned = {_FIT: _fit_args(knobs), _PREEMPTION: _preemption_args(knobs)}
+    for entry in base_profile.get("pluginConfig") or []:
+        name = entry.get("name")
+        if name not in owned:
+            config.append(entry)
+            continue
+        # Keep what the form has no knob for (e.g. ignoredResources) next to the knobs' args.
+        dropped = ("apiVersion", "kind", *_KNOB_ARGS[name])
+        args = {k: v for k, v in (entry.get("args") or {}).items() if k not in dropped}
+        args.update(owned.pop(name) or {})
+        if args:
+            config.append({"name": name, "args": args})
+    config.extend({"name": name, "args": args} for name, args in owned.items() if args)
+    if config:
+        profile["pluginConfig"] = config
+    return profile
+
+
+def _profile_is_default(profile: Mapping[str, Any]) -> bool:
+    return set(profile) == {"schedulerName"} and profile["schedulerName"] == "default-scheduler"
+
+
+def document_from_knobs(knobs: Mapping[str, Any], base_text: str | None = None) -> str:
+    """The smallest kubeviz Policy document with these knobs, as YAML.
+
+    ``base_text`` is the document being edited: what the form has no knob for is kept from
+    it (when it loads).
+    """
+    base_wrapper, base_config = _base(base_text)
+    base_spec = base_wrapper.get("spec") or {}
+    spec: dict[str, Any] = {}
+    if knobs["queue_mode"] != "priority":
+        spec["queueMode"] = knobs["queue_mode"]
+    if knobs["scheduler_mode"] != "framework":
+        spec["schedulerMode"] = knobs["scheduler_mode"]
+    if knobs["upgrade_aware_reservation"]:
+        spec["upgradeAwareReservation"] = True
+    if int(knobs["bind_latency_ms"] or 0):
+        spec["bindLatency"] = format_ms(int(knobs["bind_latency_ms"]))
+    if "nodeUsageEvery" in base_spec:
+        spec["nodeUsageEvery"] = base_spec["nodeUsageEvery"]
+
+    config: dict[str, Any] = {"apiVersion": CONFIG_API_VERSION, "kind": "KubeSchedulerConfiguration"}
+    if int(knobs["percentage_of_nodes_to_score"]):
+        config["percentageOfNodesToScore"] = int(knobs["percentage_of_nodes_to_score"])
+    if int(knobs["pod_initial_backoff_seconds"]) != 1:
+        config["podInitialBackoffSeconds"] = int(knobs["pod_initial_backoff_seconds"])
+    if int(knobs["pod_max_backoff_seconds"]) != 10:
+        config["podMaxBackoffSeconds"] = int(knobs["pod_max_backoff_seconds"])
+    config.update({k: copy.deepcopy(v) for k, v in base_config.items() if k not in _KNOB_CONFIG_FIELDS})
+    base_profiles: Sequence[Mapping[str, Any]] = base_config.get("profiles") or [{}]
+    profiles = [_profile(knobs, base_profiles[0]), *copy.deepcopy(list(base_profiles[1:]))]
+    if len(profiles) > 1 or not _profile_is_default(profiles[0]):
+        config["profiles"] = profiles
+    if set(config) != {"apiVersion", "kind"}:
+        spec["configuration"] = config
+
+    metadata = dict(base_wrapper.get("metadata") or {}) or {"name": "my-policy"}
+    document = {"apiVersion": POLICY_API_VERSION, "kind": "Policy", "metadata": metadata, "spec": spec}
+    return yaml.safe_dump(document, sort_keys=False, default_flow_style=False, allow_unicode=True)
+
+
+# What the form cannot show
+
+
+def _differences(a: EnginePolicy, b: EnginePolicy) -> list[str]:
+    out: list[str] = []
+    for field in (
+        "percentage_of_nodes_to_score",
+        "pod_initial_backoff_seconds",
+        "pod_max_backoff_seconds",
+        "queue_mode",
+        "scheduler_mode",
+        "upgrade_aware_reservation",
+        "bind_latency_ms",
+        "node_usage_every_ms",
+    ):
+        if getattr(a, field) != getattr(b, field):
+            out.append(field)
+    if len(a.profiles) != len(b.profiles):
+        out.append("the number of profiles")
+    for i, (pa, pb) in enumerate(zip(a.profiles, b.profiles, strict=False)):
+        for point in sorted(set(pa.plugins) | set(pb.plugins)):
+            mine, theirs = pa.plugins.get(point, ()), pb.plugins.get(point, ())
+            if mine != theirs:
+                what = "order" if sorted(mine) == sorted(theirs) else "plugins"
+                out.append(f"profiles[{i}] {point} {what}")
+        if pa.weights != pb.weights:
+            out.append(f"profiles[{i}] score weights")
+        for name in sorted(set(pa.plugin_args) | set(pb.plugin_args)):
+            if pa.plugin_args.get(name) != pb.plugin_args.get(name):
+                out.append(f"profiles[{i}] {name} args")
+        if pa.percentage_of_nodes_to_score != pb.percentage_of_nodes_to_score:
+            out.append(f"profiles[{i}] percentageOfNodesToScore")
+    return out
+
+
+def unexpressed(text: str) -> list[str]:
+    """What rewriting this (loadable) document from the form's knobs would change; [] if nothing."""
+    policy = load_policy(text, SOURCE_NAME)
+    rewritten = load_policy(document_from_knobs(knobs_from_policy(policy), text), SOURCE_NAME)
+    return _differences(policy, rewritten)
+
+
+# Saving
+
+
+def unique_policy_slug(name: str) -> str:
+    """A free slug for a new policy."""
+    return unique_slug(name, Policy, "policy")
