@@ -76,8 +76,11 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Runs write batches from a worker thread while pages read: wait instead of failing.
+    # Runs write batches from worker threads while pages read: wait instead of failing, and
+    # take the write lock when a transaction starts, so two runs finishing at once queue up
+    # rather than one failing with "database is locked" on a read-then-write upgrade.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from .models import Cluster, Policy, Run, Scenario, Snapshot, TraceEvent
+from .models import Cluster, Comparison, ComparisonRun, Policy, Run, Scenario, Snapshot, TraceEvent
 
 
 @admin.register(Cluster)
@@ -38,3 +38,23 @@ class TraceEventAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 @admin.register(Snapshot)
 class SnapshotAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     list_display = ("run", "seq", "t_ms")
+
+
+class ComparisonRunInline(admin.TabularInline):  # type: ignore[type-arg]
+    model = ComparisonRun
+    extra = 0
+    raw_id_fields = ("run",)
+
+
+@admin.register(Comparison)
+class ComparisonAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    list_display = ("id", "scenario", "seeds", "builtin_key", "owner", "created")
+    list_filter = ("builtin_key",)
+    readonly_fields = ("divergences",)
+    inlines = (ComparisonRunInline,)
+
+
+@admin.register(ComparisonRun)
+class ComparisonRunAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    list_display = ("comparison", "column", "policy", "seed", "run")
+    raw_id_fields = ("run", "comparison")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-__all__ = ["ChartSeries", "line_chart", "nice_ticks", "format_seconds"]
+__all__ = ["ChartSeries", "line_chart", "node_bars_chart", "nice_ticks", "format_seconds", "sum_step_series", "PALETTE"]
 
 # A calm, colour-blind friendly palette (Okabe–Ito).
 PALETTE = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000")
@@ -31,6 +31,7 @@ class ChartSeries:
     label: str
     points: Sequence[Sequence[float]]
     color: str = ""
+    policy: str = ""  # set on a comparison's charts: the path carries data-policy="<name>"
 
 
 def nice_ticks(high: float, count: int = 4) -> list[float]:
@@ -117,8 +118,9 @@ def line_chart(
     for index, line in enumerate(series):
         color = line.color or PALETTE[index % len(PALETTE)]
         if line.points:
+            policy_attr = f' data-policy="{escape(line.policy)}"' if line.policy else ""
             parts.append(
-                f'<path class="series series-{index}" d="{_step_path(line.points, x_end, x, y)}" '
+                f'<path class="series series-{index}"{policy_attr} d="{_step_path(line.points, x_end, x, y)}" '
                 f'stroke="{escape(color)}" fill="none"><title>{escape(line.label)}</title></path>'
             )
         parts.append(
@@ -139,3 +141,52 @@ def _step_path(
         commands.append(f"H{x(t):.1f}V{y(v):.1f}")
     commands.append(f"H{x(max(x_end, points[-1][0])):.1f}")
     return "".join(commands)
+
+
+def sum_step_series(series: Sequence[Sequence[Sequence[float]]]) -> list[list[float]]:
+    """The sum of step series (each value holds until its next point), one point per change."""
+    events = sorted({float(t) for points in series for t, _ in points})
+    out: list[list[float]] = []
+    index = [0] * len(series)
+    current = [0.0] * len(series)
+    for t in events:
+        for i, points in enumerate(series):
+            while index[i] < len(points) and float(points[index[i]][0]) <= t:
+                current[i] = float(points[index[i]][1])
+                index[i] += 1
+        total = sum(current)
+        if not out or out[-1][1] != total:
+            out.append([t, total])
+    return out
+
+
+BAR_W, BAR_H = 240, 64
+
+
+def node_bars_chart(nodes: Sequence[tuple[str, float, float]], *, title: str, color: str = PALETTE[0]) -> SafeString:
+    """Small multiple: one column per node, CPU % as a bar and memory % as a thin tick, 0..100."""
+    count = max(1, len(nodes))
+    slot = BAR_W / count
+    width = max(0.6, slot * 0.8)
+    plot_h = BAR_H - 6
+    parts = [
+        f'<svg class="chart node-bars" viewBox="0 0 {BAR_W} {BAR_H}" role="img" aria-label="{escape(title)}" '
+        f'xmlns="http://www.w3.org/2000/svg" preserveAspectRatio="none">',
+        f"<title>{escape(title)}</title>",
+        f'<rect class="frame" x="0" y="3" width="{BAR_W}" height="{plot_h}" fill="#f3f5f8"/>',
+    ]
+    for i, (name, cpu_pct, memory_pct) in enumerate(nodes):
+        cpu = max(0.0, min(100.0, cpu_pct))
+        memory = max(0.0, min(100.0, memory_pct))
+        left = i * slot + (slot - width) / 2
+        height = plot_h * cpu / 100
+        parts.append(
+            f'<rect class="cpu" x="{left:.2f}" y="{3 + plot_h - height:.2f}" width="{width:.2f}" height="{height:.2f}" '
+            f'fill="{escape(color)}"><title>{escape(name)}: cpu {cpu:.0f}%, memory {memory:.0f}%</title></rect>'
+        )
+        mem_y = 3 + plot_h - plot_h * memory / 100
+        parts.append(
+            f'<rect class="memory" x="{left:.2f}" y="{mem_y - 1:.2f}" width="{width:.2f}" height="2" fill="#222"/>'
+        )
+    parts.append("</svg>")
+    return mark_safe("".join(parts))  # every interpolated text above is escaped

@@ -188,3 +188,49 @@ class Snapshot(models.Model):
     class Meta:
         ordering = ["seq"]
         constraints = [models.UniqueConstraint(fields=["run", "seq"], name="unique_snapshot_seq")]
+
+
+class Comparison(models.Model):
+    """2–4 policies on one scenario, side by side: one run per policy × seed. Its id is the shareable URL."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="comparisons")
+    seeds = models.JSONField(default=list)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    # Set for the built-in comparisons (one shared comparison per key, created on first visit).
+    builtin_key = models.SlugField(max_length=80, unique=True, null=True, blank=True)
+    # The attempts the first seed's runs decided differently, computed once every one of them is done.
+    divergences = models.JSONField(null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self) -> str:
+        return f"{self.scenario} compared ({self.id})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("compare-detail", args=[self.id])
+
+    @property
+    def group_name(self) -> str:
+        return f"compare-{self.id}"
+
+    def visible_to(self, user: Any) -> bool:
+        return self.scenario.visible_to(user)
+
+
+class ComparisonRun(models.Model):
+    """One run of a comparison: its column (one per policy, in the order chosen) and its seed."""
+
+    comparison = models.ForeignKey(Comparison, on_delete=models.CASCADE, related_name="entries")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="comparison_entries")
+    policy = models.ForeignKey(Policy, on_delete=models.PROTECT, related_name="comparison_entries")
+    seed = models.IntegerField()
+    column = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["column", "seed"]
+        constraints = [
+            models.UniqueConstraint(fields=["comparison", "column", "seed"], name="unique_comparison_column_seed")
+        ]

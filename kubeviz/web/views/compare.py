@@ -1,0 +1,133 @@
+"""Comparing policies: the form, the side-by-side page, a moment of it, exports, built-ins, the list.
+
+The work is in :mod:`kubeviz.web.services.comparisons`; these views check who may see what and
+pick the template. A comparison's id is its shareable URL.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from uuid import UUID
+
+from django.core.exceptions import BadRequest
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+
+from ..models import Comparison, Policy, Scenario
+from ..services import comparisons as service
+
+
+def _visible_comparison(request: HttpRequest, comparison_id: UUID) -> Comparison:
+    comparison = get_object_or_404(Comparison.objects.select_related("scenario", "owner"), id=comparison_id)
+    if not comparison.visible_to(request.user):
+        raise Http404("No such comparison.")
+    return comparison
+
+
+def _int_param(request: HttpRequest, name: str) -> int | None:
+    raw = request.GET.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise BadRequest(f"{name} must be a whole number") from None
+
+
+@require_http_methods(["GET", "POST"])
+def compare_new(request: HttpRequest) -> HttpResponse:
+    """GET: the form (scenario, 2–4 policies, 1–5 seeds); POST: create, start, go to the page."""
+    errors: dict[str, list[str]] = {}
+    if request.method == "POST":
+        scenario_slug = request.POST.get("scenario", "")
+        chosen = request.POST.getlist("policies")
+        seeds = request.POST.get("seeds", "")
+        try:
+            wanted = service.validate_request(request.user, scenario_slug, chosen, seeds)
+        except service.ComparisonInputError as exc:
+            errors = exc.errors
+        else:
+            comparison = service.create_comparison(wanted.scenario, wanted.policies, wanted.seeds, request.user)
+            return redirect(comparison)
+    else:
+        scenario_slug = request.GET.get("scenario", "")[:120]
+        chosen = request.GET.getlist("policies") or ["default", ""]
+        seeds = request.GET.get("seeds", "1")[:3]
+    chosen = (chosen + [""] * service.MAX_POLICIES)[: service.MAX_POLICIES]
+    context: dict[str, Any] = {
+        "scenarios": Scenario.objects.visible_to(request.user),
+        "policies": Policy.objects.visible_to(request.user),
+        "scenario_slug": scenario_slug,
+        "chosen": chosen,
+        "seeds": seeds,
+        "errors": errors,
+        "max_seeds": service.MAX_SEEDS,
+        "builtins": service.BUILTIN_COMPARISONS.values(),
+    }
+    return render(request, "web/compare/new.html", context, status=400 if errors else 200)
+
+
+@require_GET
+def compare_detail(request: HttpRequest, comparison_id: UUID) -> HttpResponse:
+    """The side-by-side page; ``?t_ms=`` opens it at a virtual time, ``?div=`` at a divergence."""
+    comparison = _visible_comparison(request, comparison_id)
+    context = service.page_context(
+        comparison, request.user, t_ms=_int_param(request, "t_ms"), divergence=_int_param(request, "div")
+    )
+    context.update(
+        {
+            "ws_path": f"/ws/compare/{comparison.id}/",
+            "share_url": request.build_absolute_uri(comparison.get_absolute_url()),
+        }
+    )
+    return render(request, "web/compare/detail.html", context)
+
+
+@require_GET
+def compare_at(request: HttpRequest, comparison_id: UUID) -> HttpResponse:
+    """Every column at virtual time ``?t_ms=`` (the live time without it), as htmx oob partials."""
+    comparison = _visible_comparison(request, comparison_id)
+    html = service.render_moment(comparison, t_ms=_int_param(request, "t_ms"), divergence=_int_param(request, "div"))
+    response = HttpResponse(html)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_GET
+def compare_csv(request: HttpRequest, comparison_id: UUID) -> HttpResponse:
+    comparison = _visible_comparison(request, comparison_id)
+    response = HttpResponse(service.export_csv(comparison), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="kubeviz-compare-{comparison.id}.csv"'
+    return response
+
+
+@require_GET
+def compare_json(request: HttpRequest, comparison_id: UUID) -> HttpResponse:
+    comparison = _visible_comparison(request, comparison_id)
+    body = json.dumps(service.export_dict(comparison), indent=1, sort_keys=True)
+    response = HttpResponse(body, content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="kubeviz-compare-{comparison.id}.json"'
+    return response
+
+
+@require_GET
+def compare_builtin(request: HttpRequest, key: str) -> HttpResponse:
+    """The shared built-in comparison ``key``, created and started on the first visit."""
+    try:
+        comparison = service.builtin_comparison(key)
+    except KeyError:
+        raise Http404("No such built-in comparison.") from None
+    except service.BuiltinUnavailable as exc:
+        raise Http404(str(exc)) from None
+    return redirect(comparison)
+
+
+@require_GET
+def compare_list(request: HttpRequest) -> HttpResponse:
+    context = {
+        "builtins": service.BUILTIN_COMPARISONS.values(),
+        "comparisons": service.visible_comparisons(request.user),
+    }
+    return render(request, "web/compare/list.html", context)
