@@ -52,8 +52,9 @@ unit: install
 	$(PY) -m pytest -n 2 -q
 
 ## bench: throughput and memory figures (printed, never asserted)
-bench: $(STAMP)
+bench: install
 	$(PY) bench/bench_scheduler.py
+	$(PY) bench/bench_compare.py
 
 clean:
 	rm -rf $(VENV) node_modules .pytest_cache .mypy_cache .ruff_cache build

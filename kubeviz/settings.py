@@ -119,7 +119,8 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 KUBEVIZ_RUN_MODE = os.environ.get("KUBEVIZ_RUN_MODE", "celery" if REDIS_URL else "thread")
 # Render the live view at most this many times per second (updates in between coalesce).
 KUBEVIZ_LIVE_FPS = int(os.environ.get("KUBEVIZ_LIVE_FPS", "8"))
-# A stored snapshot of the whole view state every this many trace events (scrubbing).
+# A stored snapshot of the whole view state every this many trace events (scrubbing); on
+# clusters with more nodes + pods than this, every (nodes + pods) events instead.
 KUBEVIZ_SNAPSHOT_EVERY = int(os.environ.get("KUBEVIZ_SNAPSHOT_EVERY", "200"))
 
 # Channels: https://channels.readthedocs.io/en/stable/topics/channel_layers.html

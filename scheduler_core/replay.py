@@ -102,7 +102,7 @@ class ViewState:
         self.lanes: dict[str, list[str]] = {lane: [] for lane in LANES}
         self.current: dict[str, Any] = {}  # the latest scheduling cycle
         self.narration: deque[dict[str, Any]] = deque(maxlen=NARRATION_LINES)
-        self.counts = {"bound": 0, "pending": 0, "preemptions": 0, "victims": 0}
+        self.tally = {"preemptions": 0, "victims": 0}
         self.finished = False
 
     # -- (de)serialisation ---------------------------------------------------------------
@@ -117,7 +117,7 @@ class ViewState:
             "lanes": {lane: list(keys) for lane, keys in self.lanes.items()},
             "current": copy.deepcopy(self.current),
             "narration": list(self.narration),
-            "counts": dict(self.counts),
+            "counts": self.counts,
             "finished": self.finished,
         }
 
@@ -132,7 +132,7 @@ class ViewState:
         state.lanes = {lane: list(data["lanes"].get(lane, [])) for lane in LANES}
         state.current = copy.deepcopy(data["current"])
         state.narration = deque(data["narration"], maxlen=NARRATION_LINES)
-        state.counts = dict(data["counts"])
+        state.tally = {k: data["counts"].get(k, 0) for k in ("preemptions", "victims")}
         state.finished = data.get("finished", False)
         return state
 
@@ -184,9 +184,12 @@ class ViewState:
         if pod is not None:
             pod["lane"] = lane if lane in self.lanes else None
 
-    def _recount(self) -> None:
-        self.counts["bound"] = sum(1 for p in self.pods.values() if p.get("node") and p["phase"] != "assumed")
-        self.counts["pending"] = sum(1 for p in self.pods.values() if not p.get("node"))
+    @property
+    def counts(self) -> dict[str, int]:
+        """Computed when read (a render or a snapshot), not on every event: O(pods) each time."""
+        bound = sum(1 for p in self.pods.values() if p.get("node") and p["phase"] != "assumed")
+        pending = sum(1 for p in self.pods.values() if not p.get("node"))
+        return {"bound": bound, "pending": pending, **self.tally}
 
     def _on_node_added(self, e: dict[str, Any]) -> None:
         self.nodes[e["node"]] = {
@@ -222,7 +225,6 @@ class ViewState:
         }
         if e.get("node"):
             self._place(e["pod"], e["node"], "bound")
-        self._recount()
 
     def _on_queue_move(self, e: dict[str, Any]) -> None:
         self._set_lane(e["pod"], e["to"])
@@ -275,8 +277,8 @@ class ViewState:
             for k in ("eligible", "reason", "candidates", "chosen", "decided_by", "victims", "rejected_nodes")
         }
         if e.get("chosen"):
-            self.counts["preemptions"] += 1
-            self.counts["victims"] += len(e.get("victims", []))
+            self.tally["preemptions"] += 1
+            self.tally["victims"] += len(e.get("victims", []))
             for victim in e.get("victims", []):
                 pod = self.pods.get(victim["pod"])
                 if pod is not None:
@@ -315,7 +317,6 @@ class ViewState:
     def _on_assumed(self, e: dict[str, Any]) -> None:
         self._nominate(e["pod"], None)
         self._place(e["pod"], e["node"], "assumed")
-        self._recount()
 
     def _on_bound(self, e: dict[str, Any]) -> None:
         self._place(e["pod"], e["node"], "bound")
@@ -323,7 +324,6 @@ class ViewState:
         if pod is not None:
             pod["nominated"] = None
             pod["message"] = None
-        self._recount()
 
     def _on_pod_running(self, e: dict[str, Any]) -> None:
         pod = self.pods.get(e["pod"])
@@ -335,7 +335,6 @@ class ViewState:
         pod = self.pods.get(e["pod"])
         if pod is not None:
             pod["phase"] = "pending"
-        self._recount()
 
     def _on_pod_deletion_started(self, e: dict[str, Any]) -> None:
         pod = self.pods.get(e["pod"])
@@ -348,7 +347,6 @@ class ViewState:
         self._set_lane(key, None)
         self._nominate(key, None)
         self.pods.pop(key, None)
-        self._recount()
 
     def _on_pod_deleted(self, e: dict[str, Any]) -> None:
         self._gone(e["pod"])

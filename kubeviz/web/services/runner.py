@@ -46,6 +46,14 @@ class _Recorder:
         self.state = ViewState()
         self.snapshot_every = max(1, settings.KUBEVIZ_SNAPSHOT_EVERY)
 
+    def scale_snapshots_to(self, sim: Simulation) -> None:
+        """A snapshot holds every node and pod, so on a big cluster take them less often: a
+        scrub then replays at most about one cluster's worth of events from the nearest one."""
+        objects = (
+            len(sim.scenario.nodes) + len(sim.pods) + sum(getattr(w, "replicas", 1) for w in sim.scenario.workloads)
+        )
+        self.snapshot_every = max(self.snapshot_every, objects)
+
     def flush(self, sim: Simulation, publish: Publish) -> None:
         if not self.pending:
             return
@@ -91,6 +99,7 @@ def step_loop(run_id: Any, publish: Publish, *, sleep: Callable[[float], None] =
     try:
         scenario, policy = load_run_inputs(run)
         sim = Simulation(scenario, policy, run.seed)
+        recorder.scale_snapshots_to(sim)
         recorder.pending.extend(sim.trace.events)  # emitted while setting up
         sim.trace.listeners.append(recorder.pending.append)
         sim.trace.keep = False  # the database keeps them; don't hold a second copy
