@@ -95,9 +95,8 @@ def main() -> None:
     failed = [r for r in runs if r.status == RunStatus.FAILED]
     print(f"comparison   {len(POLICIES)} policies × {NODES} nodes × {PODS} pods, embedded mode (threads, SQLite)")
     print(f"  request handled in {created:.1f}s; all runs finished {total:.1f}s after the request")
-    print(
-        f"  {events} events stored ({events / total:.0f} events/s across runs){'; FAILED: ' + str(len(failed)) if failed else ''}"
-    )
+    failures = f"; FAILED: {len(failed)}" if failed else ""
+    print(f"  {events} events stored ({events / total:.0f} events/s across runs){failures}")
 
 
 if __name__ == "__main__":
