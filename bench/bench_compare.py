@@ -60,10 +60,11 @@ def scenario_yaml(nodes: int, pods: int) -> str:
 
 
 def main() -> None:
-    tmp = tempfile.mkdtemp(prefix="kubeviz-bench-")
-    os.environ["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
-    os.environ["KUBEVIZ_RUN_MODE"] = "thread"
-    os.environ.pop("REDIS_URL", None)
+    if os.environ.get("KUBEVIZ_RUN_MODE") != "celery":  # celery: DATABASE_URL/REDIS_URL shared with workers
+        tmp = tempfile.mkdtemp(prefix="kubeviz-bench-")
+        os.environ["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
+        os.environ["KUBEVIZ_RUN_MODE"] = "thread"
+        os.environ.pop("REDIS_URL", None)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kubeviz.settings")
     import django
 
@@ -79,6 +80,7 @@ def main() -> None:
     load_builtins()
     text = scenario_yaml(NODES, PODS)
     parsed = parse_scenario(text, "bench-compare.yaml")
+    Scenario.objects.filter(slug="bench-compare").delete()
     scenario = Scenario.objects.create(
         slug="bench-compare", name="bench-compare", document=text, builtin=False, preview=scenario_preview(parsed)
     )
@@ -93,7 +95,8 @@ def main() -> None:
     runs = list(Run.objects.filter(id__in=run_ids))
     events = sum(r.last_seq + 1 for r in runs)
     failed = [r for r in runs if r.status == RunStatus.FAILED]
-    print(f"comparison   {len(POLICIES)} policies × {NODES} nodes × {PODS} pods, embedded mode (threads, SQLite)")
+    mode = "Celery workers" if os.environ["KUBEVIZ_RUN_MODE"] == "celery" else "embedded mode (threads, SQLite)"
+    print(f"comparison   {len(POLICIES)} policies × {NODES} nodes × {PODS} pods, {mode}")
     print(f"  request handled in {created:.1f}s; all runs finished {total:.1f}s after the request")
     failures = f"; FAILED: {len(failed)}" if failed else ""
     print(f"  {events} events stored ({events / total:.0f} events/s across runs){failures}")
