@@ -15,6 +15,7 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from .config import Policy
@@ -96,11 +97,16 @@ def select_host(names: list[str], totals: list[int], rng: random.Random) -> tupl
     best = max(totals)
     ties = [i for i, score in enumerate(totals) if score == best]
     selected = 0
-    # rand.Intn(cntOfMaxScore) == 0. randrange(n) is _randbelow(n) for n > 0 (CPython's
-    # random.py); calling it directly skips argument checks on a loop of ~100 ties per cycle.
-    below = getattr(rng, "_randbelow", rng.randrange)
+    # rand.Intn(cntOfMaxScore) == 0, for count = 2, 3, ... One draw per tie, as upstream. The
+    # draw is CPython's randrange(count) (Random._randbelow_with_getrandbits) written out, so a
+    # loop over ~100 ties per cycle on a big cluster costs no function calls beyond getrandbits.
+    getrandbits = rng.getrandbits
     for count in range(2, len(ties) + 1):
-        if below(count) == 0:
+        bits = count.bit_length()
+        r = getrandbits(bits)
+        while r >= count:
+            r = getrandbits(bits)
+        if r == 0:
             selected = count - 1
     order = ties
     if len(ties) < NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT:
@@ -480,9 +486,12 @@ def status_row(node: str, status: Status) -> dict[str, Any]:
     return {"node": node, "code": status.code.label, "plugin": status.plugin, "reasons": list(status.reasons)}
 
 
+_REASONS = attrgetter("reasons")
+
+
 def reason_histogram(statuses: Mapping[str, Status]) -> dict[str, int]:
     # Most rejected nodes share a handful of reason tuples: count those, then expand.
-    by_reasons = Counter(status.reasons for status in statuses.values())
+    by_reasons = Counter(map(_REASONS, statuses.values()))
     counts: Counter[str] = Counter()
     for reasons, n in by_reasons.items():
         for reason in reasons:

@@ -199,3 +199,17 @@ def test_every_default_plugin_is_registered():
         "ImageLocality",
         "DefaultBinder",
     }
+
+
+def test_select_host_draws_exactly_like_randrange_reservoir_sampling():
+    """The written-out draw picks the same node and leaves the RNG where randrange would."""
+    names = [f"n{i}" for i in range(150)]
+    for seed in range(100):
+        ours, reference = random.Random(seed), random.Random(seed)
+        picked, _ = select_host(names, [7] * 150, ours)
+        selected = 0
+        for count in range(2, 151):
+            if reference.randrange(count) == 0:
+                selected = count - 1
+        assert picked == names[selected]
+        assert ours.random() == reference.random()
