@@ -610,6 +610,7 @@ class FastScheduler(Scheduler):
             totals += norm_arr * weight
             result.plugins.append(PluginScores(plugin.name, weight, raw, normalized))
         result.totals = totals.tolist()
+        result.totals_array = totals
         return result
 
     @staticmethod

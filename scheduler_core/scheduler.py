@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
+import numpy as np
+
 from .config import Policy
 from .framework import Code, CycleState, PostFilterResult, QueuedPodInfo, SchedulingError, Status
 from .framework.runtime import Framework, ScoreResult
@@ -87,15 +89,21 @@ def append_post_filter_message(msg: str, post_filter_msg: str) -> str:
     return f"{msg} {post_filter_msg}" + ("" if post_filter_msg.endswith(".") else ".")
 
 
-def select_host(names: list[str], totals: list[int], rng: random.Random) -> tuple[str, list[tuple[str, int]]]:
+def select_host(
+    names: list[str], totals: list[int], rng: random.Random, totals_array: Any = None
+) -> tuple[str, list[tuple[str, int]]]:
     """selectHost (≈v1.27+): best score, reservoir sampling among ties, plus the top 3 for display.
 
     Upstream pops a heap whose order among equal scores is unspecified; here ties are visited
     in feasible-list order, so the pick is a function of the seed (docs/mapping.md). Every
     tied node is reported, then the next best up to three.
     """
-    best = max(totals)
-    ties = [i for i, score in enumerate(totals) if score == best]
+    if totals_array is not None:  # the fast path's numpy copy of ``totals``
+        best = int(totals_array.max())
+        ties = np.flatnonzero(totals_array == best).tolist()
+    else:
+        best = max(totals)
+        ties = [i for i, score in enumerate(totals) if score == best]
     selected = 0
     # rand.Intn(cntOfMaxScore) == 0, for count = 2, 3, ... One draw per tie, as upstream. The
     # draw is CPython's randrange(count) (Random._randbelow_with_getrandbits) written out, so a
@@ -242,7 +250,7 @@ class Scheduler:
             return result
         score = self._score(fwk, state, pod, result.feasible)
         result.score = score
-        result.selected, result.top = select_host(score.nodes, score.totals, self.rng)
+        result.selected, result.top = select_host(score.nodes, score.totals, self.rng, score.totals_array)
         return result
 
     def _score(self, fwk: Framework, state: CycleState, pod: Pod, feasible: list[NodeInfo]) -> ScoreResult:

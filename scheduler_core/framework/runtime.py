@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..config import ProfileConfig
 from ..model import Pod
@@ -61,6 +62,8 @@ class ScoreResult:
     nodes: list[str]
     plugins: list[PluginScores] = field(default_factory=list)
     totals: list[int] = field(default_factory=list)
+    # The same totals as a numpy int64 array, when the fast path computed them that way.
+    totals_array: Any = None
 
 
 class Framework:
