@@ -23,6 +23,8 @@ from typing import Any
 
 import pytest
 
+from tests.processes import prepare_database, stop
+
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
@@ -60,17 +62,6 @@ def free_port() -> int:
         return port
 
 
-def stop(process: subprocess.Popen[bytes], grace: float = 10.0) -> None:
-    if process.poll() is not None:
-        return
-    process.terminate()
-    try:
-        process.wait(grace)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(grace)
-
-
 def wait_until_serving(server: Server) -> None:
     deadline = time.monotonic() + SERVER_START_SECONDS
     while time.monotonic() < deadline:
@@ -100,15 +91,7 @@ def kubeviz_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]
         PYTHONPATH=str(ROOT),
         PYTHONUNBUFFERED="1",
     )
-    for command in (["migrate", "--noinput"], ["load_builtins"]):
-        subprocess.run(
-            [sys.executable, "manage.py", *command],
-            cwd=ROOT,
-            env=env,
-            check=True,
-            capture_output=True,
-            timeout=COMMAND_TIMEOUT_SECONDS,
-        )
+    prepare_database(env, COMMAND_TIMEOUT_SECONDS)
     port = free_port()
     log = tmp / "server.log"
     with log.open("wb") as out:

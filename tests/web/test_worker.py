@@ -31,6 +31,7 @@ from scheduler_core.metrics import compute_metrics
 from scheduler_core.policy import load_policy
 from scheduler_core.scenario import load_scenario
 from scheduler_core.simulation import Simulation
+from tests.processes import prepare_database, stop
 
 pytestmark = pytest.mark.worker
 
@@ -144,18 +145,6 @@ def require_redis(db: int) -> redis.Redis:
     return client
 
 
-def stop(process: subprocess.Popen[bytes], grace: float = 15.0) -> None:
-    """SIGTERM (Celery's warm shutdown), then SIGKILL if it does not exit in ``grace`` seconds."""
-    if process.poll() is not None:
-        return
-    process.terminate()
-    try:
-        process.wait(grace)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(grace)
-
-
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[WorkerWorld]:
     db_index = redis_db_index(worker_id)
@@ -172,15 +161,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[
         PYTHONPATH=str(ROOT),
         PYTHONUNBUFFERED="1",
     )
-    for command in (["migrate", "--noinput"], ["load_builtins"]):
-        subprocess.run(
-            [sys.executable, "manage.py", *command],
-            cwd=ROOT,
-            env=env,
-            check=True,
-            capture_output=True,
-            timeout=COMMAND_TIMEOUT_SECONDS,
-        )
+    prepare_database(env, COMMAND_TIMEOUT_SECONDS)
     log = tmp / "worker.log"
     with log.open("wb") as out:
         worker = subprocess.Popen(
@@ -197,7 +178,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[
     try:
         yield WorkerWorld(env=env, database=database, worker=worker, log=log)
     finally:
-        stop(worker)
+        stop(worker, grace=15.0)
         broker.flushdb()
         broker.close()
 
