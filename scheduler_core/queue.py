@@ -83,9 +83,6 @@ class Nominator:
     def pods_for_node(self, node_name: str) -> list[Pod]:
         return self._by_node.get(node_name, [])
 
-    def node_of(self, pod: Pod) -> str:
-        return self._pod_node.get(_nominator_key(pod), "")
-
     def nodes(self) -> dict[str, list[Pod]]:
         """Nodes that have nominated pods (read-only view; the fast path checks it per cycle)."""
         return self._by_node
@@ -272,12 +269,6 @@ class SchedulingQueue:
         info.pod = pod
         if self._where.get(pod.key) == UNSCHEDULABLE:
             self._requeue_after_backoff(info, "UnscheduledPodUpdate")
-
-    def activate(self, pods: list[Pod]) -> None:
-        for pod in pods:
-            info = self._infos.get(pod.key)
-            if info is not None and self._where[pod.key] != ACTIVE:
-                self._move(info, ACTIVE, "ForceActivate")
 
     # -- cluster events ------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +29,7 @@ from .fastpath import FastScheduler
 from .framework import ActionType, ClusterEvent, Handle
 from .framework.runtime import Framework
 from .legacy import FifoQueue, LegacyScheduler, uses_fifo_queue
-from .model import NO_SCHEDULE, Node, Pod, PodDisruptionBudget, PriorityClass, Resources
+from .model import NO_SCHEDULE, Node, Pod, PodDisruptionBudget, PriorityClass
 from .plugins import REGISTRY
 from .plugins.node_affinity import required_node_affinity_matches
 from .queue import SchedulingQueue
@@ -158,7 +158,6 @@ class Simulation:
         self.bound_ms: dict[str, int] = {}
         self.attempts: dict[str, int] = {}
         self.completed: dict[str, Pod] = {}
-        self.deleted: set[str] = set()
         self.priority_classes: dict[str, PriorityClass] = {pc.name: pc for pc in scenario.priority_classes}
         self.pdb_list: list[PodDisruptionBudget] = list(scenario.pdbs)
         self._binding: dict[str, BindRequest] = {}
@@ -464,7 +463,6 @@ class Simulation:
         self.attempts.pop(pod.key, None)
         self.completed.pop(pod.key, None)
         self.scheduler.last_message.pop(pod.key, None)
-        self.deleted.discard(pod.key)
         owner = pod.controller
         if owner is not None and owner.uid:
             self._owned.setdefault(owner.uid, {})[pod.key] = pod
@@ -540,7 +538,6 @@ class Simulation:
     def _forget_pod(self, pod: Pod) -> None:
         self.pods.pop(pod.key, None)
         self._ready.discard(pod.key)
-        self.deleted.add(pod.key)
         owner = pod.controller
         if owner is not None and owner.uid:
             owned = self._owned.get(owner.uid)
@@ -746,22 +743,6 @@ class Simulation:
             nodes=self.node_usage(),
             queue=self.queue.sizes(),
         )
-
-    def pending_pods(self) -> Iterable[Pod]:
-        return (p for p in self.pods.values() if not p.node_name)
-
-    def queue_lanes(self) -> dict[str, list[str]]:
-        lanes: dict[str, list[str]] = {"active": [], "backoff": [], "unschedulable": []}
-        for info in self.queue.pending_pods():
-            lanes[self.queue.where(info.pod)].append(info.pod.key)
-        return lanes
-
-    def requested_total(self) -> Resources:
-        total: Resources = {}
-        for info in self.cache.node_infos():
-            for name, amount in info.requested.items():
-                total[name] = total.get(name, 0) + amount
-        return total
 
 
 def _affinity_matches(unscheduled: Pod, added: Pod) -> bool:

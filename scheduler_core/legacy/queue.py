@@ -246,12 +246,6 @@ class FifoQueue(SchedulingQueue):
             return
         self.add(pod, trigger="PodUpdate")
 
-    def activate(self, pods: list[Pod]) -> None:
-        for pod in pods:
-            sleeping = self._sleeping.get(pod.key)
-            if sleeping is not None:
-                self._to_fifo(sleeping.info, "ForceActivate")
-
     # -- cluster events ------------------------------------------------------------------
 
     def is_event_of_interest(self, event: ClusterEvent) -> bool:
