@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
-from kubeviz.web.views import accounts, compare, policies, run_actions, runs, scenarios
+from kubeviz.web.views import accounts, compare, forks, policies, run_actions, runs, scenarios
 
 urlpatterns = [
     path("", scenarios.library, name="home"),
@@ -21,14 +21,13 @@ urlpatterns = [
     path("runs/", runs.run_list, name="run-list"),
     path("runs/new/", run_actions.create, name="run-create"),
     path("runs/<uuid:run_id>/", runs.detail, name="run-detail"),
-    path("runs/<uuid:run_id>/at/", runs.at, name="run-at"),
+    path("runs/<uuid:run_id>/node/", runs.node, name="run-node"),
     path("runs/<uuid:run_id>/events.json", runs.events_json, name="run-events"),
-    path("runs/<uuid:run_id>/control/", run_actions.control, name="run-control"),
+    path("runs/<uuid:run_id>/fork/", forks.fork, name="run-fork"),
     path("compare/", compare.compare_list, name="compare-list"),
     path("compare/new/", compare.compare_new, name="compare-new"),
     path("compare/builtin/<slug:key>/", compare.compare_builtin, name="compare-builtin"),
     path("compare/<uuid:comparison_id>/", compare.compare_detail, name="compare-detail"),
-    path("compare/<uuid:comparison_id>/at/", compare.compare_at, name="compare-at"),
     path("compare/<uuid:comparison_id>/summary.csv", compare.compare_csv, name="compare-csv"),
     path("compare/<uuid:comparison_id>/comparison.json", compare.compare_json, name="compare-json"),
     path("accounts/signup/", accounts.signup, name="signup"),

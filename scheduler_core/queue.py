@@ -158,6 +158,34 @@ class SchedulingQueue:
     def backoff_infos(self) -> list[QueuedPodInfo]:
         return [entry[2] for entry in sorted(self._backoff, key=lambda e: (e[0], e[1])) if self._valid(entry)]
 
+    def reconfigure(
+        self,
+        less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
+        *,
+        initial_backoff_ms: int,
+        max_backoff_ms: int,
+        events_by_plugin: Mapping[str, tuple[ClusterEvent, ...]],
+    ) -> None:
+        """Keep every queued pod where it is under a new configuration (a policy switch):
+        activeQ re-sorted by the new QueueSort, backoffQ re-timed from each pod's attempts and
+        timestamp with the new bounds, unschedulable pods moved by the new plugins' events.
+        No pod moves, so no event is emitted."""
+        active: dict[int, QueuedPodInfo] = {}
+        for entry in self._active:
+            info = entry.info
+            if self._where.get(info.pod.key) == ACTIVE and self._infos.get(info.pod.key) is info:
+                active[id(info)] = info
+        # valid under the old bounds, so read before changing them
+        backing_off = {id(info): info for info in self.backoff_infos()}
+        self._less = less
+        self.initial_backoff_ms = initial_backoff_ms
+        self.max_backoff_ms = max_backoff_ms
+        self.events_by_plugin = dict(events_by_plugin)
+        self._active = [_ActiveEntry(info, less) for info in active.values()]
+        heapq.heapify(self._active)
+        self._backoff = [(self.backoff_expiry_ms(info), info.seq, info) for info in backing_off.values()]
+        heapq.heapify(self._backoff)
+
     # -- backoff -------------------------------------------------------------------------
 
     def backoff_duration_ms(self, attempts: int) -> int:

@@ -85,6 +85,8 @@ def narrate(event: dict[str, Any]) -> str | None:
         return f"Eviction of {pod} from {node}: {verdict} — {event.get('reason')}"
     if t == "node_updated":
         return f"Node {node} is {event.get('change')}ed."
+    if t == "action" and event.get("fork_seq") is not None:
+        return f"What if? {event.get('what_if') or event['action']} (forked at event {event['fork_seq']})."
     if t == "action":
         return f"Timeline: {event['action']} {event.get('target', '')}".rstrip() + "."
     return None

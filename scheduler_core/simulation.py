@@ -17,7 +17,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +26,7 @@ from .controllers import ControllerManager
 from .disruption import update_pdb_status
 from .eviction import DRAIN_RETRY_MS, eviction_allowed
 from .fastpath import FastScheduler
-from .framework import ActionType, ClusterEvent, Handle
+from .framework import ActionType, ClusterEvent, Handle, QueuedPodInfo
 from .framework.runtime import Framework
 from .legacy import FifoQueue, LegacyScheduler, uses_fifo_queue
 from .model import NO_SCHEDULE, Node, Pod, PodDisruptionBudget, PriorityClass
@@ -40,7 +40,7 @@ from .state import ClusterCache, NodeInfo
 from .trace import DETAIL_FULL, DETAIL_SUMMARY, Trace
 from .workloads import WORKLOAD_KINDS, Deployment, Job, ReplicaSet, Service, StatefulSet
 
-__all__ = ["Simulation", "RunSummary", "PodOutcome", "SUMMARY_DETAIL_THRESHOLD"]
+__all__ = ["Simulation", "RunSummary", "PodOutcome", "SUMMARY_DETAIL_THRESHOLD", "policy_switch_problem"]
 
 # Past this many nodes × pods the default trace detail is "summary" (DESIGN.md "Trace size").
 SUMMARY_DETAIL_THRESHOLD = 200_000
@@ -171,8 +171,25 @@ class Simulation:
         self._last_usage_ms = -1
         self.controllers = ControllerManager(self)
 
-        self.profiles: dict[str, Framework] = {}
-        for profile in self.policy.profiles:
+        self._fast = fast
+        self.profiles = self._build_profiles(self.policy)
+        self.queue: SchedulingQueue
+        if uses_fifo_queue(self.policy):
+            self.queue = FifoQueue(emit=self.trace.emit)  # legacy v1.5 FIFO, 1s..60s backoff
+        else:
+            self.queue = SchedulingQueue(
+                _queue_sort(self.profiles),
+                initial_backoff_ms=self.policy.pod_initial_backoff_seconds * 1000,
+                max_backoff_ms=self.policy.pod_max_backoff_seconds * 1000,
+                events_by_plugin=_queue_events(self.profiles),
+                emit=self.trace.emit,
+            )
+        self.scheduler = self._build_scheduler()
+        self._start()
+
+    def _build_profiles(self, policy: Policy) -> dict[str, Framework]:
+        profiles: dict[str, Framework] = {}
+        for profile in policy.profiles:
             handle = Handle()
             handle.nominated_pods_for_node = self._nominated_pods_for_node
             handle.namespace_labels = lambda ns: self.scenario.namespaces.get(ns, {})
@@ -180,31 +197,53 @@ class Simulation:
             handle.pdbs = self.pdbs
             handle.now_ms = lambda: self.now_ms
             handle.rng = self.rng
-            self.profiles[profile.scheduler_name] = Framework(profile, REGISTRY, handle)
-        first = next(iter(self.profiles.values()))
-        events: dict[str, tuple[ClusterEvent, ...]] = {}
-        for fwk in self.profiles.values():
-            events.update(fwk.events_to_register())
-        self.queue: SchedulingQueue
-        if uses_fifo_queue(self.policy):
-            self.queue = FifoQueue(emit=self.trace.emit)  # legacy v1.5 FIFO, 1s..60s backoff
-        else:
-            self.queue = SchedulingQueue(
-                first.less,
-                initial_backoff_ms=self.policy.pod_initial_backoff_seconds * 1000,
-                max_backoff_ms=self.policy.pod_max_backoff_seconds * 1000,
-                events_by_plugin=events,
-                emit=self.trace.emit,
-            )
+            profiles[profile.scheduler_name] = Framework(profile, REGISTRY, handle)
+        return profiles
+
+    def _build_scheduler(self) -> Scheduler:
         scheduler_cls: type[Scheduler] = Scheduler
         if self.policy.scheduler_mode == "legacy":
             scheduler_cls = LegacyScheduler
-        elif fast:
+        elif self._fast:
             scheduler_cls = FastScheduler
-        self.scheduler = scheduler_cls(self.cache, self.queue, self.profiles, self.policy, self.rng, self.trace)
-        self.scheduler.evict = self._evict
-        self.scheduler.on_assumed = self._on_assumed
-        self._start()
+        scheduler = scheduler_cls(self.cache, self.queue, self.profiles, self.policy, self.rng, self.trace)
+        scheduler.evict = self._evict
+        scheduler.on_assumed = self._on_assumed
+        return scheduler
+
+    def switch_policy(self, policy: Policy, *, mark: Mapping[str, Any] | None = None) -> None:
+        """Schedule under ``policy`` from now on, as a kube-scheduler restarted with a new
+        configuration that kept its queue (docs/forks.md).
+
+        New profiles (plugins, weights, args) and a new scheduler; the queued pods stay where they
+        are: activeQ is re-sorted by the new QueueSort, backoffQ re-timed with the new backoff
+        bounds, unschedulable pods wait for the events the new plugins register. Nominations,
+        reservations, the node-sampling rotation and the last failure messages carry over; a
+        binding already under way finishes under the profile that started it. Emits an
+        ``action`` event ``switchPolicy`` (``mark`` adds keys to it).
+
+        Raises ValueError with :func:`policy_switch_problem`'s reason when the switch cannot be
+        faithful (priority queue vs legacy FIFO, or other profile names).
+        """
+        problem = policy_switch_problem(self.policy, policy)
+        if problem:
+            raise ValueError(problem)
+        self.trace.emit("action", action="switchPolicy", target=f"policy/{policy.name}", line=0, **(mark or {}))
+        old = self.scheduler
+        self.policy = policy
+        self.profiles = self._build_profiles(policy)
+        if not uses_fifo_queue(policy):  # the FIFO's order and 1 s..60 s backoff do not depend on the policy
+            self.queue.reconfigure(
+                _queue_sort(self.profiles),
+                initial_backoff_ms=policy.pod_initial_backoff_seconds * 1000,
+                max_backoff_ms=policy.pod_max_backoff_seconds * 1000,
+                events_by_plugin=_queue_events(self.profiles),
+            )
+        self.scheduler = self._build_scheduler()
+        self.scheduler.next_start_node_index = old.next_start_node_index
+        self.scheduler.last_message = old.last_message
+        if isinstance(old, LegacyScheduler) and isinstance(self.scheduler, LegacyScheduler):
+            self.scheduler.last_node_index = old.last_node_index
 
     # -- the cluster API controllers use (workloads.ClusterAPI) ---------------------------
 
@@ -289,6 +328,16 @@ class Simulation:
             candidates.append((leftover, 2, "leftover_flush"))
         t, _, kind = min(candidates)
         return t, kind
+
+    def peek(self) -> int | None:
+        """When the next step happens (virtual ms), or None when the next step ends the run."""
+        if self.finished:
+            return None
+        nxt = self._next()
+        end = self.scenario.end_ms
+        if nxt is None or (end is not None and nxt[0] > end):
+            return None
+        return nxt[0]
 
     def step(self) -> str | None:
         """Advance to the next event and process it. Returns what it did, or None at the end."""
@@ -630,9 +679,10 @@ class Simulation:
         self._push(max(action.at_ms, self.now_ms), _ACTION, "action", action)
         self.finished = False
 
-    def apply(self, action: TimelineAction) -> None:
-        """Carry out one timeline action now."""
-        self.trace.emit("action", action=action.action, target=action.target, line=action.line)
+    def apply(self, action: TimelineAction, *, mark: Mapping[str, Any] | None = None) -> None:
+        """Carry out one timeline action now. ``mark`` adds keys to its ``action`` event (a fork's
+        action carries ``fork_seq`` and ``what_if``, docs/forks.md)."""
+        self.trace.emit("action", action=action.action, target=action.target, line=action.line, **(mark or {}))
         kind, _, name = action.target.partition("/")
         params = action.params
         if action.action in ("create", "addNode"):
@@ -743,6 +793,41 @@ class Simulation:
             nodes=self.node_usage(),
             queue=self.queue.sizes(),
         )
+
+
+def _queue_sort(profiles: Mapping[str, Framework]) -> Callable[[QueuedPodInfo, QueuedPodInfo], bool]:
+    """activeQ is sorted by the first profile's QueueSort (upstream requires all profiles to agree)."""
+    return next(iter(profiles.values())).less
+
+
+def _queue_events(profiles: Mapping[str, Framework]) -> dict[str, tuple[ClusterEvent, ...]]:
+    events: dict[str, tuple[ClusterEvent, ...]] = {}
+    for fwk in profiles.values():
+        events.update(fwk.events_to_register())
+    return events
+
+
+def _queue_kind(policy: Policy) -> str:
+    return "FIFO" if uses_fifo_queue(policy) else "priority"
+
+
+def policy_switch_problem(current: Policy, new: Policy) -> str | None:
+    """Why :meth:`Simulation.switch_policy` cannot go from ``current`` to ``new``, or None when it can.
+
+    The queues must be of one kind: the legacy FIFO keeps neither an unschedulable lane nor the
+    priority queue's backoff history, so pods cannot be carried across faithfully. The profiles
+    must have the same scheduler names, so every pod keeps the scheduler it asked for.
+    """
+    if uses_fifo_queue(new) != uses_fifo_queue(current):
+        return (
+            f"cannot switch from a {_queue_kind(current)} queue ({current.name}) "
+            f"to a {_queue_kind(new)} queue ({new.name})"
+        )
+    old_names = ", ".join(sorted(p.scheduler_name for p in current.profiles))
+    new_names = ", ".join(sorted(p.scheduler_name for p in new.profiles))
+    if old_names != new_names:
+        return f"cannot switch between policies with different profiles ({old_names} vs {new_names})"
+    return None
 
 
 def _affinity_matches(unscheduled: Pod, added: Pod) -> bool:

@@ -24,7 +24,7 @@ DETAIL_SUMMARY = "summary"
 EVENT_TYPES: dict[str, tuple[str, ...]] = {
     "run_started": ("scenario", "policy", "seed", "detail", "nodes", "pods"),
     "run_finished": ("bound", "pending", "reason"),
-    "action": ("action", "target", "line"),
+    "action": ("action", "target", "line", "fork_seq", "what_if"),  # the last two only on a fork's action
     "node_added": ("node", "allocatable", "labels", "taints", "unschedulable"),
     "node_updated": ("node", "change", "unschedulable"),
     "node_removed": ("node",),

@@ -1,15 +1,10 @@
-"""The comparison page's websocket: every column live on one virtual clock, and one set of controls.
+"""The comparison page's websocket (``ws/compare/<uuid:comparison_id>/``): one viewer's playback
+of every column at once, on one virtual clock.
 
-Server → browser: HTML only — the comparison's partials (clock, columns, divergence bar, and the
-summary once every run is done), each with ``hx-swap-oob``. On connect the whole current view is
-sent; after that a render follows every ``run.update`` of any of the comparison's runs and every
-change a poll of their Run rows notices, coalesced to at most ``KUBEVIZ_LIVE_FPS`` per second.
-The columns are shown at the latest *common* virtual time (the least time any unfinished column
-has reached), so no policy is shown ahead of another.
-
-Browser → server: JSON ``{"action": "pause" | "resume" | "step" | "stop" | "speed", "value"?: ...}``,
-applied to every unfinished run of the comparison (``services.controls.apply_control``, each
-allowed by ``rendering.can_control``).
+The protocol is :mod:`kubeviz.web.live`'s, with positions in virtual milliseconds, plus
+``{"action": "divergence", "value": i}``: jump to the i-th attempt the policies decided
+differently. ``cancel`` stops every run of the comparison and is its owner's alone; the shared
+built-in comparisons belong to nobody, so no visitor can stop them.
 """
 
 from __future__ import annotations
@@ -18,66 +13,97 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 
-from .live import CLOSE_FORBIDDEN, CLOSE_NOT_FOUND, MAX_MESSAGE_CHARS, LiveConsumer
+from .access import can_cancel
+from .frames import Frame
+from .live import CLOSE_FORBIDDEN, CLOSE_NOT_FOUND, MAX_MESSAGE_CHARS, PlaybackConsumer, Source
 from .models import Comparison, ComparisonRun, Run
-from .services.comparisons import LiveView, apply_control_all, render_control_message
-from .services.controls import ACTIONS
+from .run_frames import render_playhead
+from .services.compare_recording import CompareRecording
+from .services.comparisons import render_control_message
+from .services.playhead import PlayheadError, Timeline
+from .services.runs import cancel_run
 
 __all__ = ["CompareConsumer", "CLOSE_NOT_FOUND", "CLOSE_FORBIDDEN", "MAX_MESSAGE_CHARS"]
 
 
-class CompareConsumer(LiveConsumer):
-    """One viewer of one comparison (``ws/compare/<uuid:comparison_id>/``)."""
+class CompareConsumer(PlaybackConsumer):
+    """One viewer of one comparison."""
 
-    async def connect(self) -> None:
+    playhead_id = "compare-playhead"
+    message_id = "compare-control-message"
+    unit = "time"
+
+    async def authorize(self) -> tuple[int, str, list[str]]:
         self.comparison_id = self.scope["url_route"]["kwargs"]["comparison_id"]
-        self.view = LiveView(self.comparison_id)
-        refusal, groups = await self._check_access()
-        if refusal:
-            await self.close(code=refusal)
-            return
-        await self.go_live(groups)  # each run's step loop publishes run.update to its own group
-
-    @property
-    def done(self) -> bool:
-        return bool(self.view.done)
-
-    @property
-    def seen(self) -> Any:
-        return self.view.seen
-
-    async def _render_error(self, error: str) -> str:
-        return render_control_message(error=error)
-
-    # -- database work (each in a worker thread) -------------------------------------------
+        self.divergence: int | None = None
+        return await self._authorize()
 
     @database_sync_to_async
-    def _check_access(self) -> tuple[int, list[str]]:
+    def _authorize(self) -> tuple[int, str, list[str]]:
         comparison = Comparison.objects.select_related("scenario").filter(id=self.comparison_id).first()
         if comparison is None:
-            return CLOSE_NOT_FOUND, []
+            return CLOSE_NOT_FOUND, "", []
         if not comparison.visible_to(self.scope.get("user")):
-            return CLOSE_FORBIDDEN, []
+            return CLOSE_FORBIDDEN, "", []
         run_ids = ComparisonRun.objects.filter(comparison=comparison).values_list("run_id", flat=True)
-        return 0, [Run(id=run_id).group_name for run_id in run_ids]
+        return 0, f"compare:{comparison.id}", [Run(id=run_id).group_name for run_id in run_ids]
+
+    def make_source(self) -> Source:
+        return CompareRecording(self.comparison_id)
+
+    async def get_frame(self, position: int) -> Frame:
+        assert self.hub is not None
+        source = self.hub.source
+        assert isinstance(source, CompareRecording)
+        return await database_sync_to_async(source.frame)(position, self.divergence)
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        if isinstance(content, dict) and content.get("action") == "divergence":
+            await self._jump_to_divergence(content.get("value"))
+            return
+        self.divergence = None  # any other move: the divergence bar follows the clock
+        await super().receive_json(content, **kwargs)
+
+    async def _jump_to_divergence(self, value: Any) -> None:
+        assert self.hub is not None
+        source = self.hub.source
+        assert isinstance(source, CompareRecording)
+        divs = (source.comparison.divergences if source.comparison is not None else None) or []
+        try:
+            index = int(value)
+        except (TypeError, ValueError):
+            await self._error(f"value: a divergence number from 0 to {max(0, len(divs) - 1)}, not {value!r}")
+            return
+        if not 0 <= index < len(divs):
+            await self._error(f"value: there is no divergence {index} (there are {len(divs)})")
+            return
+        self.divergence = index
+        try:
+            self.playhead.apply("seek", divs[index]["t_ms"], source.timeline())
+        except PlayheadError as err:
+            await self._error(str(err))
+            return
+        self.playhead.playing = False
+        await self.show(f"Divergence {index + 1} of {len(divs)}.")
+
+    async def cancel(self) -> tuple[str, str]:
+        return await self._cancel()
 
     @database_sync_to_async
-    def _progress(self) -> tuple[Any, ...] | None:
-        return self.view.progress()
+    def _cancel(self) -> tuple[str, str]:
+        runs = list(Run.objects.filter(comparison_entries__comparison_id=self.comparison_id))
+        user = self.scope.get("user")
+        if not runs or not all(can_cancel(run, user) for run in runs):
+            return "", "action: only the person who started this comparison can cancel it; your playhead is yours alone"
+        live = [run for run in runs if not run.done]
+        if not live:
+            return "", "action: every run of this comparison has already finished"
+        for run in live:
+            cancel_run(run)
+        return f"Cancelling {len(live)} run{'s' if len(live) != 1 else ''}; what is recorded stays watchable.", ""
 
-    @database_sync_to_async
-    def _render(self, first: bool) -> str | None:
-        return self.view.render(first)
-
-    async def _control(self, action: str, value: Any) -> str:
-        if action not in ACTIONS:
-            return render_control_message(error=f"action: required, one of {', '.join(ACTIONS)}")
-        return await self._control_all(action, value)
-
-    @database_sync_to_async
-    def _control_all(self, action: str, value: Any) -> str:
-        comparison = Comparison.objects.select_related("scenario").filter(id=self.comparison_id).first()
-        if comparison is None:
-            return render_control_message(error="comparison: it no longer exists")
-        message, error = apply_control_all(comparison, self.scope.get("user"), action, value)
+    def render_message(self, message: str, error: str) -> str:
         return render_control_message(message=message, error=error)
+
+    def render_playhead(self, timeline: Timeline) -> str:
+        return str(render_playhead(self.playhead, timeline, html_id=self.playhead_id, unit=self.unit))

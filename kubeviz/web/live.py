@@ -1,162 +1,337 @@
-"""What the run page's and the comparison page's websockets share.
+"""Playback over a websocket: one playhead per viewer, one shared recording per process.
 
-A :class:`LiveConsumer` sends the whole current view on connect, then re-renders after every
-``run.update`` group message and every change a poll of the database notices (the embedded
-mode's threads cannot reach another process's in-memory channel layer), coalesced to at most
-``KUBEVIZ_LIVE_FPS`` renders per second and always ending with the latest state. Incoming
-messages are size-limited JSON objects ``{"action": str, "value"?: number | str}``; anything
-else gets an error naming the field. Subclasses say how to check access, read progress,
-render and apply a control.
+Browser → server: JSON ``{"action": ..., "value"?: ...}`` (what htmx's ``ws-send`` sends; other
+keys such as ``HEADERS`` are ignored). Actions move this viewer's playhead only — ``play``,
+``pause``, ``step`` / ``back`` (value ``decision``, the default, or ``event``), ``speed``
+(decisions per second, or ``max``), ``seek`` (a position), ``live`` (follow the computation) —
+except ``cancel``, which stops the computation and is the owner's alone.
+
+Server → browser: HTML fragments with ``hx-swap-oob``: on connect the whole frame at the
+viewer's position, then only the fragments that changed (:class:`~kubeviz.web.frames.FrameDiff`),
+the viewer's playhead line, and the shared recording status when it changes.
+
+A :class:`Hub` is one recording watched in this process: its source (frames rendered once and
+shared) and one task that re-reads the computation's progress — woken by the worker's
+``run.update`` group messages, and at least every ``POLL_SECONDS`` as a safety net. A viewer's
+own task runs only while it plays or follows; a paused or disconnected viewer costs nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
-from typing import Any
+from typing import Any, Protocol
+from urllib.parse import parse_qs
 
+from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
-from .services.controls import ACTIONS
+from .frames import Frame, FrameDiff, Part
+from .services.playhead import DEFAULT_SPEED, Playhead, PlayheadError, Timeline, parse_speed
 
-__all__ = ["LiveConsumer", "CLOSE_NOT_FOUND", "CLOSE_FORBIDDEN", "MAX_MESSAGE_CHARS"]
+__all__ = [
+    "PlaybackConsumer",
+    "Hub",
+    "Source",
+    "hubs",
+    "CLOSE_NOT_FOUND",
+    "CLOSE_FORBIDDEN",
+    "MAX_MESSAGE_CHARS",
+    "POLL_SECONDS",
+]
 
 log = logging.getLogger(__name__)
 
 CLOSE_NOT_FOUND = 4404
 CLOSE_FORBIDDEN = 4403
 MAX_MESSAGE_CHARS = 4096
+POLL_SECONDS = 1.0
+RECORDING_GAP_SECONDS = 0.5  # a paused viewer hears about the computation at most this often
 
 
-class LiveConsumer(AsyncJsonWebsocketConsumer):
+class Source(Protocol):
+    """A recording as the hub serves it (synchronous; called through database_sync_to_async)."""
+
+    @property
+    def exists(self) -> bool: ...
+
+    @property
+    def done(self) -> bool: ...
+
+    def refresh(self) -> bool: ...
+
+    def timeline(self) -> Timeline: ...
+
+    def frame(self, position: int) -> Frame: ...
+
+    def recording_part(self) -> Part: ...
+
+
+class Hub:
+    """One recording and the viewers of it in this process."""
+
+    def __init__(self, key: str, source: Source) -> None:
+        self.key = key
+        self.source = source
+        self.viewers: set[PlaybackConsumer] = set()
+        self.wake = asyncio.Event()
+        self.task: asyncio.Task[None] | None = None
+
+    def nudge(self) -> None:
+        """The worker says there is more; re-read soon (many nudges, one read)."""
+        self.wake.set()
+
+    async def _watch(self) -> None:
+        try:
+            while self.viewers and not self.source.done:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.wake.wait(), POLL_SECONDS)
+                self.wake.clear()
+                if not self.viewers:
+                    return
+                changed = await database_sync_to_async(self.source.refresh)()
+                if changed:
+                    for viewer in list(self.viewers):
+                        viewer.recording_changed()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("watching %s failed", self.key)
+
+
+class HubRegistry:
+    def __init__(self) -> None:
+        self.hubs: dict[str, Hub] = {}
+
+    async def attach(self, key: str, make: Any, viewer: PlaybackConsumer) -> Hub | None:
+        hub = self.hubs.get(key)
+        if hub is None:
+            source = await database_sync_to_async(make)()
+            await database_sync_to_async(source.refresh)()
+            if not source.exists:
+                return None
+            hub = self.hubs.get(key)  # another viewer may have made it meanwhile
+            if hub is None:
+                hub = self.hubs[key] = Hub(key, source)
+        hub.viewers.add(viewer)
+        if not hub.source.done and (hub.task is None or hub.task.done()):
+            hub.task = asyncio.create_task(hub._watch())
+        return hub
+
+    def detach(self, hub: Hub, viewer: PlaybackConsumer) -> None:
+        hub.viewers.discard(viewer)
+        if not hub.viewers:
+            if hub.task is not None:
+                hub.task.cancel()
+            if self.hubs.get(hub.key) is hub:
+                del self.hubs[hub.key]
+
+
+hubs = HubRegistry()
+
+
+def _query(scope: dict[str, Any]) -> dict[str, str]:
+    raw = scope.get("query_string", b"")
+    parsed = parse_qs(raw.decode("latin-1") if isinstance(raw, bytes) else str(raw))
+    return {k: v[-1] for k, v in parsed.items() if v}
+
+
+class PlaybackConsumer(AsyncJsonWebsocketConsumer):
+    """One viewer: their playhead over a shared recording. Subclasses name the recording."""
+
+    playhead_id = "run-playhead"
+    message_id = "run-control-message"
+    unit = "event"
+
     # -- to implement ------------------------------------------------------------------
 
-    @property
-    def done(self) -> bool:
+    async def authorize(self) -> tuple[int, str, list[str]]:
+        """(close code or 0, hub key, groups the worker publishes to)."""
         raise NotImplementedError
 
-    @property
-    def seen(self) -> Any:
-        """The progress observed at the last render (compared with each poll)."""
+    def make_source(self) -> Source:
         raise NotImplementedError
 
-    async def _progress(self) -> Any:
-        """The current progress, or None when the subject no longer exists."""
+    async def cancel(self) -> tuple[str, str]:
+        """The owner's cancel: (message, error)."""
         raise NotImplementedError
 
-    async def _render(self, first: bool) -> str | None:
-        """The partials to send, or None when the subject no longer exists."""
+    def render_message(self, message: str, error: str) -> str:
         raise NotImplementedError
 
-    async def _control(self, action: str, value: Any) -> str:
-        raise NotImplementedError
-
-    async def _render_error(self, error: str) -> str:
+    def render_playhead(self, timeline: Timeline) -> str:
         raise NotImplementedError
 
     # -- connection ----------------------------------------------------------------------
 
-    async def go_live(self, groups: list[str]) -> None:
-        """Join the groups the step loops publish to, accept, send the view, start polling."""
-        self.dirty = False
-        self.last_render = 0.0
-        self.render_task: asyncio.Task[None] | None = None
-        self.poll_task: asyncio.Task[None] | None = None
+    async def connect(self) -> None:
+        self.hub: Hub | None = None
+        self.play_task: asyncio.Task[None] | None = None
+        self.recording_task: asyncio.Task[None] | None = None
         self.groups_joined: list[str] = []
+        self.diff = FrameDiff()
+        self.send_lock = asyncio.Lock()
+        refusal, key, groups = await self.authorize()
+        if refusal:
+            await self.close(code=refusal)
+            return
+        hub = await hubs.attach(key, self.make_source, self)
+        if hub is None:
+            await self.close(code=CLOSE_NOT_FOUND)
+            return
+        self.hub = hub
         for group in groups:
             await self.channel_layer.group_add(group, self.channel_name)
             self.groups_joined.append(group)
+        self.playhead = self._initial_playhead(hub.source.timeline())
         await self.accept()
-        await self._render_and_send(first=True)
-        if not self.done:
-            self.poll_task = asyncio.create_task(self._poll())
+        await self.show()
+        self._start_playing()
+
+    def _initial_playhead(self, timeline: Timeline) -> Playhead:
+        """From the query string (?at=N&play=1&speed=S, what the page and a reconnect pass); t=0, paused, by default."""
+        query = _query(self.scope)
+        playhead = Playhead(position=timeline.start)
+        try:
+            if "at" in query:
+                playhead.apply("seek", query["at"], timeline)
+            playhead.speed = parse_speed(query.get("speed", DEFAULT_SPEED))
+        except PlayheadError:
+            pass  # a bad link starts at the beginning rather than failing
+        if query.get("play") == "1":
+            playhead.playing = True
+        if query.get("follow") == "1":
+            playhead.apply("live", None, timeline)
+        return playhead
 
     async def disconnect(self, code: int) -> None:
-        for task in (getattr(self, "poll_task", None), getattr(self, "render_task", None)):
+        for task in (getattr(self, "play_task", None), getattr(self, "recording_task", None)):
             if task is not None:
                 task.cancel()
+        hub = getattr(self, "hub", None)
+        if hub is not None:
+            hubs.detach(hub, self)
         for group in getattr(self, "groups_joined", ()):
             await self.channel_layer.group_discard(group, self.channel_name)
 
-    # -- live updates --------------------------------------------------------------------
+    # -- what the viewer sees --------------------------------------------------------------
 
-    async def run_update(self, message: dict[str, Any]) -> None:
-        """Group message from a step loop: new events are stored (``last_seq``), maybe ``finished``."""
-        self._request_render()
+    async def get_frame(self, position: int) -> Frame:
+        assert self.hub is not None
+        return await database_sync_to_async(self.hub.source.frame)(position)
 
-    def _request_render(self) -> None:
-        self.dirty = True
-        if self.render_task is None or self.render_task.done():
-            self.render_task = asyncio.create_task(self._render_loop())
+    async def show(self, message: str = "", error: str = "") -> None:
+        """Send what changed at the viewer's position, the playhead line, and any message."""
+        hub = self.hub
+        if hub is None:
+            return
+        async with self.send_lock:
+            frame = await self.get_frame(self.playhead.position)
+            timeline = hub.source.timeline()
+            parts = [self.diff.changes(frame)]
+            recording = hub.source.recording_part()
+            if self.diff.remember(recording.id, recording.html):
+                parts.append(recording.html)
+            parts.append(self.render_playhead(timeline))
+            if message or error:
+                parts.append(self.render_message(message, error))
+            await self.send(text_data="".join(parts))
 
-    async def _render_loop(self) -> None:
-        gap = 1.0 / max(1, settings.KUBEVIZ_LIVE_FPS)
-        loop = asyncio.get_running_loop()
+    def recording_changed(self) -> None:
+        """The hub re-read the computation; playing viewers pick it up on their next tick."""
+        if self.play_task is not None and not self.play_task.done():
+            return
+        if self.recording_task is None or self.recording_task.done():
+            self.recording_task = asyncio.create_task(self._show_recording())
+
+    async def _show_recording(self) -> None:
+        await asyncio.sleep(RECORDING_GAP_SECONDS)
         try:
-            while self.dirty:
-                wait = self.last_render + gap - loop.time()
-                if wait > 0:
-                    await asyncio.sleep(wait)
-                self.dirty = False  # anything arriving while we render asks for one more
-                await self._render_and_send()
+            await self.show()
+        except Exception:
+            log.exception("sending the recording status failed")
+
+    # -- playing -------------------------------------------------------------------------
+
+    def _start_playing(self) -> None:
+        if (self.playhead.playing or self.playhead.follow) and (self.play_task is None or self.play_task.done()):
+            self.play_task = asyncio.create_task(self._play())
+
+    async def _play(self) -> None:
+        """Tick on a wall-clock grid, so viewers who play together stay on the same frames."""
+        tick = 1.0 / max(1, settings.KUBEVIZ_LIVE_FPS)
+        loop = asyncio.get_running_loop()
+        last = int(loop.time() / tick)
+        try:
+            while self.playhead.playing or self.playhead.follow:
+                now = loop.time()
+                await asyncio.sleep(tick - now % tick)
+                current = int(loop.time() / tick + 1e-6)
+                ticks, last = max(1, current - last), current
+                assert self.hub is not None
+                moving = self.playhead.playing or self.playhead.follow
+                if not moving:
+                    return  # paused meanwhile (the pause's reply was the last word)
+                moved = self.playhead.tick(ticks * tick, self.hub.source.timeline())
+                if moved or not (self.playhead.playing or self.playhead.follow):
+                    await self.show()  # a new moment, or the end reached
         except asyncio.CancelledError:
             raise
         except Exception:
-            log.exception("rendering %s failed", self.scope.get("path"))
+            log.exception("playing %s failed", self.scope.get("path"))
 
-    async def _poll(self) -> None:
-        interval = 1.0 / max(1, settings.KUBEVIZ_LIVE_FPS)
-        while not self.done:
-            await asyncio.sleep(interval)
-            progress = await self._progress()
-            if progress is None:
-                await self.close(code=CLOSE_NOT_FOUND)
-                return
-            if progress != self.seen:
-                self._request_render()
+    # -- group messages from the worker ----------------------------------------------------
 
-    async def _render_and_send(self, first: bool = False) -> None:
-        html = await self._render(first)
-        self.last_render = asyncio.get_running_loop().time()
-        if html is None:
-            await self.close(code=CLOSE_NOT_FOUND)
-            return
-        await self.send(text_data=html)
+    async def run_update(self, message: dict[str, Any]) -> None:
+        if self.hub is not None:
+            self.hub.nudge()
 
     # -- controls ------------------------------------------------------------------------
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
         if text_data is None:
-            await self._send_error("message: send JSON text, not binary data")
+            await self._error("message: send JSON text, not binary data")
             return
         if len(text_data) > MAX_MESSAGE_CHARS:
-            await self._send_error(f"message: too long (at most {MAX_MESSAGE_CHARS} characters)")
+            await self._error(f"message: too long (at most {MAX_MESSAGE_CHARS} characters)")
             return
         try:
             content = json.loads(text_data)
         except ValueError:
-            await self._send_error('message: not JSON; send an object like {"action": "pause"}')
+            await self._error('message: not JSON; send an object like {"action": "pause"}')
             return
         await self.receive_json(content)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         if not isinstance(content, dict):
-            await self._send_error('message: expected a JSON object like {"action": "pause"}')
+            await self._error('message: expected a JSON object like {"action": "pause"}')
             return
         action = content.get("action")
         if not isinstance(action, str):
-            await self._send_error(f"action: required, one of {', '.join(ACTIONS)}")
+            await self._error("action: required, e.g. play, pause, step, back, speed, seek, live")
             return
         value = content.get("value")
         if value is not None and not isinstance(value, (str, int, float)):
-            await self._send_error("value: must be a number")
+            await self._error("value: must be a number or a word")
             return
-        if action == "step" and isinstance(value, str):
-            value = int(value) if value.strip().isdigit() else (None if not value.strip() else value)
-        await self.send(text_data=await self._control(action[:40], value))
-        self._request_render()
+        if action in ("cancel", "stop"):
+            message, error = await self.cancel()
+            await self.show(message, error)
+            return
+        if action == "hello":  # a reconnecting browser: start over from what it shows
+            self.diff.reset()
+            action, value = "seek", value
+        assert self.hub is not None
+        try:
+            message = self.playhead.apply(action[:40], value, self.hub.source.timeline())
+        except PlayheadError as err:
+            await self._error(str(err))
+            return
+        await self.show(message)
+        self._start_playing()
 
-    async def _send_error(self, error: str) -> None:
-        await self.send(text_data=await self._render_error(error))
+    async def _error(self, error: str) -> None:
+        await self.send(text_data=self.render_message("", error))

@@ -108,14 +108,20 @@ class Policy(models.Model):
 
 class RunStatus(models.TextChoices):
     QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    PAUSED = "paused", "Paused"
+    RUNNING = "running", "Recording"
     FINISHED = "finished", "Finished"
     FAILED = "failed", "Failed"
 
 
 class Run(models.Model):
-    """One scenario × policy × seed. Its id is the shareable URL."""
+    """One scenario × policy × seed, recorded once from start to end. Its id is the shareable URL.
+
+    Watching is playback: every viewer moves a playhead of their own over the stored events,
+    so nothing a viewer does is stored here. The owner's cancel (``stop_requested``) is the
+    only control on the computation. A fork (``parent`` set) replays the parent's scenario and
+    seed to event ``fork_seq`` under the parent's policy, applies ``fork_action`` and goes on
+    under ``policy``.
+    """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="runs")
@@ -123,11 +129,12 @@ class Run(models.Model):
     seed = models.IntegerField(default=0)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED)
-    # What the viewer asked for; the step loop reads these between steps.
-    paused = models.BooleanField(default=False)
+    # The owner's cancel; the step loop reads it between batches.
     stop_requested = models.BooleanField(default=False)
-    pending_steps = models.IntegerField(default=0)  # single steps requested while paused
-    speed = models.FloatField(default=0, help_text="steps per second; 0 = as fast as possible")
+    # What if? A run forked from ``parent`` at its event ``fork_seq`` with one action.
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="forks")
+    fork_seq = models.IntegerField(null=True, blank=True)
+    fork_action = models.JSONField(default=dict, blank=True)
     # Progress, written with each batch.
     steps = models.IntegerField(default=0)
     last_seq = models.IntegerField(default=-1)
@@ -228,6 +235,8 @@ class ComparisonRun(models.Model):
     policy = models.ForeignKey(Policy, on_delete=models.PROTECT, related_name="comparison_entries")
     seed = models.IntegerField()
     column = models.PositiveSmallIntegerField()
+    # The column's heading when the policy's name will not do (a fork and its parent may share a policy).
+    label = models.CharField(max_length=200, blank=True)
 
     class Meta:
         ordering = ["column", "seed"]

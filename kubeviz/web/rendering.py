@@ -1,8 +1,8 @@
 """Turning a run's :class:`~scheduler_core.replay.ViewState` into what the run page's partials show.
 
-The run page, the scrubber (``GET /runs/<id>/at/``) and the websocket consumer all render the
-same partials from the same context, built here. Everything is plain data (dicts, lists,
-strings); the templates escape it.
+The run page and the frames its playback websocket sends (:mod:`kubeviz.web.run_frames`), and
+the comparison columns, render the same partials from the same contexts, built here. Everything
+is plain data (dicts, lists, strings); the templates escape it.
 """
 
 from __future__ import annotations
@@ -11,9 +11,6 @@ import math
 import re
 from typing import Any
 
-from django.template.loader import render_to_string
-from django.utils.safestring import SafeString
-
 from scheduler_core.quantity import format_quantity
 from scheduler_core.replay import ViewState
 
@@ -21,25 +18,20 @@ from .charts import ChartSeries, format_seconds, line_chart
 from .models import Run, RunStatus
 
 __all__ = [
-    "run_context",
-    "render_state",
-    "render_control_reply",
-    "can_control",
-    "speed_label",
-    "speed_choices",
+    "cycle_context",
     "format_time",
-    "priority_hue",
+    "lanes_context",
+    "narration_context",
     "node_dom_id",
-    "STATE_TEMPLATE",
+    "pod_chip",
+    "priority_hue",
+    "priority_legend",
+    "summary_context",
+    "taint_text",
 ]
 
-STATE_TEMPLATE = "web/runs/partials/state.html"
-CONTROL_STATE_TEMPLATE = "web/runs/partials/control_state.html"
-CONTROL_MESSAGE_TEMPLATE = "web/runs/partials/control_message.html"
-SPEEDS = ((1, "1 step/s"), (2, "2 steps/s"), (5, "5 steps/s"), (10, "10 steps/s"), (50, "50 steps/s"), (0, "max"))
-MAX_NODE_CARDS = 120  # larger clusters show the nodes the current cycle is about, then the first ones
+MAX_NODE_CARDS = 120  # the summary's final per-node bars
 MAX_LANE_CHIPS = 60
-MAX_NODE_CHIPS = 40
 MAX_FILTER_ROWS = 40
 MAX_SCORE_ROWS = 12
 NARRATION_SHOWN = 30
@@ -112,7 +104,7 @@ def _camel_parts(name: str) -> list[str]:
     return re.findall(r"[A-Z][a-z]*|[^A-Z]+", name) or [name]
 
 
-def _taint_text(taint: Any) -> str:
+def taint_text(taint: Any) -> str:
     if isinstance(taint, dict):
         key = taint.get("key", "")
         value = taint.get("value")
@@ -176,33 +168,6 @@ def priority_legend(state: ViewState, limit: int = 8) -> list[dict[str, Any]]:
 # -- sections ----------------------------------------------------------------------------
 
 
-def header_context(run: Run, state: ViewState) -> dict[str, Any]:
-    status = run.status
-    label = run.get_status_display()
-    if status == RunStatus.RUNNING and run.stop_requested:
-        label = "Stopping"
-    elif status == RunStatus.RUNNING and run.paused:
-        label = "Pausing" if not run.pending_steps else "Stepping"
-    last_seq = max(run.last_seq, state.seq)
-    return {
-        "status": status,
-        "status_label": label,
-        "seq": state.seq,
-        "last_seq": last_seq,
-        "at_latest": state.seq >= run.last_seq,
-        "t": format_time(state.t_ms),
-        "t_ms": state.t_ms,
-        "run_t": format_time(run.t_ms),
-        "cycle": state.cycle,
-        "counts": state.counts,
-        "progress": round(100 * (run.progress or 0)),
-        "done": run.done,
-        "paused": run.paused,
-        "speed": run.speed,
-        "error": run.error.split("\n\n", 1)[0] if run.status == RunStatus.FAILED else "",
-    }
-
-
 def lanes_context(state: ViewState) -> list[dict[str, Any]]:
     lanes = []
     for key, title, blurb in LANES:
@@ -233,55 +198,9 @@ def lanes_context(state: ViewState) -> list[dict[str, Any]]:
     return lanes
 
 
-def _focus_nodes(state: ViewState) -> set[str]:
-    current = state.current
-    focus = {n for n in (current.get("selected"), (current.get("preemption") or {}).get("chosen")) if n}
-    focus.update(name for name, node in state.nodes.items() if node["nominated"] or node["reserved"])
-    return focus
-
-
-def nodes_context(state: ViewState) -> dict[str, Any]:
-    names = list(state.nodes)
-    if len(names) > MAX_NODE_CARDS:
-        focus = _focus_nodes(state)
-        keep = set(list(focus)[:MAX_NODE_CARDS])
-        for name in names:
-            if len(keep) >= MAX_NODE_CARDS:
-                break
-            keep.add(name)
-        names = [n for n in names if n in keep]
-    chosen = state.current.get("selected")
-    cards = []
-    for name in names:
-        node = state.nodes[name]
-        bars = state.node_bars(name)
-        for bar in bars:
-            bar["used_pct"] = round(bar["used_pct"], 1)
-            bar["held_pct"] = round(bar["held_pct"], 1)
-            bar["held_label"] = format_quantity(bar["resource"], bar["held"]) if bar["held"] else ""
-        pods, more = _chips(state, node["pods"], MAX_NODE_CHIPS)
-        labels = node.get("labels", {})
-        cards.append(
-            {
-                "name": name,
-                "dom_id": node_dom_id(name),
-                "cordoned": node.get("unschedulable", False),
-                "taints": [_taint_text(t) for t in node.get("taints", [])],
-                "zone": labels.get("topology.kubernetes.io/zone", ""),
-                "bars": bars,
-                "pods": pods,
-                "pods_more": more,
-                "pod_count": len(node["pods"]),
-                "pod_capacity": node["allocatable"].get("pods"),
-                "nominated": [pod_chip(state, k) for k in node["nominated"]],
-                "reserved": [pod_chip(state, k) for k in node["reserved"]],
-                "chosen": name == chosen,
-            }
-        )
-    return {"cards": cards, "total": len(state.nodes), "shown": len(cards)}
-
-
-def cycle_context(state: ViewState, detail: str = "full") -> dict[str, Any]:
+def cycle_context(state: ViewState, detail: str = "full", *, compact: bool = False) -> dict[str, Any]:
+    """The latest cycle, phase by phase. ``compact`` (a big cluster): the filter's reason
+    histogram instead of one row per node, whatever the detail level."""
     current = state.current
     if not current.get("pod"):
         return {"empty": True}
@@ -300,7 +219,13 @@ def cycle_context(state: ViewState, detail: str = "full") -> dict[str, Any]:
     flt = current.get("filter")
     if flt:
         results = flt.get("results")
-        histogram = sorted((flt.get("histogram") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
+        counts = dict(flt.get("histogram") or {})
+        if not counts and compact:
+            for row in results or []:
+                for reason in row.get("reasons") or []:
+                    if row.get("code") != "Success":
+                        counts[reason] = counts.get(reason, 0) + 1
+        histogram = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
         rows = []
         for row in (results or [])[:MAX_FILTER_ROWS]:
             ok = row.get("code") == "Success"
@@ -320,7 +245,8 @@ def cycle_context(state: ViewState, detail: str = "full") -> dict[str, Any]:
             "rows": rows,
             "rows_more": max(0, len(results or []) - MAX_FILTER_ROWS),
             "histogram": histogram,
-            "summary": results is None or detail == "summary",
+            "summary": results is None or detail == "summary" or compact,
+            "compact": compact and results is not None and detail != "summary",
         }
     score = current.get("score")
     if score:
@@ -469,61 +395,3 @@ def summary_context(run: Run, final: ViewState | None) -> dict[str, Any] | None:
         "nodes": nodes,
         "failed": run.status == RunStatus.FAILED,
     }
-
-
-def speed_label(speed: float) -> str:
-    """``5`` → ``5 steps/s``; 0 means as fast as possible."""
-    if not speed:
-        return "max speed"
-    return f"{speed:g} step/s" if speed == 1 else f"{speed:g} steps/s"
-
-
-def speed_choices(current: float) -> list[dict[str, Any]]:
-    """The speed select's options (value, label, selected), with the run's current speed among them."""
-    speeds = [float(v) for v, _ in SPEEDS]
-    if current not in speeds:
-        speeds = sorted([*speeds[:-1], current]) + speeds[-1:]
-    labels = {float(v): label for v, label in SPEEDS}
-    return [{"value": f"{v:g}", "label": labels.get(v) or speed_label(v), "selected": v == current} for v in speeds]
-
-
-def can_control(run: Run, user: Any) -> bool:
-    """Anyone who may see a run watches it; only its owner (or staff) steers it. Ownerless runs are open."""
-    if run.owner_id is None:
-        return True
-    if user is None or not getattr(user, "is_authenticated", False):
-        return False
-    return bool(user.id == run.owner_id or user.is_staff)
-
-
-# -- whole context and rendering ---------------------------------------------------------
-
-
-def run_context(run: Run, state: ViewState, *, final: ViewState | None = None) -> dict[str, Any]:
-    """Everything the run page's partials need for ``state`` (``final``: the run's last state, for the summary)."""
-    return {
-        "run": run,
-        "header": header_context(run, state),
-        "lanes": lanes_context(state),
-        "legend": priority_legend(state),
-        "nodes": nodes_context(state),
-        "cycle": cycle_context(state, run.detail),
-        "narration": narration_context(state),
-        "summary": summary_context(run, final if final is not None else state),
-    }
-
-
-def render_state(run: Run, state: ViewState, *, final: ViewState | None = None) -> SafeString:
-    """All partials for ``state``, each marked ``hx-swap-oob`` so htmx swaps them in by id."""
-    context = run_context(run, state, final=final)
-    context["oob"] = True
-    return render_to_string(STATE_TEMPLATE, context)
-
-
-def render_control_reply(run: Run | None, *, message: str = "", error: str = "") -> SafeString:
-    """The reply to a control: the controls' status line (paused / speed) and a message or an error."""
-    context = {"run": run, "oob": True, "message": message, "error": error}
-    html = render_to_string(CONTROL_MESSAGE_TEMPLATE, context)
-    if not error and run is not None:
-        html = render_to_string(CONTROL_STATE_TEMPLATE, context) + html
-    return SafeString(html)

@@ -209,23 +209,25 @@ def test_page_shows_columns_divergence_summary_and_charts(client: Client, builti
     assert response.status_code == 200
     assert 'id="compare-col-0"' in body and 'id="compare-col-1"' in body
     assert "First divergence at t=50.0s: batch-" in body
+    response = client.get(comparison.get_absolute_url(), {"t_ms": 10**9})  # the end: the summary
+    body = response.content.decode()
     assert 'id="compare-summary-table"' in body
     assert body.count('data-policy="default" d=') == 3 and body.count('data-policy="upgrade-aware" d=') == 3
-    assert f'ws-connect="/ws/compare/{comparison.id}/"' in body
+    assert f'ws-connect="/ws/compare/{comparison.id}/?at=' in body
     assert reverse("compare-csv", args=[comparison.id]) in body
     assert reverse("compare-json", args=[comparison.id]) in body
 
 
-def test_compare_at_shows_every_column_at_one_virtual_time(client: Client, builtins: None, started: list[Run]) -> None:
+def test_the_page_opens_at_a_divergence_with_every_column_at_its_time(
+    client: Client, builtins: None, started: list[Run]
+) -> None:
     comparison = make(STS, ["default", "upgrade-aware"])
     run_all(comparison)
     first = service.comparison_divergences(comparison)[0]
-    url = reverse("compare-at", args=[comparison.id])
-    response = client.get(url, {"t_ms": first["t_ms"], "div": 0})
+    response = client.get(comparison.get_absolute_url(), {"div": 0})
     body = response.content.decode()
     assert response.status_code == 200
     assert 'id="compare-clock"' in body and 'data-t-ms="50000"' in body
-    assert body.count('hx-swap-oob="true"') == 4  # clock, two columns, divergence bar
     for column in service.columns_of(comparison):
         seq = service.seq_at(column.run, 50_000)
         events = list(column.run.events.order_by("seq").values_list("t_ms", "seq"))
@@ -234,10 +236,21 @@ def test_compare_at_shows_every_column_at_one_virtual_time(client: Client, built
         assert f'?seq={seq}"' in body
     # the node each policy chose for the divergent pod is highlighted in its column
     node = first["outcomes"]["default"]
-    assert f"#compare-col-0 #node-{node}" in body
+    assert f"#c0-node-{node} {{ outline" in body
     assert "found <b>no node</b> for " in body
     assert "Jump to next divergence" in body
-    assert client.get(url, {"t_ms": "soon"}).status_code == 400
+    assert client.get(comparison.get_absolute_url(), {"t_ms": "soon"}).status_code == 400
+
+
+def test_the_page_opens_at_t0_without_the_summary(client: Client, builtins: None, started: list[Run]) -> None:
+    """A learner lands at the start, paused, whether or not the runs are computed."""
+    comparison = make(STS, ["default", "upgrade-aware"])
+    run_all(comparison)
+    body = client.get(comparison.get_absolute_url()).content.decode()
+    assert 'data-t-ms="0"' in body and 'data-position="0"' in body
+    assert '<section id="compare-results" class="compare-results" hidden>' in body
+    end = client.get(comparison.get_absolute_url(), {"t_ms": 10**9}).content.decode()
+    assert 'id="compare-summary-table"' in end
 
 
 def test_exports_parse(client: Client, builtins: None, started: list[Run]) -> None:
@@ -309,7 +322,6 @@ def test_private_scenario_comparison_is_hidden_from_others(
     )
     urls = [
         comparison.get_absolute_url(),
-        reverse("compare-at", args=[comparison.id]),
         reverse("compare-csv", args=[comparison.id]),
         reverse("compare-json", args=[comparison.id]),
     ]
@@ -325,62 +337,101 @@ def test_private_scenario_comparison_is_hidden_from_others(
     for url in urls:
         assert client.get(url).status_code == 200, url
     assert "Mine &lt;b&gt;" in client.get(comparison.get_absolute_url()).content.decode()  # escaped
-    # the owner steers; others (were it public) only watch
-    assert service.apply_control_all(comparison, other_user, "pause", None)[1].startswith("action: only")
-    assert service.apply_control_all(comparison, user, "pause", None) == (service.CONFIRMATIONS["pause"], "")
-    assert all(r.paused for r in Run.objects.filter(comparison_entries__comparison=comparison))
 
 
 # -- the websocket -----------------------------------------------------------------------
 
 
-@pytest.mark.django_db(transaction=True)
-async def test_websocket_sends_every_column_and_applies_controls_to_all() -> None:
-    from channels.db import database_sync_to_async
+def _setup_sockets() -> tuple[Comparison, Comparison, Any]:
+    from django.contrib.auth import get_user_model
 
-    def setup() -> tuple[Comparison, Comparison]:
-        load_builtins()
-        finished = make(STS, ["default", "upgrade-aware"])
-        run_all(finished)
-        queued = make("preemption-basics", ["default", "spread"])
-        return finished, queued
-
+    load_builtins()
+    owner = get_user_model().objects.create_user(username="owner", password="correct-horse-battery-9")
     original = dispatch.start_run
     dispatch.start_run = lambda run: None  # type: ignore[assignment]
     try:
-        finished, queued = await database_sync_to_async(setup)()
+        finished = make(STS, ["default", "upgrade-aware"])
+        run_all(finished)
+        Comparison.objects.filter(id=finished.id).update(builtin_key=STS)  # the shared built-in
+        queued = make("preemption-basics", ["default", "spread"], owner=owner)
     finally:
         dispatch.start_run = original  # type: ignore[assignment]
-    application = URLRouter(websocket_urlpatterns)
+    return finished, queued, owner
 
-    communicator = WebsocketCommunicator(application, f"/ws/compare/{finished.id}/")
-    communicator.scope["user"] = AnonymousUser()
-    connected, _ = await communicator.connect()
-    assert connected
-    html = await communicator.receive_from(timeout=10)
-    assert 'id="compare-col-0"' in html and 'id="compare-col-1"' in html
-    assert 'id="compare-results"' in html and "stalled" in html
-    await communicator.send_to(text_data=json.dumps({"action": "pause"}))
-    reply = await communicator.receive_from(timeout=10)
-    assert "already finished" in reply
-    await communicator.disconnect()
 
-    communicator = WebsocketCommunicator(application, f"/ws/compare/{queued.id}/")
-    communicator.scope["user"] = AnonymousUser()
-    connected, _ = await communicator.connect()
-    assert connected
-    html = await communicator.receive_from(timeout=10)
-    assert "appear when every run has finished" not in html  # results are only sent once done
-    await communicator.send_to(text_data=json.dumps({"action": "speed", "value": "5"}))
-    reply = await communicator.receive_from(timeout=10)
-    assert "Speed set to 5 steps/s in every column." in reply
-    await communicator.send_to(text_data=json.dumps({"action": "fly"}))
-    assert "action: required, one of" in await communicator.receive_from(timeout=10)
-    await communicator.disconnect()
-    speeds = await database_sync_to_async(
-        lambda: sorted(Run.objects.filter(comparison_entries__comparison=queued).values_list("speed", flat=True))
+async def _connect(comparison: Comparison, user: Any = None, query: str = "") -> tuple[WebsocketCommunicator, str]:
+    communicator = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/compare/{comparison.id}/{query}")
+    communicator.scope["user"] = user or AnonymousUser()
+    connected, code = await communicator.connect(timeout=10)
+    assert connected, code
+    return communicator, await communicator.receive_from(timeout=10)
+
+
+async def _control(communicator: WebsocketCommunicator, action: str, value: Any = None) -> str:
+    """Send a control; the reply is the next message carrying the control message (frames before it skipped)."""
+    await communicator.send_to(text_data=json.dumps({"action": action, "value": value}))
+    while True:
+        message = str(await communicator.receive_from(timeout=10))
+        if 'id="compare-control-message"' in message:
+            return message
+
+
+def _t(message: str) -> int:
+    import re
+
+    found = re.search(r'id="compare-playhead"[^>]*data-position="(\d+)"', message)
+    assert found, message[-400:]
+    return int(found.group(1))
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_each_viewer_of_a_comparison_has_one_playhead_for_every_column() -> None:
+    from channels.db import database_sync_to_async
+
+    finished, _, _ = await database_sync_to_async(_setup_sockets)()
+    alice, first = await _connect(finished)
+    assert 'id="compare-col-0-head"' in first and 'id="compare-col-1-head"' in first
+    assert _t(first) == 0 and "hidden" in first.split('id="compare-results"')[1][:80]
+    bob, _ = await _connect(finished)
+    jumped = await _control(alice, "divergence", 0)
+    assert _t(jumped) == 50_000 and 'data-t-ms="50000"' in jumped
+    assert "found <b>no node</b> for " in jumped
+    stepped = await _control(bob, "step")  # Bob is still at t=0: his step is his own
+    assert 0 < _t(stepped) <= 50_000
+    assert 'data-t-ms="50000"' not in stepped
+    ended = await _control(alice, "seek", 10**9)
+    assert 'id="compare-summary-table"' in ended and "stalled" in ended
+    assert "There is no divergence 99" in (await _control(alice, "divergence", 99)).replace("there", "There")
+    assert "action: &#x27;fly&#x27; is not one of" in await _control(alice, "fly")
+    await alice.disconnect()
+    await bob.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_an_anonymous_viewer_cannot_stop_a_builtin_comparison_for_anyone() -> None:
+    from channels.db import database_sync_to_async
+
+    finished, queued, owner = await database_sync_to_async(_setup_sockets)()
+    for comparison in (finished, queued):
+        viewer, _ = await _connect(comparison)
+        for action in ("stop", "cancel"):
+            reply = await _control(viewer, action)
+            assert "only the person who started this comparison can cancel it" in reply
+        await _control(viewer, "pause")  # a viewer's pause is theirs alone
+        await viewer.disconnect()
+    flags = await database_sync_to_async(
+        lambda: list(Run.objects.filter(comparison_entries__isnull=False).values_list("stop_requested", flat=True))
     )()
-    assert speeds == [5.0, 5.0]
+    assert flags and not any(flags)
+    owner_socket, _ = await _connect(queued, owner)
+    assert "Cancelling 2 runs" in await _control(owner_socket, "cancel")
+    await owner_socket.disconnect()
+    stopped = await database_sync_to_async(
+        lambda: sorted(
+            Run.objects.filter(comparison_entries__comparison=queued).values_list("stop_requested", flat=True)
+        )
+    )()
+    assert stopped == [True, True]
 
 
 @pytest.mark.django_db(transaction=True)

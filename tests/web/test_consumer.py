@@ -1,21 +1,21 @@
-"""The run websocket (RunConsumer): the live view it pushes and the controls it accepts."""
+"""The run websocket: one playhead per viewer over a shared recording, and the owner's cancel."""
 
 from __future__ import annotations
 
 import asyncio
-import html
 import json
+import re
 from typing import Any
 
 import pytest
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 
 from kubeviz.web.consumers import CLOSE_FORBIDDEN, CLOSE_NOT_FOUND, MAX_MESSAGE_CHARS
-from kubeviz.web.models import Policy, Run, Scenario, Visibility
+from kubeviz.web.live import hubs
+from kubeviz.web.models import Policy, Run, Scenario, TraceEvent, Visibility
 from kubeviz.web.routing import websocket_urlpatterns
 from kubeviz.web.services.builtins import load_builtins
 from kubeviz.web.services.runner import step_loop
@@ -26,19 +26,22 @@ TIMEOUT = 10
 application = URLRouter(websocket_urlpatterns)
 
 
-def finished_run_sync() -> Run:
+def finished_run_sync(slug: str = "preemption-basics", owner: Any = None) -> Run:
     load_builtins()
     run = Run.objects.create(
-        scenario=Scenario.objects.get(slug="preemption-basics"), policy=Policy.objects.get(slug="default"), seed=3
+        scenario=Scenario.objects.get(slug=slug), policy=Policy.objects.get(slug="default"), seed=3, owner=owner
     )
     step_loop(run.id, publish=lambda group, message: None)
     run.refresh_from_db()
+    assert run.status == "finished", run.error
     return run
 
 
-def queued_run_sync(slug: str = "preemption-basics") -> Run:
+def queued_run_sync(owner: Any = None) -> Run:
     load_builtins()
-    return Run.objects.create(scenario=Scenario.objects.get(slug=slug), policy=Policy.objects.get(slug="default"))
+    return Run.objects.create(
+        scenario=Scenario.objects.get(slug="preemption-basics"), policy=Policy.objects.get(slug="default"), owner=owner
+    )
 
 
 def private_run_sync(owner: Any) -> Run:
@@ -56,158 +59,225 @@ def create_user_sync(name: str) -> Any:
     return get_user_model().objects.create_user(username=name, password="correct-horse-battery-9")
 
 
-async def open_socket(run_id: Any, user: Any = None) -> tuple[WebsocketCommunicator, str]:
-    """Connect as ``user`` (anonymous by default) and return the communicator and the first frame."""
-    communicator = WebsocketCommunicator(application, f"/ws/runs/{run_id}/")
+def decision_seqs_sync(run: Run) -> list[int]:
+    rows = TraceEvent.objects.filter(run=run, type__in=["selected", "unschedulable", "preemption"]).order_by("seq")
+    return list(rows.values_list("seq", flat=True))
+
+
+async def open_socket(run_id: Any, user: Any = None, query: str = "") -> tuple[WebsocketCommunicator, str]:
+    """Connect as ``user`` (anonymous by default); the communicator and the first message."""
+    communicator = WebsocketCommunicator(application, f"/ws/runs/{run_id}/{query}")
     communicator.scope["user"] = user or AnonymousUser()
     connected, code = await communicator.connect(timeout=TIMEOUT)
     assert connected, code
     return communicator, await communicator.receive_from(timeout=TIMEOUT)
 
 
-async def test_connect_sends_the_whole_current_state() -> None:
-    """A viewer connecting to a finished run gets every partial, node cards included, as oob swaps."""
+async def reply(communicator: WebsocketCommunicator) -> str:
+    """The next reply to a control (it carries the control message); playback frames before it are skipped."""
+    while True:
+        message = str(await communicator.receive_from(timeout=TIMEOUT))
+        if 'id="run-control-message"' in message:
+            return message
+
+
+async def send(communicator: WebsocketCommunicator, action: str, value: Any = None) -> str:
+    message: dict[str, Any] = {"action": action}
+    if value is not None:
+        message["value"] = value
+    await communicator.send_to(text_data=json.dumps(message))
+    return await reply(communicator)
+
+
+def position(message: str) -> int:
+    found = re.search(r'id="run-playhead"[^>]*data-position="(-?\d+)"', message)
+    assert found, message[-500:]
+    return int(found.group(1))
+
+
+def header_seq(message: str) -> int | None:
+    found = re.search(r'id="run-header"[^>]*data-seq="(-?\d+)"', message)
+    return int(found.group(1)) if found else None
+
+
+async def test_a_viewer_starts_at_the_beginning_paused_with_the_whole_frame() -> None:
+    """Opening a finished run shows t=0, not the end: every fragment of the first moment, no summary yet."""
     run = await database_sync_to_async(finished_run_sync)()
-    communicator, frame = await open_socket(run.id)
-    for dom_id in ("run-header", "run-lanes", "run-nodes", "run-cycle", "run-narration", "run-summary"):
-        assert f'id="{dom_id}"' in frame
-    assert 'id="node-node-a"' in frame and 'id="node-node-b"' in frame
-    assert 'hx-swap-oob="true"' in frame and 'data-done="1"' in frame
+    communicator, first = await open_socket(run.id)
+    for dom_id in ("run-header", "run-lanes", "run-nodes-body", "run-cycle", "run-narration", "run-recording"):
+        assert f'id="{dom_id}"' in first
+    assert position(first) == 0 and header_seq(first) == 0
+    assert 'data-playing=""' in first
+    assert re.search(r'<section id="run-summary"[^>]*hidden', first)
+    assert "Recorded" in first  # the computation is done: the shared recording status says so
     await communicator.disconnect()
 
 
-async def test_an_unknown_action_gets_an_error_naming_the_field() -> None:
-    """{"action": "explode"} is answered with the message partial saying which actions exist."""
+async def test_two_viewers_of_one_run_at_different_playheads_see_different_frames() -> None:
+    run = await database_sync_to_async(finished_run_sync)()
+    stops = await database_sync_to_async(decision_seqs_sync)(run)
+    alice, _ = await open_socket(run.id)
+    bob, _ = await open_socket(run.id)
+    to_end = await send(alice, "seek", run.last_seq)
+    assert position(to_end) == run.last_seq and header_seq(to_end) == run.last_seq
+    assert 'id="run-summary"' in to_end and not re.search(r'<section id="run-summary"[^>]*hidden', to_end)
+    stepped = await send(bob, "step")
+    assert position(stepped) == stops[0]  # Bob's step: the first decision, not Alice's end
+    assert header_seq(stepped) == stops[0]
+    await alice.disconnect()
+    await bob.disconnect()
+
+
+async def test_consecutive_frames_send_only_what_changed() -> None:
+    run = await database_sync_to_async(finished_run_sync)()
+    stops = await database_sync_to_async(decision_seqs_sync)(run)
+    viewer, _ = await open_socket(run.id)
+    await send(viewer, "seek", stops[3])
+    one_event = await send(viewer, "step", "event")
+    assert position(one_event) == stops[3] + 1
+    newcomer, whole = await open_socket(run.id, query=f"?at={stops[3] + 1}")  # the same moment, in full
+    assert position(whole) == position(one_event)
+    assert 'id="run-nodes-body"' in whole and 'id="run-nodes-body"' not in one_event
+    assert len(one_event) < len(whole) / 2
+    assert 'id="run-recording"' not in one_event  # unchanged: not sent again
+    back = await send(viewer, "back", "event")
+    assert position(back) == stops[3] and header_seq(back) == stops[3]
+    await viewer.disconnect()
+    await newcomer.disconnect()
+
+
+async def test_a_viewers_pause_does_not_pause_another_viewer_or_the_computation() -> None:
+    run = await database_sync_to_async(finished_run_sync)()
+    alice, _ = await open_socket(run.id)
+    bob, _ = await open_socket(run.id)
+    await send(alice, "speed", 50)
+    await send(bob, "speed", 50)
+    await send(alice, "play")
+    await send(bob, "play")
+    paused = await send(alice, "pause")
+    assert 'data-playing=""' in paused
+    stopped_at = position(paused)
+    seen = []
+    while not seen or seen[-1] < run.last_seq:  # Bob plays on to the end (bounded by the timeout)
+        seen.append(position(await bob.receive_from(timeout=TIMEOUT)))
+    assert seen == sorted(seen) and seen[-1] == run.last_seq
+    assert await alice.receive_nothing(timeout=0.3)  # Alice, paused, is sent nothing more
+    assert stopped_at < run.last_seq
+    await alice.disconnect()
+    await bob.disconnect()
+
+
+async def test_the_computation_never_waits_for_a_paused_viewer() -> None:
+    """A viewer paused at t=0 while the run is computed: the worker still records it to the end."""
     run = await database_sync_to_async(queued_run_sync)()
-    communicator, _ = await open_socket(run.id)
-    await communicator.send_json_to({"action": "explode", "HEADERS": {"HX-Request": "true"}})
-    frame = html.unescape(await communicator.receive_from(timeout=TIMEOUT))
-    assert 'id="run-control-message"' in frame
-    assert "action: 'explode' is not one of pause, resume, step, stop, speed" in frame
-    await communicator.disconnect()
+    viewer, first = await open_socket(run.id)
+    assert "nothing recorded yet" in first and "Queued" in first
+    await send(viewer, "pause")
+    await database_sync_to_async(step_loop)(run.id, lambda group, message: None)
+    fresh = await database_sync_to_async(Run.objects.get)(id=run.id)
+    assert fresh.status == "finished" and fresh.last_seq > 0
+    await viewer.disconnect()
+
+
+async def test_follow_live_tracks_the_recording_as_it_grows() -> None:
+    run = await database_sync_to_async(queued_run_sync)()
+    viewer, _ = await open_socket(run.id)
+    await send(viewer, "live")
+    await database_sync_to_async(step_loop)(run.id, lambda group, message: None)
+    last = await database_sync_to_async(lambda: Run.objects.get(id=run.id).last_seq)()
+    seen = -1
+    while seen < last:  # the hub's poll notices the stored events; the follower moves to the end
+        seen = position(await viewer.receive_from(timeout=TIMEOUT))
+    assert seen == last
+    await viewer.disconnect()
+
+
+async def test_a_disconnected_viewers_work_stops() -> None:
+    run = await database_sync_to_async(finished_run_sync)()
+    viewer, _ = await open_socket(run.id)
+    await send(viewer, "speed", 0.5)
+    await send(viewer, "play")
+    key = f"run:{run.id}"
+    hub = hubs.hubs[key]
+    (consumer,) = hub.viewers
+    task = consumer.play_task
+    assert task is not None and not task.done()
+    await viewer.disconnect()
+    await asyncio.sleep(0)  # let the cancellation land
+    assert task.cancelled() or task.done()
+    assert key not in hubs.hubs and not hub.viewers
+
+
+async def test_only_the_owner_cancels_the_computation() -> None:
+    owner = await database_sync_to_async(create_user_sync)("owner")
+    stranger = await database_sync_to_async(create_user_sync)("stranger")
+    run = await database_sync_to_async(queued_run_sync)(owner)
+    for user in (None, stranger):
+        viewer, _ = await open_socket(run.id, user)
+        reply = await send(viewer, "cancel")
+        assert "only the person who started this run can cancel it" in reply
+        await viewer.disconnect()
+    assert not await database_sync_to_async(lambda: Run.objects.get(id=run.id).stop_requested)()
+    viewer, _ = await open_socket(run.id, owner)
+    reply = await send(viewer, "cancel")
+    assert "Cancelling" in reply
+    assert await database_sync_to_async(lambda: Run.objects.get(id=run.id).stop_requested)()
+    await viewer.disconnect()
+
+
+async def test_an_anonymous_run_cannot_be_cancelled_by_a_visitor() -> None:
+    run = await database_sync_to_async(queued_run_sync)()
+    viewer, _ = await open_socket(run.id)
+    reply = await send(viewer, "stop")
+    assert "only the person who started this run can cancel it" in reply
+    assert not await database_sync_to_async(lambda: Run.objects.get(id=run.id).stop_requested)()
+    await viewer.disconnect()
 
 
 @pytest.mark.parametrize(
     ("message", "expected"),
     [
+        ('{"action": "explode"}', "action: &#x27;explode&#x27; is not one of"),
         ("not json", "message: not JSON"),
-        (json.dumps(["pause"]), "message: expected a JSON object"),
-        (json.dumps({"value": 3}), "action: required"),
-        (json.dumps({"action": "speed", "value": {"x": 1}}), "value: must be a number"),
-        (json.dumps({"action": "speed", "value": "fast"}), "value: speed must be a number"),
-        (json.dumps({"action": "pause", "pad": "x" * MAX_MESSAGE_CHARS}), "message: too long"),
-    ],
-    ids=[
-        "text that is not JSON is refused",
-        "a JSON array is not a control",
-        "a control without an action is refused",
-        "a value must be a plain number or string",
-        "a speed that is not a number is refused",
-        "an oversized message is refused before parsing",
+        ("[1, 2]", "message: expected a JSON object"),
+        ('{"value": 1}', "action: required"),
+        ('{"action": "speed", "value": "warp"}', "value: speed must be one of"),
+        ('{"action": "seek", "value": "²"}', "value: must be a whole number"),
+        ('{"action": "seek", "value": "--5"}', "value: must be a whole number"),
+        ('{"action": "step", "value": 3}', "value: step by decision or event"),
+        ('{"action": "seek", "value": {"a": 1}}', "value: must be a number or a word"),
+        ('{"action": "pause", "pad": "' + "x" * MAX_MESSAGE_CHARS + '"}', "message: too long"),
     ],
 )
-async def test_malformed_controls_get_an_error(message: str, expected: str) -> None:
-    run = await database_sync_to_async(queued_run_sync)()
-    communicator, _ = await open_socket(run.id)
-    await communicator.send_to(text_data=message)
-    frame = html.unescape(await communicator.receive_from(timeout=TIMEOUT))
-    assert 'class="control-message error"' in frame and expected in frame
-    await communicator.disconnect()
+async def test_bad_messages_get_an_error_naming_the_field(message: str, expected: str) -> None:
+    run = await database_sync_to_async(finished_run_sync)()
+    viewer, _ = await open_socket(run.id)
+    await viewer.send_to(text_data=message)
+    answer = await reply(viewer)
+    assert "error" in answer
+    assert expected in answer
+    assert position(await send(viewer, "step", "event")) == 1  # the socket still works
+    await viewer.disconnect()
 
 
-async def test_pause_sets_the_run_paused() -> None:
-    """A valid pause is written to the Run row and confirmed with the status partial."""
-    run = await database_sync_to_async(queued_run_sync)()
-    communicator, _ = await open_socket(run.id)
-    await communicator.send_json_to({"action": "pause"})
-    frame = await communicator.receive_from(timeout=TIMEOUT)
-    assert 'id="run-control-state"' in frame and "Paused" in frame
-    assert 'id="run-control-message"' in frame and "error" not in frame
-    assert (await database_sync_to_async(Run.objects.get)(id=run.id)).paused
-    await communicator.disconnect()
+async def test_a_link_to_a_moment_opens_the_socket_there() -> None:
+    run = await database_sync_to_async(finished_run_sync)()
+    viewer, first = await open_socket(run.id, query="?at=5&speed=max")
+    assert position(first) == 5 and header_seq(first) == 5
+    assert 'data-speed="0"' in first
+    await viewer.disconnect()
 
 
-async def test_speed_from_the_select_is_a_string_and_works() -> None:
-    """htmx sends form values as strings: {"action": "speed", "value": "5"} sets 5 steps per second."""
-    run = await database_sync_to_async(queued_run_sync)()
-    communicator, _ = await open_socket(run.id)
-    await communicator.send_json_to({"action": "speed", "value": "5"})
-    assert "Speed set to 5 steps/s." in await communicator.receive_from(timeout=TIMEOUT)
-    assert (await database_sync_to_async(Run.objects.get)(id=run.id)).speed == 5
-    await communicator.disconnect()
+async def test_unknown_and_private_runs_are_refused() -> None:
+    import uuid
 
-
-async def test_only_the_owner_may_control_an_owned_run() -> None:
-    """Another viewer of a public run someone owns is told so, and nothing changes."""
-    owner = await database_sync_to_async(create_user_sync)("ada")
-    run = await database_sync_to_async(queued_run_sync)()
-    run.owner = owner
-    await database_sync_to_async(run.save)()
-    communicator, _ = await open_socket(run.id)
-    await communicator.send_json_to({"action": "pause"})
-    frame = await communicator.receive_from(timeout=TIMEOUT)
-    assert "only the person who started this run" in frame
-    assert not (await database_sync_to_async(Run.objects.get)(id=run.id)).paused
-    await communicator.disconnect()
-
-
-async def test_a_run_not_visible_to_the_user_is_rejected() -> None:
-    """Private runs refuse other users (4403); unknown runs close with 4404."""
-    owner = await database_sync_to_async(create_user_sync)("ada")
-    stranger = await database_sync_to_async(create_user_sync)("mallory")
-    run = await database_sync_to_async(private_run_sync)(owner)
-    for user in (AnonymousUser(), stranger):
-        communicator = WebsocketCommunicator(application, f"/ws/runs/{run.id}/")
-        communicator.scope["user"] = user
-        connected, code = await communicator.connect(timeout=TIMEOUT)
-        assert (connected, code) == (False, CLOSE_FORBIDDEN)
-    communicator = WebsocketCommunicator(application, "/ws/runs/00000000-0000-0000-0000-000000000000/")
+    communicator = WebsocketCommunicator(application, f"/ws/runs/{uuid.uuid4()}/")
     communicator.scope["user"] = AnonymousUser()
-    assert await communicator.connect(timeout=TIMEOUT) == (False, CLOSE_NOT_FOUND)
-    communicator, frame = await open_socket(run.id, owner)
-    assert 'id="run-header"' in frame
-    await communicator.disconnect()
-
-
-async def test_a_group_update_triggers_a_render() -> None:
-    """run.update on the run's group (what the step loop publishes) makes the consumer render again."""
-    run = await database_sync_to_async(finished_run_sync)()
-    communicator, _ = await open_socket(run.id)
-    await get_channel_layer().group_send(run.group_name, {"type": "run.update", "last_seq": run.last_seq})
-    frame = await communicator.receive_from(timeout=TIMEOUT)
-    assert 'id="run-header"' in frame and f'data-seq="{run.last_seq}"' in frame
-    await communicator.disconnect()
-
-
-async def test_bursts_of_updates_coalesce(settings: Any) -> None:
-    """Fifty updates in a burst give a few renders (at most KUBEVIZ_LIVE_FPS a second), not fifty."""
-    settings.KUBEVIZ_LIVE_FPS = 4
-    run = await database_sync_to_async(finished_run_sync)()
-    communicator, _ = await open_socket(run.id)
-    layer = get_channel_layer()
-    for _ in range(50):
-        await layer.group_send(run.group_name, {"type": "run.update", "last_seq": run.last_seq})
-    await asyncio.sleep(1.0)
-    frames = []
-    while not await communicator.receive_nothing(timeout=0.3):
-        frames.append(await communicator.receive_from())
-    assert 1 <= len(frames) <= 6
-    await communicator.disconnect()
-
-
-async def test_a_run_executing_elsewhere_is_followed_by_polling() -> None:
-    """With no group messages (embedded mode's thread), polling the Run row still shows it to the end."""
-    run = await database_sync_to_async(queued_run_sync)()
-    communicator, first = await open_socket(run.id)
-    assert "No nodes yet" in first
-    runner = asyncio.ensure_future(database_sync_to_async(step_loop, thread_sensitive=False)(run.id, lambda g, m: None))
-    seen = first
-    for _ in range(200):
-        seen = await communicator.receive_from(timeout=TIMEOUT)
-        if 'data-done="1"' in seen:
-            break
-    await runner
-    final = await database_sync_to_async(Run.objects.get)(id=run.id)
-    assert 'data-done="1"' in seen and f'data-seq="{final.last_seq}"' in seen
-    assert 'id="node-node-a"' in seen and 'id="chart-pending"' in seen
-    await communicator.disconnect()
+    connected, code = await communicator.connect(timeout=TIMEOUT)
+    assert not connected and code == CLOSE_NOT_FOUND
+    owner = await database_sync_to_async(create_user_sync)("owner")
+    run = await database_sync_to_async(private_run_sync)(owner)
+    communicator = WebsocketCommunicator(application, f"/ws/runs/{run.id}/")
+    communicator.scope["user"] = AnonymousUser()
+    connected, code = await communicator.connect(timeout=TIMEOUT)
+    assert not connected and code == CLOSE_FORBIDDEN

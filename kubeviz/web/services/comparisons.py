@@ -16,14 +16,13 @@ spread over seeds), so the numbers are the CLI's ``compare`` numbers (docs/compa
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
-from django.utils.safestring import SafeString
 
 from scheduler_core.compare import SUMMARY_COLUMNS, PolicyResult
 from scheduler_core.compare import Comparison as CoreComparison
@@ -34,10 +33,11 @@ from scheduler_core.replay import ViewState
 from .. import rendering
 from ..charts import PALETTE, ChartSeries, line_chart, node_bars_chart, sum_step_series
 from ..models import Comparison, ComparisonRun, Policy, Run, Scenario, TraceEvent
+from ..node_view import GRID_AFTER, cell_id
+from ..run_frames import frame_header
 from . import dispatch
-from .controls import ControlError, apply_control
 from .engine import LoadError, parse_scenario
-from .view_state import advance, latest_state, state_at
+from .view_state import latest_state, state_at
 
 __all__ = [
     "BUILTIN_COMPARISONS",
@@ -46,11 +46,9 @@ __all__ = [
     "Column",
     "ComparisonInputError",
     "ComparisonRequest",
-    "LiveView",
     "MAX_POLICIES",
     "MAX_SEEDS",
     "MIN_POLICIES",
-    "apply_control_all",
     "builtin_comparison",
     "columns_of",
     "comparison_divergences",
@@ -59,8 +57,9 @@ __all__ = [
     "export_csv",
     "export_dict",
     "metrics_from_dict",
-    "page_context",
-    "render_moment",
+    "moment_context",
+    "recording_context",
+    "render_control_message",
     "seq_at",
     "validate_request",
     "visible_comparisons",
@@ -70,11 +69,9 @@ log = logging.getLogger(__name__)
 
 MIN_POLICIES, MAX_POLICIES = 2, 4
 MAX_SEEDS = 5
-COLUMN_NODE_CARDS = 24  # compact columns: the highlighted/chosen node first, then the first ones
 DIVERGENCE_LIMIT = 200
 # Only these events matter to scheduler_core.compare.decisions and the score rows.
 DECISION_TYPES = ("pod_added", "cycle_start", "selected", "unschedulable", "score")
-MOMENT_TEMPLATE = "web/compare/partials/moment.html"
 RESULTS_TEMPLATE = "web/compare/partials/results.html"
 CONTROL_MESSAGE_TEMPLATE = "web/compare/partials/control_message.html"
 
@@ -304,12 +301,12 @@ def columns_of(comparison: Comparison) -> list[Column]:
         column = by_column.get(entry.column)
         if column is None:
             column = by_column[entry.column] = Column(
-                entry.column, entry.policy, entry.policy.name, PALETTE[entry.column % len(PALETTE)]
+                entry.column, entry.policy, entry.label or entry.policy.name, PALETTE[entry.column % len(PALETTE)]
             )
         column.runs.append(entry.run)
     columns = [by_column[k] for k in sorted(by_column)]
-    names = [c.policy.name for c in columns]
-    if len(set(names)) < len(names):  # two policies with one name: tell them apart by slug
+    labels = [c.label for c in columns]
+    if len(set(labels)) < len(labels):  # two policies with one name: tell them apart by slug
         for column in columns:
             column.label = column.policy.slug
     return columns
@@ -487,10 +484,14 @@ def export_dict(comparison: Comparison) -> dict[str, Any]:
 # -- what the page shows -----------------------------------------------------------------
 
 
-def _current_divergence(divs: list[dict[str, Any]], index: int | None) -> int:
+def _current_divergence(divs: list[dict[str, Any]], index: int | None, t_ms: int) -> int:
+    """The divergence asked for, else the first at or after ``t_ms`` (else the last)."""
     if index is not None and 0 <= index < len(divs):
         return index
-    return 0
+    for i, div in enumerate(divs):
+        if div["t_ms"] >= t_ms:
+            return i
+    return len(divs) - 1
 
 
 def divergence_context(divs: list[dict[str, Any]] | None, index: int | None, t_ms: int) -> dict[str, Any]:
@@ -498,7 +499,7 @@ def divergence_context(divs: list[dict[str, Any]] | None, index: int | None, t_m
         return {"pending": True}
     if not divs:
         return {"pending": False, "items": False}
-    current_index = _current_divergence(divs, index)
+    current_index = _current_divergence(divs, index, t_ms)
     current = divs[current_index]
     at_it = current["t_ms"] == t_ms
     next_index = current_index + 1 if at_it else current_index
@@ -549,27 +550,29 @@ def divergence_context(divs: list[dict[str, Any]] | None, index: int | None, t_m
     }
 
 
-def _column_context(column: Column, state: ViewState, t_ms: int, divergence: dict[str, Any] | None) -> dict[str, Any]:
+def column_highlight(column: Column, divergence: dict[str, Any] | None, grid: bool) -> dict[str, Any] | None:
+    """The divergence's pod and this column's node for it, when the moment is that divergence."""
+    if divergence is None or not divergence.get("at_it"):
+        return None
+    for outcome in divergence["current"]["outcomes"]:
+        if outcome["policy"] == column.label:
+            node = outcome["node"]
+            shown = node if not (outcome["none"] or outcome["missing"]) else None
+            prefix = column_prefix(column)
+            dom_id = ""
+            if shown:
+                dom_id = cell_id(prefix, shown) if grid else prefix + rendering.node_dom_id(shown)
+            return {"pod": divergence["current"]["pod"], "node": shown, "missing": outcome["missing"], "dom_id": dom_id}
+    return None
+
+
+def column_prefix(column: Column) -> str:
+    return f"c{column.index}-"
+
+
+def _column_context(column: Column, state: ViewState, divergence: dict[str, Any] | None) -> dict[str, Any]:
     run = column.run
-    nodes = rendering.nodes_context(state)
-    highlight = None
-    if divergence is not None and divergence.get("at_it"):
-        for outcome in divergence["current"]["outcomes"]:
-            if outcome["policy"] == column.label:
-                node = outcome["node"]
-                highlight = {
-                    "pod": divergence["current"]["pod"],
-                    "node": node if not (outcome["none"] or outcome["missing"]) else None,
-                    "missing": outcome["missing"],
-                    "dom_id": rendering.node_dom_id(node) if node and node != "-" else "",
-                }
-    cards = nodes["cards"]
-    if len(cards) > COLUMN_NODE_CARDS:
-        focus = {highlight["node"]} if highlight and highlight["node"] else set()
-        first = [c for c in cards if c["name"] in focus or c["chosen"]]
-        rest = [c for c in cards if c not in first]
-        cards = (first + rest)[:COLUMN_NODE_CARDS]
-    nodes = {**nodes, "cards": cards, "shown": len(cards)}
+    grid = len(state.nodes) > GRID_AFTER
     rollouts = []
     if run.done and run.metrics:
         for workload in run.metrics.get("workloads") or []:
@@ -590,61 +593,62 @@ def _column_context(column: Column, state: ViewState, t_ms: int, divergence: dic
         "color": column.color,
         "run": run,
         "seeds": len(column.runs),
-        "header": rendering.header_context(run, state),
+        "header": frame_header(state),
         "lanes": rendering.lanes_context(state),
         "legend": [],
-        "nodes": nodes,
-        "highlight": highlight,
+        "highlight": column_highlight(column, divergence, grid),
         "rollouts": rollouts,
         "seq": state.seq,
+        "prefix": column_prefix(column),
+        "state": state,
     }
+
+
+StateAt = Callable[[Run, int], ViewState]
+
+
+def _state_at(run: Run, seq: int) -> ViewState:
+    return state_at(run, seq)
 
 
 def moment_context(
     comparison: Comparison,
     columns: list[Column],
     *,
-    t_ms: int | None = None,
+    t_ms: int,
     divergence: int | None = None,
-    states: dict[str, ViewState] | None = None,
+    state_of: StateAt = _state_at,
 ) -> dict[str, Any]:
-    """Every column at virtual time ``t_ms`` (the live time when None), the clock and the divergence bar.
-
-    ``states`` (run id → view state) is kept between calls by a live viewer, so each render only
-    applies the events stored since the last one.
-    """
+    """Every column at virtual time ``t_ms``, the clock and the divergence bar (``divergence``: the
+    index of the one to show; else the first at or after ``t_ms``). ``state_of`` gives a run's view
+    state after an event (a recording's shared cursors, for a live viewer)."""
     live_t, end, done = clock(columns)
-    t = live_t if t_ms is None else max(0, min(int(t_ms), end))
+    t = max(0, min(int(t_ms), end))
     divs = comparison_divergences(comparison, columns)
     div_ctx = divergence_context(divs, divergence, t)
-    rendered = []
-    for column in columns:
-        run = column.run
-        seq = seq_at(run, t)
-        key = str(run.id)
-        if states is not None and key in states:
-            state = advance(run, states[key], seq)
-        else:
-            state = state_at(run, seq)
-        if states is not None:
-            states[key] = state
-        rendered.append(_column_context(column, state, t, div_ctx))
-    status = comparison_status(comparison, columns)
+    rendered = [_column_context(column, state_of(column.run, seq_at(column.run, t)), div_ctx) for column in columns]
     return {
         "comparison": comparison,
-        "clock": {
-            "t_ms": t,
-            "t": rendering.format_time(t),
-            "end_ms": end,
-            "end": rendering.format_time(end),
-            "live": t_ms is None or t >= live_t,
-            "live_t": rendering.format_time(live_t),
-            "done": done,
-            "finished": status["finished"],
-            "total": status["total"],
-        },
+        "clock": {"t_ms": t, "t": rendering.format_time(t)},
         "columns": rendered,
         "divergence": div_ctx,
+    }
+
+
+def recording_context(columns: list[Column]) -> dict[str, Any]:
+    """How far the computation of every column has got (shared by every viewer)."""
+    live_t, end, done = clock(columns)
+    runs = [run for c in columns for run in c.runs]
+    finished = sum(1 for run in runs if run.done)
+    return {
+        "end_ms": end,
+        "end": rendering.format_time(end),
+        "live_t": rendering.format_time(live_t),
+        "done": done,
+        "finished": finished,
+        "total": len(runs),
+        "progress": round(100 * sum(1.0 if r.done else (r.progress or 0) for r in runs) / max(1, len(runs))),
+        "failed": [c.label for c in columns for r in c.runs if r.status == "failed"],
     }
 
 
@@ -735,117 +739,6 @@ def results_context(comparison: Comparison, columns: list[Column]) -> dict[str, 
         "charts": charts,
         "multiples": multiples,
     }
-
-
-def render_moment(
-    comparison: Comparison,
-    *,
-    t_ms: int | None = None,
-    divergence: int | None = None,
-    states: dict[str, ViewState] | None = None,
-    with_results: bool = False,
-    columns: list[Column] | None = None,
-) -> SafeString:
-    """The columns, clock and divergence bar (and, with ``with_results``, the summary), as oob partials."""
-    columns = columns_of(comparison) if columns is None else columns
-    context = moment_context(comparison, columns, t_ms=t_ms, divergence=divergence, states=states)
-    context["oob"] = True
-    html = render_to_string(MOMENT_TEMPLATE, context)
-    if with_results:
-        html += render_to_string(
-            RESULTS_TEMPLATE, {"oob": True, "results": results_context(comparison, columns), "clock": context["clock"]}
-        )
-    return SafeString(html)
-
-
-def page_context(
-    comparison: Comparison, user: Any, *, t_ms: int | None = None, divergence: int | None = None
-) -> dict[str, Any]:
-    columns = columns_of(comparison)
-    context = moment_context(comparison, columns, t_ms=t_ms, divergence=divergence)
-    runs = [run for c in columns for run in c.runs]
-    speed = columns[0].run.speed if columns else 0.0
-    context.update(
-        {
-            "results": results_context(comparison, columns),
-            "can_control": bool(runs) and all(rendering.can_control(run, user) for run in runs),
-            "speeds": rendering.speed_choices(speed),
-            "builtin": BUILTIN_COMPARISONS.get(comparison.builtin_key or ""),
-            "policy_labels": [c.label for c in columns],
-            "scrubbing": t_ms is not None,
-        }
-    )
-    return context
-
-
-# -- live ---------------------------------------------------------------------------------
-
-
-class LiveView:
-    """A websocket viewer's view of one comparison: the kept states and what it last showed."""
-
-    def __init__(self, comparison_id: Any) -> None:
-        self.comparison_id = comparison_id
-        self.states: dict[str, ViewState] = {}
-        self.seen: tuple[Any, ...] | None = None
-        self.done = False
-        self.results_sent = False
-
-    def comparison(self) -> Comparison | None:
-        return Comparison.objects.select_related("scenario").filter(id=self.comparison_id).first()
-
-    def progress(self) -> tuple[Any, ...] | None:
-        """The runs' progress and controls; a change means a new render."""
-        run_ids = ComparisonRun.objects.filter(comparison_id=self.comparison_id).values_list("run_id", flat=True)
-        rows = Run.objects.filter(id__in=list(run_ids)).order_by("id").values_list(*_SEEN_FIELDS)
-        return tuple(tuple(r) for r in rows) or None
-
-    def render(self, first: bool = False) -> str | None:
-        comparison = self.comparison()
-        if comparison is None:
-            return None
-        self.seen = self.progress()
-        columns = columns_of(comparison)
-        done = all(run.done for c in columns for run in c.runs)
-        with_results = done and (first or not self.results_sent)
-        html = render_moment(comparison, states=self.states, with_results=with_results, columns=columns)
-        self.results_sent = self.results_sent or with_results
-        self.done = done
-        return str(html)
-
-
-_SEEN_FIELDS = ("id", "last_seq", "status", "paused", "speed", "stop_requested", "pending_steps")
-
-CONFIRMATIONS = {
-    "pause": "Pausing every column after its current step.",
-    "resume": "Playing every column.",
-    "step": "Step queued in every column: each advances one step, then waits.",
-    "stop": "Stopping every column: the runs end here and the summary follows.",
-}
-
-
-def apply_control_all(comparison: Comparison, user: Any, action: str, value: Any) -> tuple[str, str]:
-    """Apply one control to every unfinished run of the comparison; returns (message, error)."""
-    runs = [run for c in columns_of(comparison) for run in c.runs]
-    if not all(rendering.can_control(run, user) for run in runs):
-        return "", "action: only the person who started this comparison can control it"
-    live = [run for run in runs if not run.done]
-    if not live:
-        return "", "action: every run of this comparison has already finished"
-    try:
-        for run in live:
-            try:
-                apply_control(run, action, value)
-            except ControlError as err:
-                if str(err).startswith("action: the run is already"):  # finished meanwhile
-                    continue
-                raise
-    except ControlError as err:
-        return "", str(err)
-    if action == "speed":
-        first = Run.objects.filter(id=live[0].id).values_list("speed", flat=True).first() or 0.0
-        return f"Speed set to {rendering.speed_label(first)} in every column.", ""
-    return CONFIRMATIONS.get(action, "Done."), ""
 
 
 def render_control_message(message: str = "", error: str = "") -> str:

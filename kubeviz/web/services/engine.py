@@ -6,13 +6,15 @@ from typing import Any
 
 from scheduler_core.config import Policy as EnginePolicy
 from scheduler_core.errors import LoadError
+from scheduler_core.fork import ForkAction, ForkError, fork_simulation
 from scheduler_core.policy import load_policy
 from scheduler_core.scenario import load_scenario
 from scheduler_core.scenario_types import Scenario as EngineScenario
+from scheduler_core.simulation import Simulation
 
 from ..models import Policy, Run, Scenario
 
-__all__ = ["LoadError", "parse_scenario", "parse_policy", "scenario_preview", "load_run_inputs"]
+__all__ = ["LoadError", "parse_scenario", "parse_policy", "scenario_preview", "load_run_inputs", "build_simulation"]
 
 
 def parse_scenario(text: str, source: str = "scenario.yaml", cluster_document: str | None = None) -> EngineScenario:
@@ -48,3 +50,19 @@ def load_run_inputs(run: Run) -> tuple[EngineScenario, EnginePolicy]:
     policy: Policy = run.policy
     cluster_doc = scenario.cluster.document if scenario.cluster_id else None
     return parse_scenario(scenario.document, scenario.source_name, cluster_doc), parse_policy(policy.document)
+
+
+def build_simulation(run: Run) -> Simulation:
+    """The simulation to record for ``run``: a fresh one, or for a fork the parent's replayed to
+    the fork point with the action applied (docs/forks.md). Raises LoadError (ForkError for the
+    fork's part)."""
+    scenario, policy = load_run_inputs(run)
+    if run.fork_seq is None:
+        return Simulation(scenario, policy, run.seed)
+    parent = run.parent
+    if parent is None:
+        raise ForkError("seq", "the run this one was forked from has been deleted, so it cannot be replayed")
+    action = ForkAction.from_dict(run.fork_action)
+    replay_policy = parse_policy(parent.policy.document)
+    continue_policy = policy if action.action == "switchPolicy" else None
+    return fork_simulation(scenario, replay_policy, run.seed, run.fork_seq, action, continue_policy)

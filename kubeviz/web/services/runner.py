@@ -1,9 +1,10 @@
-"""The step loop: advance a run's simulation, store its events in batches, tell the viewers.
+"""The step loop: compute a run from start to end, store its events in batches, tell the viewers.
 
-One function, :func:`step_loop`, runs a run from start to end. The Celery task and the
-embedded (thread) mode both call it; it never imports Celery or Channels. Between steps it
-reads the viewer's controls from the Run row (pause, single step, speed, stop): the database
-is the truth, so a control sent to any web process reaches the worker.
+One function, :func:`step_loop`, records a run. The Celery task and the embedded (thread) mode
+both call it; it never imports Celery or Channels. It never waits for anyone: viewers watch the
+recording with playheads of their own, so pausing never holds a worker. Between batches it reads
+one thing from the Run row, the owner's cancel (the database is the truth, so a cancel sent to
+any web process reaches the worker).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from scheduler_core.metrics import compute_metrics
@@ -24,7 +24,7 @@ from scheduler_core.replay import ViewState
 from scheduler_core.simulation import Simulation
 
 from ..models import Run, RunStatus, Snapshot, TraceEvent
-from .engine import load_run_inputs
+from .engine import build_simulation
 
 __all__ = ["step_loop", "Publish", "BATCH_SECONDS", "BATCH_MAX_STEPS"]
 
@@ -34,7 +34,6 @@ Publish = Callable[[str, dict[str, Any]], None]  # (group name, message)
 
 BATCH_SECONDS = 0.1  # at full speed, write and publish at least this often
 BATCH_MAX_STEPS = 500
-IDLE_POLL_SECONDS = 0.05
 
 
 class _Recorder:
@@ -90,15 +89,14 @@ def _progress(sim: Simulation) -> float:
     return min(0.99, placed / total) if total else 0.0
 
 
-def step_loop(run_id: Any, publish: Publish, *, sleep: Callable[[float], None] = time.sleep) -> None:
-    """Run ``run_id`` to its end (or until stopped), recording and publishing as it goes."""
+def step_loop(run_id: Any, publish: Publish) -> None:
+    """Record ``run_id`` to its end (or until its owner cancels it), publishing as it goes."""
     run = Run.objects.select_related("scenario", "policy", "scenario__cluster").get(id=run_id)
     if run.done:
         return
     recorder = _Recorder(run)
     try:
-        scenario, policy = load_run_inputs(run)
-        sim = Simulation(scenario, policy, run.seed)
+        sim = build_simulation(run)
         recorder.scale_snapshots_to(sim)
         recorder.pending.extend(sim.trace.events)  # emitted while setting up
         sim.trace.listeners.append(recorder.pending.append)
@@ -106,7 +104,7 @@ def step_loop(run_id: Any, publish: Publish, *, sleep: Callable[[float], None] =
         sim.trace.events = []
         Run.objects.filter(id=run.id).update(status=RunStatus.RUNNING, started=timezone.now(), detail=sim.trace.detail)
         recorder.flush(sim, publish)
-        _loop(run, sim, recorder, publish, sleep)
+        _loop(run, sim, recorder, publish)
     except Exception as err:  # a failed run records why and tells its viewers
         log.exception("run %s failed", run_id)
         Run.objects.filter(id=run.id).update(
@@ -115,28 +113,8 @@ def step_loop(run_id: Any, publish: Publish, *, sleep: Callable[[float], None] =
         publish(run.group_name, {"type": "run.update", "last_seq": run.last_seq})
 
 
-def _loop(run: Run, sim: Simulation, recorder: _Recorder, publish: Publish, sleep: Callable[[float], None]) -> None:
-    while True:
-        control = Run.objects.filter(id=run.id).values("paused", "stop_requested", "pending_steps", "speed").get()
-        if control["stop_requested"]:
-            break
-        stepping = control["paused"] and control["pending_steps"] > 0
-        if control["paused"] and not stepping:
-            if sim.finished:
-                break
-            Run.objects.filter(id=run.id, status=RunStatus.RUNNING).update(status=RunStatus.PAUSED)
-            sleep(IDLE_POLL_SECONDS)
-            continue
-        Run.objects.filter(id=run.id, status=RunStatus.PAUSED).update(status=RunStatus.RUNNING)
-        if stepping or control["speed"] > 0:
-            if sim.step() is None:
-                break
-            if stepping:
-                Run.objects.filter(id=run.id, pending_steps__gt=0).update(pending_steps=F("pending_steps") - 1)
-            recorder.flush(sim, publish)
-            if not stepping:
-                sleep(1.0 / control["speed"])
-            continue
+def _loop(run: Run, sim: Simulation, recorder: _Recorder, publish: Publish) -> None:
+    while not Run.objects.filter(id=run.id, stop_requested=True).exists():
         deadline = time.monotonic() + BATCH_SECONDS
         ended = False
         for _ in range(BATCH_MAX_STEPS):
@@ -155,7 +133,7 @@ def _finish(run: Run, sim: Simulation, recorder: _Recorder, publish: Publish) ->
     stopped = not sim.finished
     if stopped:
         summary = sim.summary()
-        sim.trace.emit("run_finished", bound=summary.bound, pending=summary.pending, reason="stopped by the viewer")
+        sim.trace.emit("run_finished", bound=summary.bound, pending=summary.pending, reason="cancelled by its owner")
     events = list(TraceEvent.objects.filter(run=run).order_by("seq").values_list("data", flat=True))
     events.extend(recorder.pending)
     metrics = compute_metrics(events).as_dict()

@@ -17,6 +17,8 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from ..models import Comparison, Policy, Scenario
 from ..services import comparisons as service
+from ..services.compare_recording import page_context
+from .runs import speed_choices
 
 
 def _visible_comparison(request: HttpRequest, comparison_id: UUID) -> Comparison:
@@ -71,28 +73,24 @@ def compare_new(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def compare_detail(request: HttpRequest, comparison_id: UUID) -> HttpResponse:
-    """The side-by-side page; ``?t_ms=`` opens it at a virtual time, ``?div=`` at a divergence."""
+    """The side-by-side page at t=0, paused (``?t_ms=``: at a virtual time; ``?div=``: at a
+    divergence); the viewer's playback websocket takes it from there."""
     comparison = _visible_comparison(request, comparison_id)
-    context = service.page_context(
+    context = page_context(
         comparison, request.user, t_ms=_int_param(request, "t_ms"), divergence=_int_param(request, "div")
     )
+    ws_base = f"/ws/compare/{comparison.id}/"
     context.update(
         {
-            "ws_path": f"/ws/compare/{comparison.id}/",
+            "ws_base": ws_base,
+            "ws_path": ws_base + context["ws_query"],
             "share_url": request.build_absolute_uri(comparison.get_absolute_url()),
+            "speeds": speed_choices(context["speed"]),
+            "builtin": service.BUILTIN_COMPARISONS.get(comparison.builtin_key or ""),
+            "step_title": "Forward to the next virtual time at which any column decided something",
         }
     )
     return render(request, "web/compare/detail.html", context)
-
-
-@require_GET
-def compare_at(request: HttpRequest, comparison_id: UUID) -> HttpResponse:
-    """Every column at virtual time ``?t_ms=`` (the live time without it), as htmx oob partials."""
-    comparison = _visible_comparison(request, comparison_id)
-    html = service.render_moment(comparison, t_ms=_int_param(request, "t_ms"), divergence=_int_param(request, "div"))
-    response = HttpResponse(html)
-    response["Cache-Control"] = "no-store"
-    return response
 
 
 @require_GET

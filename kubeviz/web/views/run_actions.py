@@ -1,24 +1,13 @@
-"""Starting a run and sending it controls over plain HTTP (the websocket sends the same controls)."""
+"""Starting a run (watching it is playback over the websocket: kubeviz/web/live.py)."""
 
 from __future__ import annotations
 
-from django.http import (
-    Http404,
-    HttpRequest,
-    HttpResponse,
-    HttpResponseBadRequest,
-    HttpResponseForbidden,
-    HttpResponseNotFound,
-    HttpResponseRedirect,
-)
-from django.shortcuts import get_object_or_404, redirect
-from django.utils.html import format_html
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseNotFound
+from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 from django_htmx.middleware import HtmxDetails
 
 from ..models import Policy, Run, Scenario
-from ..rendering import can_control
-from ..services.controls import ControlError, apply_control
 from ..services.dispatch import start_run
 from ..services.engine import LoadError, parse_scenario
 
@@ -68,44 +57,3 @@ def create(request: HtmxHttpRequest) -> HttpResponse:
     )
     start_run(run)
     return redirect(run)
-
-
-# Controls
-
-
-@require_POST
-def control(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
-    """POST action (pause, resume, step, stop, speed) and value; htmx gets a status fragment back."""
-    run = get_object_or_404(Run.objects.select_related("scenario"), id=run_id)
-    if not run.visible_to(request.user):
-        raise Http404("no such run")
-    if not can_control(run, request.user):
-        return HttpResponseForbidden(
-            "action: only the person who started this run can control it", content_type="text/plain"
-        )
-    action = request.POST.get("action", "").strip()
-    value: object = request.POST.get("value", "").strip() or None
-    if action == "step" and isinstance(value, str) and value.lstrip("-").isdigit():
-        value = int(value)
-    try:
-        state = apply_control(run, action, value)
-    except ControlError as err:
-        return HttpResponseBadRequest(str(err), content_type="text/plain")
-    if not request.htmx:
-        return HttpResponseRedirect(run.get_absolute_url())
-    if state["stop_requested"]:
-        text = "stopping"
-    elif state["paused"]:
-        steps = state["pending_steps"]
-        text = f"paused, {steps} step{'s' if steps != 1 else ''} to go" if steps else "paused"
-    else:
-        text = "playing"
-    speed = "as fast as possible" if not state["speed"] else f"{state['speed']:g} steps/s"
-    return HttpResponse(
-        format_html(
-            '<span id="run-control-status" class="control-status" role="status" data-status="{}">{} · {}</span>',
-            state["status"],
-            text,
-            speed,
-        )
-    )

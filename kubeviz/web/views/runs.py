@@ -1,8 +1,9 @@
-"""Watching runs: the run list, the run page, a past moment of a run, and its stored trace.
+"""Watching runs: the run list, the run page, one node's card at a moment, and the stored trace.
 
-The run page renders the partials of :mod:`kubeviz.web.rendering`; the websocket consumer
-keeps them live, and the scrubber fetches a past moment from ``at`` — read from stored
-snapshots and events, never by rerunning the engine.
+The run page shows the frame at the viewer's starting position (``?seq=N``, else t=0) from
+:mod:`kubeviz.web.run_frames`; from then on the viewer's playback websocket
+(:mod:`kubeviz.web.live`) sends what changes. Everything is read from stored snapshots and
+events, never by rerunning the engine.
 """
 
 from __future__ import annotations
@@ -16,11 +17,19 @@ from django.core.exceptions import BadRequest
 from django.db.models import Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils.html import format_html
+from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET
 
+from ..access import can_cancel
+from ..frames import Part
 from ..models import Run, TraceEvent, Visibility
-from ..rendering import can_control, format_time, render_state, run_context, speed_choices
-from ..services.view_state import latest_state, state_at
+from ..node_view import card_context
+from ..rendering import format_time
+from ..run_frames import nodes_section_context, render_frame, render_playhead, render_recording
+from ..services.forks import fork_context, fork_label  # noqa: F401
+from ..services.playhead import DEFAULT_SPEED, SPEEDS, Playhead, speed_label
+from ..services.recording import RunRecording
 
 RUN_LIST_SIZE = 50
 EVENTS_DEFAULT_LIMIT = 1000
@@ -52,15 +61,6 @@ def _int_param(request: HttpRequest, name: str, default: int | None) -> int | No
         raise BadRequest(f"{name} must be a whole number") from None
 
 
-def _moment(run: Run, seq: int | None) -> tuple[Any, Any]:
-    """The state at ``seq`` (latest when None), clamped to the stored events, and the run's final state."""
-    if seq is None or seq >= run.last_seq:
-        state = latest_state(run)
-        return state, state
-    state = state_at(run, max(-1, seq))
-    return state, (latest_state(run) if run.done else None)
-
-
 # Pages
 
 
@@ -71,31 +71,65 @@ def run_list(request: HttpRequest) -> HttpResponse:
     return render(request, "web/runs/list.html", {"runs": rows})
 
 
+def speed_choices(current: float) -> list[dict[str, Any]]:
+    return [{"value": "max" if not v else f"{v:g}", "label": speed_label(v), "selected": v == current} for v in SPEEDS]
+
+
+def _part_html(part: Part) -> SafeString:
+    """A frame fragment placed in the page (its hx-swap-oob mark only matters in websocket messages)."""
+    return mark_safe(part.html.replace(' hx-swap-oob="true"', "", 1))  # rendered by our templates
+
+
 @require_GET
 def detail(request: HttpRequest, run_id: UUID) -> HttpResponse:
-    """The run page; ``?seq=N`` opens it at a past moment (a link to that moment)."""
+    """The run page at t=0 (``?seq=N``: at event N, a link to that moment), paused; the viewer's
+    websocket takes it from there."""
     run = _get_visible_run(request, run_id)
-    seq = _int_param(request, "seq", None)
-    state, final = _moment(run, seq)
-    context = run_context(run, state, final=final)
-    context.update(
-        {
-            "ws_path": f"/ws/runs/{run.id}/",
-            "share_url": request.build_absolute_uri(run.get_absolute_url()),
-            "speeds": speed_choices(run.speed),
-            "can_control": can_control(run, request.user),
-            "scrubbing": seq is not None and seq < run.last_seq,
-        }
-    )
+    recording = RunRecording(run.id)
+    recording.refresh()
+    timeline = recording.timeline()
+    playhead = Playhead(position=timeline.clamp(_int_param(request, "seq", 0) or 0))
+    state = recording.state(playhead.position)
+    frame = render_frame(run, state, recording.memo, final=run.done and playhead.position >= run.last_seq)
+    parts = {p.id.replace("-", "_"): _part_html(p) for p in frame.parts}
+    ws_base = f"/ws/runs/{run.id}/"
+    context: dict[str, Any] = {
+        "run": run,
+        "parts": parts,
+        "recording_html": _part_html(render_recording(run)),
+        "playhead_html": _part_html(Part("run-playhead", str(render_playhead(playhead, timeline)))),
+        "ws_base": ws_base,
+        "ws_path": f"{ws_base}?at={playhead.position}",
+        "share_url": request.build_absolute_uri(run.get_absolute_url()),
+        "speeds": speed_choices(DEFAULT_SPEED),
+        "can_cancel": can_cancel(run, request.user) and not run.done,
+        "slider": {"label": "Event", "min": 0, "max": max(0, run.last_seq), "value": max(0, playhead.position)},
+        "step_title": "Forward to the next scheduling decision (a node chosen, or none found)",
+        "fork": fork_context(run, request.user),
+        "fork_label": fork_label(run) if run.parent_id else "",
+        **nodes_section_context(state, recording.memo),
+    }
     return render(request, "web/runs/detail.html", context)
 
 
 @require_GET
-def at(request: HttpRequest, run_id: UUID) -> HttpResponse:
-    """Every partial of the run page at event ``?seq=N`` (the latest without it), for htmx oob swaps."""
+def node(request: HttpRequest, run_id: UUID) -> HttpResponse:
+    """One node's card at event ``?seq=N`` (``?name=`` the node): what a click on a grid cell opens."""
     run = _get_visible_run(request, run_id)
-    state, final = _moment(run, _int_param(request, "seq", None))
-    response = HttpResponse(render_state(run, state, final=final))
+    name = request.GET.get("name", "").strip()
+    if not name:
+        raise BadRequest("name: which node?")
+    recording = RunRecording(run.id)
+    recording.refresh()
+    position = recording.timeline().clamp(_int_param(request, "seq", None) or run.last_seq)
+    state = recording.state(position)
+    if name not in state.nodes:
+        return HttpResponse(format_html('<p class="empty">No node {} at event {}.</p>', name, position), status=404)
+    response = render(
+        request,
+        "web/runs/partials/node_card.html",
+        {"node": card_context(state, name, state.current.get("selected"))},
+    )
     response["Cache-Control"] = "no-store"
     return response
 

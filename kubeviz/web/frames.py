@@ -1,0 +1,114 @@
+"""Frames: what one moment of a recording shows, rendered once and sent to each viewer as a diff.
+
+A :class:`Frame` is a list of HTML fragments, each an element with an ``id`` and
+``hx-swap-oob`` so htmx's websocket extension swaps it in place. Frames are rendered once per
+recording and position and shared by every viewer at that position (the cache lives in
+:mod:`kubeviz.web.services.recording`). A :class:`FrameDiff` remembers what one viewer was
+last sent and yields only the fragments that differ, so consecutive frames cost a few hundred
+bytes. Nodes are a :class:`Group`: the whole node view when its layout changed (or most of it
+did), else only the node cards or grid cells that changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["Part", "Group", "Frame", "FrameDiff", "oob", "WHOLE_GROUP_SHARE"]
+
+# Past this share of changed cells one swap of the whole group is cheaper for the browser.
+WHOLE_GROUP_SHARE = 0.4
+
+
+def oob(html: str) -> str:
+    """``html`` (one element) marked for an out-of-band swap by id."""
+    head, sep, rest = html.partition(" ")
+    return f'{head} hx-swap-oob="true"{sep}{rest}' if sep else html
+
+
+@dataclass(frozen=True)
+class Part:
+    """One fragment, already marked ``hx-swap-oob``."""
+
+    id: str
+    html: str
+
+
+@dataclass
+class Group:
+    """A container whose children can also be swapped one by one (node cards, grid cells).
+
+    ``html`` is the whole container (oob); ``cells`` maps each child's id to its oob html;
+    ``layout`` changes whenever the set or order of children changes.
+    """
+
+    id: str
+    layout: str
+    html: str
+    cells: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Frame:
+    position: int
+    parts: list[Part] = field(default_factory=list)
+    groups: list[Group] = field(default_factory=list)
+
+    def whole(self) -> str:
+        """Every fragment of the frame (a first message, or a viewer catching up)."""
+        return "".join([p.html for p in self.parts] + [g.html for g in self.groups])
+
+    @property
+    def size(self) -> int:
+        return sum(len(p.html) for p in self.parts) + sum(len(g.html) for g in self.groups)
+
+
+def _differs(old: str | None, new: str) -> bool:
+    return old is not new and old != new  # equal fragments are usually the same object (memoised)
+
+
+class FrameDiff:
+    """What one viewer was last sent, to send only what changed."""
+
+    def __init__(self) -> None:
+        self.sent: dict[str, str] = {}
+        self.layouts: dict[str, str] = {}
+
+    def reset(self) -> None:
+        self.sent.clear()
+        self.layouts.clear()
+
+    def changes(self, frame: Frame) -> str:
+        """The fragments of ``frame`` this viewer does not have yet (and remember them as sent)."""
+        out: list[str] = []
+        sent = self.sent
+        for part in frame.parts:
+            old = sent.get(part.id)
+            if old is not part.html and old != part.html:
+                out.append(part.html)
+                sent[part.id] = part.html
+        for group in frame.groups:
+            if self.layouts.get(group.id) != group.layout:
+                changed = None
+            else:
+                changed = [
+                    cid for cid, html in group.cells.items() if sent.get(cid) is not html and sent.get(cid) != html
+                ]
+                if len(changed) > WHOLE_GROUP_SHARE * max(1, len(group.cells)):
+                    changed = None
+            if changed is None:
+                out.append(group.html)
+                self.layouts[group.id] = group.layout
+                sent.update(group.cells)
+            else:
+                for cid in changed:
+                    html = group.cells[cid]
+                    out.append(html)
+                    sent[cid] = html
+        return "".join(out)
+
+    def remember(self, html_id: str, html: str) -> bool:
+        """Note a fragment sent outside frames (recording status); False when it was already sent."""
+        if self.sent.get(html_id) == html:
+            return False
+        self.sent[html_id] = html
+        return True

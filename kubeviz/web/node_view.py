@@ -1,0 +1,199 @@
+"""The node view of one moment: cards for a small cluster, a compact grid for a big one.
+
+Up to ``GRID_AFTER`` nodes every node gets a card (bars, pods, nominated and reserved pods).
+Past that, one small cell per node, coloured by allocation and grouped by zone, with the
+current pod's chosen / nominated / reserved / rejected nodes marked; hovering shows the
+numbers, a click opens the node's card (``GET /runs/<id>/node/?name=…&seq=…``), a search box
+finds a node. Page height and bytes then no longer grow with the cluster.
+
+Cards and cells are memoised by what they show, so a frame re-renders only the nodes that
+changed and equal fragments are the same ``str`` objects (cheap for :class:`FrameDiff`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from typing import Any
+
+from django.template.loader import render_to_string
+from django.utils.html import escape
+
+from scheduler_core.quantity import format_quantity
+from scheduler_core.replay import ViewState
+
+from .frames import Group, oob
+from .rendering import node_dom_id, pod_chip, taint_text
+
+__all__ = ["GRID_AFTER", "node_group", "cell_id", "allocation", "NodeMemo", "card_context"]
+
+GRID_AFTER = 48
+CARD_TEMPLATE = "web/runs/partials/node_card.html"
+ZONE_LABEL = "topology.kubernetes.io/zone"
+MAX_NODE_CHIPS = 40
+MEMO_SIZE = 20_000
+
+
+def _safe_id(name: str) -> str:
+    return "".join(c if c.isascii() and (c.isalnum() or c in "-_.") else "-" for c in name)
+
+
+def cell_id(prefix: str, name: str) -> str:
+    return f"{prefix}cell-{_safe_id(name)}"
+
+
+def allocation(node: dict[str, Any]) -> tuple[float, float]:
+    """(cpu %, memory %) requested of allocatable."""
+    alloc = node["allocatable"]
+    req = node["requested"]
+    cpu = 100.0 * req.get("cpu", 0) / alloc["cpu"] if alloc.get("cpu") else 0.0
+    mem = 100.0 * req.get("memory", 0) / alloc["memory"] if alloc.get("memory") else 0.0
+    return min(cpu, 100.0), min(mem, 100.0)
+
+
+class NodeMemo:
+    """Rendered cards and cells keyed by what they show (bounded)."""
+
+    def __init__(self) -> None:
+        self.items: OrderedDict[Any, tuple[str, str]] = OrderedDict()
+
+    def get(self, key: Any) -> tuple[str, str] | None:
+        found = self.items.get(key)
+        if found is not None:
+            self.items.move_to_end(key)
+        return found
+
+    def put(self, key: Any, value: tuple[str, str]) -> tuple[str, str]:
+        self.items[key] = value
+        if len(self.items) > MEMO_SIZE:
+            self.items.popitem(last=False)
+        return value
+
+
+def _marks(state: ViewState) -> tuple[str | None, str | None, set[str]]:
+    """(chosen node, preemption's node, nodes the current pod was rejected on)."""
+    current = state.current
+    chosen = current.get("selected")
+    victims_on = (current.get("preemption") or {}).get("chosen")
+    rejected: set[str] = set()
+    for row in (current.get("filter") or {}).get("results") or []:
+        if row.get("code") != "Success" and row.get("node"):
+            rejected.add(row["node"])
+    return chosen, victims_on, rejected
+
+
+def _cell(prefix: str, name: str, node: dict[str, Any], flags: str, memo: NodeMemo) -> tuple[str, str]:
+    cpu, mem = allocation(node)
+    pods = len(node["pods"])
+    key = ("cell", prefix, name, round(cpu), round(mem), pods, flags)
+    found = memo.get(key)
+    if found is not None:
+        return found
+    level = min(10, int(max(cpu, mem) // 10))
+    title = f"{name}: cpu {cpu:.0f}% · memory {mem:.0f}% · {pods} pod{'s' if pods != 1 else ''}"
+    extra = {
+        "s": "chosen",
+        "v": "victims here",
+        "n": "nominated pod",
+        "r": "reserved",
+        "x": "rejected",
+        "c": "cordoned",
+    }
+    notes = [extra[f] for f in flags]
+    if notes:
+        title += " · " + ", ".join(notes)
+    classes = "cell a" + str(level) + "".join(" f" + f for f in flags)
+    html = (
+        f'<i id="{cell_id(prefix, name)}" class="{classes}" data-node="{escape(name)}" '
+        f'title="{escape(title)}" tabindex="0" role="button"></i>'
+    )
+    return memo.put(key, (html, oob(html)))
+
+
+def card_context(state: ViewState, name: str, chosen: str | None) -> dict[str, Any]:
+    node = state.nodes[name]
+    bars = state.node_bars(name)
+    for bar in bars:
+        bar["used_pct"] = round(bar["used_pct"], 1)
+        bar["held_pct"] = round(bar["held_pct"], 1)
+        bar["held_label"] = format_quantity(bar["resource"], bar["held"]) if bar["held"] else ""
+    labels = node.get("labels", {})
+    keys = node["pods"]
+    return {
+        "name": name,
+        "dom_id": node_dom_id(name),
+        "cordoned": node.get("unschedulable", False),
+        "taints": [taint_text(t) for t in node.get("taints", [])],
+        "zone": labels.get(ZONE_LABEL, ""),
+        "bars": bars,
+        "pods": [pod_chip(state, k) for k in keys[:MAX_NODE_CHIPS]],
+        "pods_more": max(0, len(keys) - MAX_NODE_CHIPS),
+        "pod_count": len(keys),
+        "pod_capacity": node["allocatable"].get("pods"),
+        "nominated": [pod_chip(state, k) for k in node["nominated"]],
+        "reserved": [pod_chip(state, k) for k in node["reserved"]],
+        "chosen": name == chosen,
+    }
+
+
+def _card(prefix: str, state: ViewState, name: str, chosen: str | None, memo: NodeMemo) -> tuple[str, str]:
+    ctx = card_context(state, name, chosen)
+    ctx["dom_id"] = prefix + ctx["dom_id"]
+    key = ("card", json.dumps(ctx, sort_keys=True, default=str))
+    found = memo.get(key)
+    if found is not None:
+        return found
+    html = render_to_string(CARD_TEMPLATE, {"node": ctx}).strip()
+    return memo.put(key, (html, oob(html)))
+
+
+def node_group(state: ViewState, memo: NodeMemo, *, prefix: str = "", section_id: str = "run-nodes") -> Group:
+    """The nodes of ``state`` as a :class:`Group` (cards or grid) for the section ``section_id``."""
+    names = list(state.nodes)
+    chosen, victims_on, rejected = _marks(state)
+    cells: dict[str, str] = {}
+    inner: list[str] = []
+    if len(names) <= GRID_AFTER:
+        for name in names:
+            plain, marked = _card(prefix, state, name, chosen, memo)
+            inner.append(plain)
+            cells[prefix + node_dom_id(name)] = marked
+        body = '<div class="node-grid">' + "".join(inner) + "</div>" if names else '<p class="empty">No nodes yet.</p>'
+        mode = "cards"
+    else:
+        zones: dict[str, list[str]] = {}
+        for name in names:
+            zones.setdefault(state.nodes[name].get("labels", {}).get(ZONE_LABEL, ""), []).append(name)
+        for zone in sorted(zones):
+            zone_cells = []
+            for name in zones[zone]:
+                node = state.nodes[name]
+                flags = ""
+                if name == chosen:
+                    flags += "s"
+                if name == victims_on:
+                    flags += "v"
+                if node["nominated"]:
+                    flags += "n"
+                if node["reserved"]:
+                    flags += "r"
+                if name in rejected:
+                    flags += "x"
+                if node.get("unschedulable"):
+                    flags += "c"
+                plain, marked = _cell(prefix, name, node, flags, memo)
+                zone_cells.append(plain)
+                cells[cell_id(prefix, name)] = marked
+            label = escape(zone) if zone else "no zone label"
+            inner.append(
+                f'<div class="zone"><h3 class="zone-name">{label} <span class="muted">{len(zones[zone])}</span></h3>'
+                f'<div class="cells">{"".join(zone_cells)}</div></div>'
+            )
+        body = '<div class="node-cells" data-grid="1">' + "".join(inner) + "</div>"
+        mode = "grid"
+    count = len(names)
+    note = " · one cell per node, coloured by allocation; click one for its card" if mode == "grid" else ""
+    heading = f'<h2>Nodes <span class="muted">{count}{note}</span></h2>'
+    html = f'<div id="{prefix}{section_id}-body" class="nodes-body nodes-{mode}">{heading}{body}</div>'
+    layout = mode + ":" + str(hash(tuple(names)))
+    return Group(id=f"{prefix}{section_id}-body", layout=layout, html=oob(html), cells=cells)

@@ -1,0 +1,150 @@
+"""The run page's fragments for one moment (a :class:`~kubeviz.web.frames.Frame`), the shared
+recording status, and one viewer's playhead line.
+
+Three kinds of fragment, three owners: a frame depends only on the run and the position (so it
+is rendered once and shared); the recording status depends on the computation (rendered once per
+change, shared); the playhead line belongs to one viewer (tiny, rendered per viewer).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.template.loader import render_to_string
+from django.utils.html import format_html
+from django.utils.safestring import mark_safe
+
+from scheduler_core.replay import ViewState
+
+from . import rendering
+from .frames import Frame, Part
+from .models import Run, RunStatus
+from .node_view import GRID_AFTER, NodeMemo, node_group
+from .services.playhead import Playhead, Timeline, speed_label
+
+__all__ = [
+    "render_frame",
+    "recording_context",
+    "render_recording",
+    "render_playhead",
+    "frame_header",
+    "nodes_section_context",
+]
+
+HEADER = "web/runs/partials/header.html"
+LANES = "web/runs/partials/lanes.html"
+CYCLE = "web/runs/partials/cycle.html"
+NARRATION = "web/runs/partials/narration.html"
+SUMMARY = "web/runs/partials/summary.html"
+RECORDING = "web/runs/partials/recording.html"
+
+
+def frame_header(state: ViewState) -> dict[str, Any]:
+    return {
+        "seq": state.seq,
+        "t": rendering.format_time(state.t_ms),
+        "t_ms": state.t_ms,
+        "cycle": state.cycle,
+        "counts": state.counts,
+    }
+
+
+def _part(html_id: str, template: str, context: dict[str, Any]) -> Part:
+    return Part(html_id, render_to_string(template, {**context, "oob": True}).strip())
+
+
+def render_frame(run: Run, state: ViewState, memo: NodeMemo, *, final: bool) -> Frame:
+    """Every fragment of the run page at ``state`` (``final``: the run's last moment, with its summary)."""
+    frame = Frame(position=state.seq)
+    grid = len(state.nodes) > GRID_AFTER
+    frame.parts = [
+        _part("run-header", HEADER, {"header": frame_header(state)}),
+        _part(
+            "run-lanes", LANES, {"lanes": rendering.lanes_context(state), "legend": rendering.priority_legend(state)}
+        ),
+        _part("run-cycle", CYCLE, {"cycle": rendering.cycle_context(state, run.detail, compact=grid), "run": run}),
+        _part("run-narration", NARRATION, {"narration": rendering.narration_context(state)}),
+        _part("run-summary", SUMMARY, {"summary": rendering.summary_context(run, state) if final else None}),
+    ]
+    frame.groups = [node_group(state, memo)]
+    return frame
+
+
+def nodes_section_context(state: ViewState, memo: NodeMemo, prefix: str = "") -> dict[str, Any]:
+    """What templates/web/runs/partials/nodes.html needs to show ``state``'s nodes on a page."""
+    group = node_group(state, memo, prefix=prefix)
+    html = group.html.replace(' hx-swap-oob="true"', "", 1)
+    return {"nodes_html": mark_safe(html), "prefix": prefix}  # built from escaped parts
+
+
+STATUS_LABELS = {
+    RunStatus.QUEUED: "Queued",
+    RunStatus.RUNNING: "Recording",
+    RunStatus.FINISHED: "Recorded",
+    RunStatus.FAILED: "Failed",
+}
+
+
+def recording_context(run: Run) -> dict[str, Any]:
+    done = run.done
+    cancelled = run.status == RunStatus.FINISHED and run.stop_requested
+    if run.status == RunStatus.QUEUED:
+        text = "waiting for a worker"
+    elif run.status == RunStatus.RUNNING:
+        text = f"{run.last_seq + 1} events computed, virtual time {rendering.format_time(run.t_ms)}"
+    elif run.status == RunStatus.FAILED:
+        text = f"{run.last_seq + 1} events recorded before the failure"
+    else:
+        text = f"{run.last_seq + 1} events, {rendering.format_time(run.t_ms)} of virtual time" + (
+            " (cancelled by its owner)" if cancelled else ""
+        )
+    return {
+        "status": run.status,
+        "label": "Cancelled" if cancelled else STATUS_LABELS.get(RunStatus(run.status), run.status),
+        "progress": 100 if done else round(100 * (run.progress or 0)),
+        "last_seq": run.last_seq,
+        "done": done,
+        "text": text,
+        "error": run.error.split("\n\n", 1)[0] if run.status == RunStatus.FAILED else "",
+    }
+
+
+def render_recording(run: Run, prefix: str = "") -> Part:
+    html_id = f"{prefix}run-recording"
+    html = render_to_string(RECORDING, {"recording": recording_context(run), "oob": True, "prefix": prefix})
+    return Part(html_id, html.strip())
+
+
+def render_playhead(
+    playhead: Playhead, timeline: Timeline, *, html_id: str = "run-playhead", unit: str = "event"
+) -> str:
+    """One viewer's playhead line (oob). data-* keep the slider and buttons in step (run.js)."""
+    done, total = timeline.decision_number(playhead.position)
+    if playhead.follow:
+        state = "Following the recording"
+    elif playhead.playing:
+        state = f"Playing at {speed_label(playhead.speed)}"
+    else:
+        state = "Paused"
+    if timeline.empty:
+        where = "nothing recorded yet"
+    elif unit == "event":
+        where = f"event {playhead.position} of {timeline.end} · decision {done} of {total}"
+    else:
+        where = f"t = {rendering.format_time(playhead.position)} of {rendering.format_time(timeline.end)}"
+    if timeline.complete and playhead.position >= timeline.end and not timeline.empty:
+        where += " · the end"
+    return format_html(
+        '<p id="{}" class="playhead" hx-swap-oob="true" data-position="{}" data-start="{}" data-end="{}" '
+        'data-playing="{}" data-follow="{}" data-speed="{}" data-complete="{}">{} · {}</p>',
+        html_id,
+        playhead.position,
+        timeline.start,
+        timeline.end,
+        "1" if playhead.playing else "",
+        "1" if playhead.follow else "",
+        f"{playhead.speed:g}",
+        "1" if timeline.complete else "",
+        state,
+        where,
+    )

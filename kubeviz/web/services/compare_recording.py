@@ -1,0 +1,201 @@
+"""A comparison as this web process serves it: one playhead per viewer over every column at once.
+
+The playhead of a comparison is a virtual time: every column shows its run after its last event
+at or before it, so no policy is shown ahead of another. "Step one decision" moves to the next
+virtual time at which any column decided something; "one event" to the next time any column did
+anything. Frames (every column, the clock and the divergence bar at one time) are rendered once
+and shared, like a run's (:mod:`kubeviz.web.services.recording`); each column's view state comes
+from that run's shared cursors.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from django.template.loader import render_to_string
+
+from ..frames import Frame, Part
+from ..models import Comparison, Run, TraceEvent
+from ..node_view import NodeMemo, node_group
+from .comparisons import (
+    RESULTS_TEMPLATE,
+    Column,
+    columns_of,
+    moment_context,
+    recording_context,
+    results_context,
+)
+from .playhead import Timeline
+from .recording import DECISION_STOPS, FRAME_CACHE, RunRecording
+
+__all__ = ["CompareRecording", "render_column_parts"]
+
+CLOCK = "web/compare/partials/clock.html"
+DIVERGENCE = "web/compare/partials/divergence.html"
+COLUMN_HEAD = "web/compare/partials/column_head.html"
+RECORDING = "web/compare/partials/recording.html"
+
+
+def render_column_parts(context: dict[str, Any], runs: dict[Any, RunRecording] | None = None) -> Frame:
+    """The clock, the divergence bar and every column's head and nodes at one moment (a Frame)."""
+    frame = Frame(position=context["clock"]["t_ms"])
+    base = {"comparison": context["comparison"], "oob": True}
+    frame.parts.append(Part("compare-clock", render_to_string(CLOCK, {**base, "clock": context["clock"]}).strip()))
+    frame.parts.append(
+        Part("compare-divergence", render_to_string(DIVERGENCE, {**base, "divergence": context["divergence"]}).strip())
+    )
+    for col in context["columns"]:
+        html = render_to_string(COLUMN_HEAD, {**base, "col": col}).strip()
+        frame.parts.append(Part(f"compare-col-{col['index']}-head", html))
+        recording = (runs or {}).get(col["run"].id)
+        memo = recording.memo if recording is not None else NodeMemo()
+        frame.groups.append(node_group(col["state"], memo, prefix=col["prefix"]))
+    return frame
+
+
+class CompareRecording:
+    def __init__(self, comparison_id: Any) -> None:
+        self.comparison_id = comparison_id
+        self.comparison: Comparison | None = None
+        self.columns: list[Column] = []
+        self.runs: dict[Any, RunRecording] = {}
+        self.stops: list[int] = []
+        self.events: list[int] = []
+        self._seen: dict[Any, int] = {}
+        self._frames: OrderedDict[tuple[int, int | None, bool], Frame] = OrderedDict()
+        self._recording: tuple[tuple[Any, ...], Part] | None = None
+        self._results: str | None = None
+        self.lock = threading.Lock()
+        self.renders = 0
+
+    @property
+    def exists(self) -> bool:
+        return self.comparison is not None
+
+    @property
+    def done(self) -> bool:
+        return bool(self.columns) and all(run.done for c in self.columns for run in c.runs)
+
+    def refresh(self) -> bool:
+        with self.lock:
+            comparison = Comparison.objects.select_related("scenario").filter(id=self.comparison_id).first()
+            self.comparison = comparison
+            if comparison is None:
+                return True
+            before = self._key()
+            self.columns = columns_of(comparison)
+            shown = [c.run for c in self.columns]
+            stops, events = set(self.stops), set(self.events)
+            for run in shown:
+                recording = self.runs.get(run.id)
+                if recording is None:
+                    recording = self.runs[run.id] = RunRecording(run.id)
+                recording.run = run
+                upto = self._seen.get(run.id, -1)
+                if run.last_seq > upto:
+                    rows = TraceEvent.objects.filter(run_id=run.id, seq__gt=upto, seq__lte=run.last_seq)
+                    events.update(rows.values_list("t_ms", flat=True).distinct())
+                    stops.update(rows.filter(type__in=DECISION_STOPS).values_list("t_ms", flat=True).distinct())
+                    self._seen[run.id] = run.last_seq
+            self.stops, self.events = sorted(stops), sorted(events)
+            return self._key() != before
+
+    def _key(self) -> tuple[Any, ...]:
+        return tuple((r.id, r.status, r.last_seq, round(100 * (r.progress or 0))) for c in self.columns for r in c.runs)
+
+    def timeline(self) -> Timeline:
+        if not self.columns:
+            return Timeline(complete=True, events=[])
+        context = recording_context(self.columns)
+        live_t = max(0, min((c.run.t_ms for c in self.columns if not c.run.done), default=context["end_ms"]))
+        return Timeline(start=0, end=live_t, stops=self.stops, complete=context["done"], events=self.events)
+
+    def recording_part(self) -> Part:
+        key = self._key()
+        if self._recording is None or self._recording[0] != key:
+            html = render_to_string(RECORDING, {"recording": recording_context(self.columns), "oob": True})
+            self._recording = (key, Part("compare-recording", html.strip()))
+        return self._recording[1]
+
+    def frame(self, position: int, divergence: int | None = None) -> Frame:
+        with self.lock:
+            assert self.comparison is not None
+            end = self.timeline().end
+            t = max(0, min(position, end))
+            final = self.done and t >= end
+            key = (t, divergence, final)
+            cached = self._frames.get(key)
+            if cached is not None:
+                self._frames.move_to_end(key)
+                return cached
+            context = moment_context(
+                self.comparison, self.columns, t_ms=t, divergence=divergence, state_of=self._state_of
+            )
+            frame = render_column_parts(context, self.runs)
+            frame.parts.append(Part("compare-results", self._results_html() if final else _hidden_results()))
+            self.renders += 1
+            self._frames[key] = frame
+            if len(self._frames) > FRAME_CACHE:
+                self._frames.popitem(last=False)
+            return frame
+
+    def _state_of(self, run: Run, seq: int) -> Any:
+        recording = self.runs[run.id]
+        recording.run = run
+        return recording._state(run, max(-1, min(seq, run.last_seq)))
+
+    def _results_html(self) -> str:
+        if self._results is None:
+            assert self.comparison is not None
+            results = results_context(self.comparison, self.columns)
+            self._results = render_to_string(RESULTS_TEMPLATE, {"oob": True, "results": results}).strip()
+        return self._results
+
+
+def _hidden_results() -> str:
+    return '<section id="compare-results" class="compare-results" hx-swap-oob="true" hidden></section>'
+
+
+def page_context(comparison: Comparison, user: Any, *, t_ms: int | None, divergence: int | None) -> dict[str, Any]:
+    """The comparison page at ``t_ms`` (default t=0) or at divergence ``divergence``, paused."""
+    from ..access import can_cancel
+    from ..run_frames import render_playhead
+    from .playhead import DEFAULT_SPEED, Playhead
+
+    recording = CompareRecording(comparison.id)
+    recording.refresh()
+    timeline = recording.timeline()
+    divs = comparison.divergences or []
+    if divergence is not None and 0 <= divergence < len(divs):
+        t_ms = divs[divergence]["t_ms"]
+    else:
+        divergence = None
+    playhead = Playhead(position=timeline.clamp(t_ms or 0))
+    frame = recording.frame(playhead.position, divergence)
+    context = moment_context(comparison, recording.columns, t_ms=playhead.position, divergence=divergence)
+    parts = {p.id: _page_html(p.html) for p in frame.parts}
+    groups = {g.id: _page_html(g.html) for g in frame.groups}
+    for col in context["columns"]:
+        col["head_html"] = parts[f"compare-col-{col['index']}-head"]
+        col["nodes_html"] = groups[f"{col['prefix']}run-nodes-body"]
+    runs = [run for c in recording.columns for run in c.runs]
+    return {
+        **context,
+        "clock_html": parts["compare-clock"],
+        "divergence_html": parts["compare-divergence"],
+        "results_html": parts["compare-results"],
+        "recording_html": _page_html(recording.recording_part().html),
+        "playhead_html": _page_html(render_playhead(playhead, timeline, html_id="compare-playhead", unit="time")),
+        "speed": DEFAULT_SPEED,
+        "can_cancel": bool(runs) and all(can_cancel(run, user) for run in runs) and not recording.done,
+        "slider": {"label": "Virtual time (ms)", "min": 0, "max": max(0, timeline.end), "value": playhead.position},
+        "ws_query": f"?at={playhead.position}",
+    }
+
+
+def _page_html(html: str) -> Any:
+    from django.utils.safestring import mark_safe
+
+    return mark_safe(html.replace(' hx-swap-oob="true"', "", 1))  # rendered by our templates

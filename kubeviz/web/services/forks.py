@@ -1,0 +1,233 @@
+"""What if? Forking a run at one of its events with one action (docs/forks.md).
+
+A fork is a new :class:`~kubeviz.web.models.Run` with ``parent``, ``fork_seq`` and
+``fork_action`` set. The step loop builds its simulation with :func:`build_simulation`, which
+replays the parent's scenario and seed under the parent's policy to the fork point, applies the
+action there and goes on under the fork's own policy (another one only for ``switchPolicy``).
+Nothing about the parent changes. :func:`create_fork` also makes a two-column
+:class:`~kubeviz.web.models.Comparison` (0 = the original, 1 = the what-if) so both can be
+watched side by side on one clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.urls import reverse
+
+from scheduler_core.fork import FORK_ACTIONS, FORK_FIELDS, ForkAction, ForkError
+from scheduler_core.simulation import policy_switch_problem
+
+from ..models import Comparison, ComparisonRun, Policy, Run, TraceEvent
+from . import dispatch
+from .engine import build_simulation, parse_policy
+from .view_state import state_at
+
+__all__ = [
+    "ACTION_CHOICES",
+    "Fork",
+    "ForkError",
+    "action_from_form",
+    "build_simulation",
+    "create_fork",
+    "fork_comparison",
+    "fork_context",
+    "fork_from_form",
+    "fork_label",
+]
+
+ORIGINAL_LABEL = "original"
+LABEL_MAX = 200  # ComparisonRun.label
+DATALIST_MAX = 500  # node and workload suggestions; a bigger cluster is typed by name
+ACTION_LABELS = {
+    "cordon": "Cordon node",
+    "drain": "Drain node",
+    "removeNode": "Remove node",
+    "addNodes": "Add nodes like node",
+    "scale": "Scale workload to",
+    "deletePod": "Delete pod",
+    "switchPolicy": "Switch policy to",
+}
+ACTION_CHOICES = tuple((action, ACTION_LABELS[action]) for action in FORK_ACTIONS)
+
+
+@dataclass(frozen=True)
+class Fork:
+    """What :func:`create_fork` made: the new run and the comparison of it with its parent."""
+
+    run: Run
+    comparison: Comparison
+
+
+# -- making a fork ------------------------------------------------------------------------
+
+
+def create_fork(parent: Run, user: Any, seq: int, action: Mapping[str, Any]) -> Fork:
+    """Fork ``parent`` at its event ``seq`` with ``action`` for ``user``, and start the fork.
+
+    Raises PermissionDenied unless ``user`` is signed in and may see ``parent``, and
+    :class:`ForkError` (its ``field`` is ``action``, ``target``, ``count``, ``replicas``,
+    ``policy`` or ``seq``) for input that cannot make a fork. A target that the stored trace
+    shows exists at ``seq`` but is gone by the end of that step fails the fork run instead.
+    """
+    if user is None or not user.is_authenticated:
+        raise PermissionDenied("sign in to fork a run")
+    if not parent.visible_to(user):
+        raise PermissionDenied("you cannot see this run")
+    fork = ForkAction.from_dict(action)
+    if parent.last_seq < 0:
+        raise ForkError("seq", "the run has recorded no events yet")
+    if not 0 <= seq <= parent.last_seq:
+        raise ForkError("seq", f"must be from 0 to {parent.last_seq} (the events recorded so far), not {seq}")
+    policy = parent.policy
+    if fork.action == "switchPolicy":
+        policy = _switch_to(parent, user, fork.policy)
+    else:
+        _check_target(parent, seq, fork)
+    label = f"what if: {fork.describe()} at event {seq}"[:LABEL_MAX]
+    with transaction.atomic():
+        run = Run.objects.create(
+            scenario=parent.scenario,
+            policy=policy,
+            seed=parent.seed,
+            owner=user,
+            parent=parent,
+            fork_seq=seq,
+            fork_action=fork.as_dict(),
+        )
+        comparison = Comparison.objects.create(scenario=parent.scenario, seeds=[parent.seed], owner=user)
+        for column, (member, text) in enumerate(((parent, ORIGINAL_LABEL), (run, label))):
+            ComparisonRun.objects.create(
+                comparison=comparison, run=member, policy=member.policy, seed=member.seed, column=column, label=text
+            )
+        dispatch.start_run(run)
+    return Fork(run, comparison)
+
+
+def _switch_to(parent: Run, user: Any, slug: str) -> Policy:
+    """The policy a switchPolicy fork goes on under: one ``user`` may use, that can follow the parent's."""
+    policy = Policy.objects.visible_to(user).filter(slug=slug).first()
+    if policy is None:
+        raise ForkError("policy", f"no policy {slug!r} you can use")
+    if policy.id == parent.policy_id:
+        raise ForkError("policy", f"the run already uses {policy.name}")
+    problem = policy_switch_problem(parse_policy(parent.policy.document), parse_policy(policy.document))
+    if problem:
+        raise ForkError("policy", problem)
+    return policy
+
+
+def _check_target(parent: Run, seq: int, fork: ForkAction) -> None:
+    """The target exists after event ``seq`` of the stored trace (the engine checks again at the fork point)."""
+    where = f"at event {seq}"
+    if fork.action == "scale":
+        if fork.target not in _workloads_at(parent, seq):
+            raise ForkError("target", f"there is no workload {fork.target!r} {where}")
+        return
+    state = state_at(parent, seq)
+    if fork.action == "deletePod":
+        if fork.target not in state.pods:
+            raise ForkError("target", f"there is no pod {fork.target!r} {where}")
+    elif fork.target not in state.nodes:
+        raise ForkError("target", f"there is no node {fork.target!r} {where}")
+
+
+def _workloads_at(run: Run, seq: int) -> list[str]:
+    """``kind/namespace/name`` of the workloads alive after event ``seq``."""
+    events = TraceEvent.objects.filter(run=run, type__in=("workload_created", "workload_deleted"), seq__lte=seq)
+    alive: dict[str, None] = {}
+    for kind, key in events.order_by("seq").values_list("type", "data__workload"):
+        if kind == "workload_created":
+            alive[key] = None
+        else:
+            alive.pop(key, None)
+    return list(alive)
+
+
+# -- the form -----------------------------------------------------------------------------
+
+
+def action_from_form(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The action dict from the form's fields (``action``, ``target``, ``count`` or ``replicas``,
+    ``policy``), keeping only the fields the chosen action takes; for ``scale`` the number may
+    come in ``count``, the form's one number input."""
+    action = str(data.get("action") or "").strip()
+    out: dict[str, Any] = {"action": action}
+    for key in FORK_FIELDS.get(action, ()):
+        value = data.get(key)
+        if key == "replicas" and (value is None or value == ""):
+            value = data.get("count")
+        out[key] = value.strip() if isinstance(value, str) else value
+    return out
+
+
+def fork_from_form(parent: Run, user: Any, data: Mapping[str, Any]) -> Fork:
+    """:func:`create_fork` from the POSTed fields ``seq``, ``action``, ``target``, ``count`` /
+    ``replicas`` and ``policy``."""
+    text = str(data.get("seq") or "").strip()
+    if not text:
+        raise ForkError("seq", "is required: the event to fork at")
+    if not text.lstrip("-").isdigit():
+        raise ForkError("seq", f"{text!r} is not a whole number")
+    return create_fork(parent, user, int(text), action_from_form(data))
+
+
+# -- reading ------------------------------------------------------------------------------
+
+
+def fork_label(run: Run) -> str:
+    """A fork's action in a few words (``cordon node-a``); "" for a run that is not a fork."""
+    if run.fork_seq is None:
+        return ""
+    try:
+        return ForkAction.from_dict(run.fork_action).describe()
+    except ForkError:
+        return str(run.fork_action)
+
+
+def fork_comparison(run: Run) -> Comparison | None:
+    """The comparison :func:`create_fork` made for a fork (its parent in column 0, it in column 1)."""
+    if run.fork_seq is None:
+        return None
+    entry = ComparisonRun.objects.filter(run=run, column=1).select_related("comparison").first()
+    return entry.comparison if entry is not None else None
+
+
+def fork_context(run: Run, user: Any) -> dict[str, Any]:
+    """What templates/web/runs/partials/fork.html needs, under the ``fork`` key of the run page.
+
+    ``can_fork`` (signed in; the page only shows runs the user may see), ``fork_url``,
+    ``fork_seq`` (the hidden input's first value; the page's JS keeps it at the playhead),
+    ``fork_actions`` ((value, label) pairs), ``fork_nodes`` and ``fork_workloads`` (datalist
+    suggestions: every node and workload the recording has shown so far) and
+    ``fork_policies`` (the policies the user may switch to, the run's own left out).
+    """
+    signed_in = user is not None and user.is_authenticated
+    context: dict[str, Any] = {
+        "can_fork": signed_in and run.visible_to(user),
+        "fork_url": reverse("run-fork", args=[run.id]),
+        "fork_seq": max(0, run.last_seq),
+        "fork_actions": ACTION_CHOICES,
+        "fork_nodes": [],
+        "fork_workloads": [],
+        "fork_policies": [],
+    }
+    if not context["can_fork"]:
+        return context
+    nodes = TraceEvent.objects.filter(run=run, type="node_added").order_by("seq").values_list("data__node", flat=True)
+    context["fork_nodes"] = list(dict.fromkeys(nodes[: DATALIST_MAX * 2]))[:DATALIST_MAX]
+    workloads = TraceEvent.objects.filter(run=run, type="workload_created").order_by("seq")
+    keys = dict.fromkeys(workloads.values_list("data__workload", flat=True)[: DATALIST_MAX * 2])
+    context["fork_workloads"] = [_short_workload(key) for key in list(keys)[:DATALIST_MAX]]
+    policies = Policy.objects.visible_to(user).exclude(id=run.policy_id).order_by("-builtin", "name")
+    context["fork_policies"] = [(p.slug, p.name) for p in policies]
+    return context
+
+
+def _short_workload(key: str) -> str:
+    kind, ns, name = key.split("/")
+    return f"{kind}/{name}" if ns == "default" else key

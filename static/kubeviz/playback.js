@@ -1,0 +1,111 @@
+// A viewer's playback page (run or comparison). htmx does the talking (ws-connect, ws-send);
+// this keeps the slider and buttons in step with the viewer's playhead line, remembers the
+// viewer's speed and whether they like to start playing, resumes at the playhead after a
+// reconnect, and runs the node grid's search box and click-for-card.
+(function () {
+  "use strict";
+
+  function init() {
+    var page = document.querySelector(".playback[data-playhead]");
+    if (!page) return;
+    var scrub = page.querySelector(".scrub");
+    var output = page.querySelector(".scrub-value");
+    var speed = page.querySelector(".speed-select");
+    var storageKey = page.dataset.storage || "kubeviz-playback";
+    var dragging = false;
+    var opened = 0;
+    var prefs = {};
+    try { prefs = JSON.parse(localStorage.getItem(storageKey) || "{}") || {}; } catch (e) { prefs = {}; }
+
+    // Before htmx opens the socket: start at the page's moment, at the viewer's remembered speed.
+    var url = page.getAttribute("ws-connect");
+    if (url && prefs.speed) url += (url.indexOf("?") < 0 ? "?" : "&") + "speed=" + encodeURIComponent(prefs.speed);
+    if (url && prefs.autoplay) url += "&play=1";
+    if (url) page.setAttribute("ws-connect", url);
+    if (speed && prefs.speed) speed.value = prefs.speed;
+
+    function save() { try { localStorage.setItem(storageKey, JSON.stringify(prefs)); } catch (e) { /* private mode */ } }
+
+    function playhead() { return document.getElementById(page.dataset.playhead); }
+
+    function sync() {
+      var line = playhead();
+      if (!line) return;
+      var d = line.dataset;
+      page.classList.toggle("is-playing", d.playing === "1" || d.follow === "1");
+      page.classList.toggle("is-done", d.complete === "1");
+      if (scrub) {
+        scrub.min = d.start;
+        scrub.max = Math.max(Number(d.start), Number(d.end));
+        if (!dragging) scrub.value = d.position;
+        if (output) output.textContent = scrub.value;
+      }
+      var fork = document.getElementById("fork-seq");
+      if (fork) fork.value = d.position;
+      if (speed && d.speed && document.activeElement !== speed) speed.value = d.speed === "0" ? "max" : d.speed;
+    }
+
+    if (scrub) {
+      scrub.addEventListener("pointerdown", function () { dragging = true; });
+      document.addEventListener("pointerup", function () { dragging = false; });
+      scrub.addEventListener("input", function () { if (output) output.textContent = scrub.value; });
+    }
+    if (speed) speed.addEventListener("change", function () { prefs.speed = speed.value; save(); });
+    page.querySelectorAll(".play-btn").forEach(function (b) { b.addEventListener("click", function () { prefs.autoplay = true; save(); }); });
+    page.querySelectorAll(".pause-btn").forEach(function (b) { b.addEventListener("click", function () { prefs.autoplay = false; save(); }); });
+
+    // Keyboard: space plays / pauses, arrows step (not while typing).
+    document.addEventListener("keydown", function (evt) {
+      var tag = (evt.target.tagName || "").toLowerCase();
+      if (tag === "input" || tag === "select" || tag === "textarea" || evt.metaKey || evt.ctrlKey || evt.altKey) return;
+      var selector = null;
+      if (evt.key === " ") selector = page.classList.contains("is-playing") ? ".pause-btn" : ".play-btn";
+      else selector = '[data-key="' + evt.key + '"]';
+      var button = page.querySelector(selector);
+      if (button) { evt.preventDefault(); button.click(); }
+    });
+
+    // After a network blip htmx reconnects by itself; pick up where this viewer was.
+    document.body.addEventListener("htmx:wsOpen", function (evt) {
+      opened += 1;
+      var line = playhead();
+      if (opened > 1 && line) evt.detail.socketWrapper.send(JSON.stringify({ action: "hello", value: Number(line.dataset.position) }));
+    });
+    document.body.addEventListener("htmx:wsAfterMessage", sync);
+    document.body.addEventListener("htmx:afterSettle", sync);
+
+    // The node grid: a search box, and a click (or Enter) on a cell opens that node's card.
+    var nodeUrl = page.dataset.nodeUrl;
+    function openCard(cell) {
+      var slot = cell.closest(".nodes") && cell.closest(".nodes").querySelector(".node-card-slot");
+      var line = playhead();
+      if (!slot || !nodeUrl || !window.htmx) return;
+      var seq = line ? line.dataset.position : "";
+      window.htmx.ajax("GET", nodeUrl + "?name=" + encodeURIComponent(cell.dataset.node) + "&seq=" + seq, { target: slot, swap: "innerHTML" });
+    }
+    page.addEventListener("click", function (evt) {
+      var cell = evt.target.closest && evt.target.closest(".nodes-grid .cell");
+      if (cell) openCard(cell);
+    });
+    page.addEventListener("keydown", function (evt) {
+      if (evt.key === "Enter" && evt.target.matches && evt.target.matches(".nodes-grid .cell")) openCard(evt.target);
+    });
+    page.addEventListener("input", function (evt) {
+      if (!evt.target.matches || !evt.target.matches(".node-search")) return;
+      var section = evt.target.closest(".nodes");
+      var text = evt.target.value.trim().toLowerCase();
+      var found = [];
+      section.querySelectorAll(".nodes-grid .cell").forEach(function (cell) {
+        var hit = text !== "" && cell.dataset.node.toLowerCase().indexOf(text) >= 0;
+        cell.classList.toggle("match", hit);
+        if (hit) found.push(cell);
+      });
+      section.classList.toggle("searching", text !== "");
+      if (found.length === 1) openCard(found[0]);
+    });
+    sync();
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
+  else init();
+})();
