@@ -123,14 +123,43 @@ KUBEVIZ_LIVE_FPS = int(os.environ.get("KUBEVIZ_LIVE_FPS", "8"))
 # clusters with more nodes + pods than this, every (nodes + pods) events instead.
 KUBEVIZ_SNAPSHOT_EVERY = int(os.environ.get("KUBEVIZ_SNAPSHOT_EVERY", "200"))
 
+# Every key kubeviz writes to Redis starts with this, so several apps (or test sessions) can
+# share one Redis database: channel layer keys with "<prefix>:asgi:", Celery's with "<prefix>:celery:".
+KUBEVIZ_REDIS_PREFIX = os.environ.get("KUBEVIZ_REDIS_PREFIX", "kubeviz")
+# A channels_redis receive is a blocking read that Redis answers after 5 s when nothing came
+# (BZPOPMIN, RedisChannelLayer.brpop_timeout). redis-py's default socket timeout is 5 s as well,
+# so an idle websocket's receive raised "Timeout reading from ..." and daphne closed it (1011).
+# The read timeout must stay well above the blocking read; it still notices a dead server.
+REDIS_SOCKET_TIMEOUT_SECONDS = 15
+
 # Channels: https://channels.readthedocs.io/en/stable/topics/channel_layers.html
+# channels_redis passes a host dict (bar "address") to redis.asyncio.ConnectionPool.from_url.
 if REDIS_URL:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}}
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {
+                "hosts": [
+                    {
+                        "address": REDIS_URL,
+                        "socket_timeout": REDIS_SOCKET_TIMEOUT_SECONDS,
+                        "socket_connect_timeout": 5,
+                        "socket_keepalive": True,
+                        "health_check_interval": 30,
+                    }
+                ],
+                "prefix": f"{KUBEVIZ_REDIS_PREFIX}:asgi:",
+            },
+        }
+    }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
 # Celery: https://docs.celeryq.dev/en/stable/userguide/configuration.html
 CELERY_BROKER_URL = REDIS_URL or "memory://"
+# https://docs.celeryq.dev/projects/kombu/en/stable/reference/kombu.transport.redis.html: kombu's
+# Redis transport prepends global_keyprefix to every key it uses, in the worker and the publisher.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": f"{KUBEVIZ_REDIS_PREFIX}:celery:"} if REDIS_URL else {}
 CELERY_RESULT_BACKEND = None
 # https://docs.celeryq.dev/en/stable/userguide/configuration.html#accept-content
 CELERY_ACCEPT_CONTENT = ["json"]

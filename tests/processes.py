@@ -2,13 +2,32 @@
 
 from __future__ import annotations
 
+import os
+import socket
 import subprocess
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMAND_TIMEOUT_SECONDS = 120.0
+
+
+def app_env(database: Path, **extra: str) -> dict[str, str]:
+    """The environment of an app process (web, worker, client script) on the SQLite file ``database``:
+    this process's environment without any KUBEVIZ_/DJANGO_/CELERY_ setting, then ``extra``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KUBEVIZ_", "DJANGO_", "CELERY_"))}
+    env.pop("REDIS_URL", None)
+    env.update(
+        DJANGO_SETTINGS_MODULE="kubeviz.settings",
+        DATABASE_URL=f"sqlite:///{database}",
+        KUBEVIZ_LOG_LEVEL="INFO",
+        PYTHONPATH=str(ROOT),
+        PYTHONUNBUFFERED="1",
+    )
+    env.update(extra)
+    return env
 
 
 def prepare_database(env: Mapping[str, str], timeout: float = COMMAND_TIMEOUT_SECONDS) -> None:
@@ -22,6 +41,32 @@ def prepare_database(env: Mapping[str, str], timeout: float = COMMAND_TIMEOUT_SE
             capture_output=True,
             timeout=timeout,
         )
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nothing listens on right now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_for_port(process: subprocess.Popen[bytes], host: str, port: int, timeout: float, log: Path) -> None:
+    """Poll (bounded) until ``process`` accepts TCP connections on ``port``; fail if it exits or never does."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"the server exited with {process.returncode}:\n{tail(log)}")
+        try:
+            with socket.create_connection((host, port), timeout=1.0):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError(f"nothing listens on {host}:{port} after {timeout:g}s:\n{tail(log)}")
+
+
+def tail(log: Path, chars: int = 4000) -> str:
+    return log.read_text(errors="replace")[-chars:] if log.exists() else f"({log} does not exist)"
 
 
 def stop(process: subprocess.Popen[bytes], grace: float = 10.0) -> None:

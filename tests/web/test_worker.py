@@ -1,8 +1,9 @@
 """The real path: a Celery worker process takes runs from real Redis and writes them to the database.
 
 Nothing here is in-process or eager. A module fixture gives the worker and its clients one
-SQLite file database (migrated, built-ins loaded, by ``manage.py``), one Redis database index
-of their own (per xdist worker, flushed before and after) and starts
+SQLite file database (migrated, built-ins loaded, by ``manage.py``) and a key prefix of their
+own on the test Redis (``tests/redis_env.py``: from KUBEVIZ_TEST_REDIS_URL, shared, never
+flushed; only the prefix's keys are deleted afterwards), and starts
 ``celery -A kubeviz worker --pool=solo`` against both. The runs are started the way the web
 app starts them (the run-create view, or ``start_run``) from a separate client process whose
 environment is the one production has: ``REDIS_URL`` set, so ``KUBEVIZ_RUN_MODE`` is
@@ -12,7 +13,6 @@ environment is the one production has: ``REDIS_URL`` set, so ``KUBEVIZ_RUN_MODE`
 from __future__ import annotations
 
 import json
-import os
 import re
 import sqlite3
 import subprocess
@@ -25,18 +25,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
 
 from scheduler_core.metrics import compute_metrics
 from scheduler_core.policy import load_policy
 from scheduler_core.scenario import load_scenario
 from scheduler_core.simulation import Simulation
-from tests.processes import prepare_database, stop
+from tests.processes import app_env, prepare_database, stop, tail
+from tests.redis_env import TEST_PREFIX, RedisSpace, redis_space
 
 pytestmark = pytest.mark.worker
 
 ROOT = Path(__file__).resolve().parents[2]
-REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
 RUN_TIMEOUT_SECONDS = 120.0
 COMMAND_TIMEOUT_SECONDS = 120.0
 ENGINE_DIR = ROOT / "scheduler_core"
@@ -90,6 +89,8 @@ class WorkerWorld:
     database: Path
     worker: subprocess.Popen[bytes]
     log: Path
+    space: RedisSpace
+    keys_before: set[str]  # the whole database's keys before the worker started
 
     def client(self, script: str, *args: str) -> dict[str, Any]:
         """Run ``script`` in a fresh Python process with the world's environment; its JSON output."""
@@ -106,7 +107,7 @@ class WorkerWorld:
         return result
 
     def log_tail(self, chars: int = 4000) -> str:
-        return self.log.read_text(errors="replace")[-chars:] if self.log.exists() else "(no worker log)"
+        return tail(self.log, chars)
 
     def query(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         """Read the worker's database directly (no Django in this process touches it)."""
@@ -127,60 +128,31 @@ class WorkerWorld:
         pytest.fail(f"run {run_id} still {status} after {RUN_TIMEOUT_SECONDS:g}s; worker log:\n{self.log_tail()}")
 
 
-def redis_db_index(worker_id: str) -> int:
-    """A Redis database per xdist worker (8..15), so parallel sessions never share a queue."""
-    number = int(worker_id[2:]) if worker_id.startswith("gw") else 7
-    return 8 + number % 8
-
-
-def require_redis(db: int) -> redis.Redis:
-    client = redis.Redis(host=REDIS_HOST, port=REDIS_PORT, db=db, socket_connect_timeout=3, socket_timeout=10)
-    try:
-        client.ping()
-    except redis.exceptions.RedisError as err:
-        pytest.fail(
-            f"Redis is not reachable at {REDIS_HOST}:{REDIS_PORT} ({err}). The worker tests need a real Redis: "
-            "start one (`redis-server --daemonize yes`) or run the suite through .ci/run, which starts it."
-        )
-    return client
-
-
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[WorkerWorld]:
-    db_index = redis_db_index(worker_id)
-    broker = require_redis(db_index)
-    broker.flushdb()  # nothing left over from an interrupted session
-    tmp = tmp_path_factory.mktemp("celery-worker")
-    database = tmp / "kubeviz.sqlite3"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("KUBEVIZ_", "DJANGO_", "CELERY_"))}
-    env.update(
-        DJANGO_SETTINGS_MODULE="kubeviz.settings",
-        DATABASE_URL=f"sqlite:///{database}",
-        REDIS_URL=f"redis://{REDIS_HOST}:{REDIS_PORT}/{db_index}",
-        KUBEVIZ_LOG_LEVEL="INFO",
-        PYTHONPATH=str(ROOT),
-        PYTHONUNBUFFERED="1",
-    )
-    prepare_database(env, COMMAND_TIMEOUT_SECONDS)
-    log = tmp / "worker.log"
-    with log.open("wb") as out:
-        worker = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "celery", "-A", "kubeviz", "worker"),
-                *("--pool=solo", "--loglevel=INFO", "--without-gossip", "--without-mingle", "--without-heartbeat"),
-                *("--hostname", f"kubeviz-test-{worker_id}-{uuid.uuid4().hex[:8]}@%h"),
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        yield WorkerWorld(env=env, database=database, worker=worker, log=log)
-    finally:
-        stop(worker, grace=15.0)
-        broker.flushdb()
-        broker.close()
+    with redis_space() as space:
+        keys_before = space.keys()
+        tmp = tmp_path_factory.mktemp("celery-worker")
+        database = tmp / "kubeviz.sqlite3"
+        env = app_env(database, **space.env())
+        prepare_database(env, COMMAND_TIMEOUT_SECONDS)
+        log = tmp / "worker.log"
+        with log.open("wb") as out:
+            worker = subprocess.Popen(
+                [
+                    *(sys.executable, "-m", "celery", "-A", "kubeviz", "worker"),
+                    *("--pool=solo", "--loglevel=INFO", "--without-gossip", "--without-mingle", "--without-heartbeat"),
+                    *("--hostname", f"kubeviz-test-{worker_id}-{uuid.uuid4().hex[:8]}@%h"),
+                ],
+                cwd=ROOT,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        try:
+            yield WorkerWorld(env=env, database=database, worker=worker, log=log, space=space, keys_before=keys_before)
+        finally:
+            stop(worker, grace=15.0)  # before redis_space deletes the prefix's keys
 
 
 def engine_run(scenario: str, policy: str, seed: int) -> Simulation:
@@ -234,3 +206,24 @@ def test_the_worker_publishes_each_batch_on_the_redis_channel_layer(world: Worke
     assert seqs == sorted(seqs)
     assert received[-1] == {"type": "run.update", "last_seq": last_seq, "finished": True}
     assert last_seq == len(engine_run("mixed-small", "default", 1).trace.events) - 1
+
+
+def test_the_worker_and_its_clients_write_redis_keys_only_under_their_prefix(world: WorkerWorld) -> None:
+    """KUBEVIZ_REDIS_PREFIX reaches Celery (worker and publisher) and the channel layer: no key of theirs
+    lands outside it in the shared database."""
+    heard = world.client(START_AND_LISTEN, "preemption-basics", "default", "5", str(RUN_TIMEOUT_SECONDS))
+    status, error = world.wait_for_run(uuid.UUID(heard["run"]))
+    # The client published the task under the prefix, so a worker that ignored it would never see it.
+    assert status == "finished", error
+
+    prefix = world.space.prefix
+    own = world.space.own_keys()
+    assert f"{prefix}:celery:_kombu.binding.celery" in own, sorted(own)  # the worker's queue (kombu)
+    assert f"{prefix}:asgi::group:run-{heard['run']}" in own, sorted(own)  # the run's group (channels_redis)
+    # Other test sessions may write to this database meanwhile, each under its own kvtest- prefix.
+    appeared = world.space.keys() - world.keys_before
+    strays = sorted(key for key in appeared if not key.startswith(TEST_PREFIX))
+    assert strays == [], (
+        f"keys outside any {TEST_PREFIX} prefix appeared while the worker ran (if something else writes "
+        f"to this database, point KUBEVIZ_TEST_REDIS_URL at one of its own): {strays[:20]}"
+    )
