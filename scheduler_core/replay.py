@@ -36,6 +36,10 @@ def _add(total: dict[str, int], extra: dict[str, int], sign: int) -> None:
             total.pop(name, None)
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
 def narrate(event: dict[str, Any]) -> str | None:
     """One plain-language line for the events a learner cares about, or None."""
     t = event["type"]
@@ -109,15 +113,18 @@ class ViewState:
 
     # -- (de)serialisation ---------------------------------------------------------------
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self, *, copy_state: bool = True) -> dict[str, Any]:
+        """A plain dict of the state. ``copy_state=False`` shares the nodes, pods and cycle with
+        this state: only for serialising at once (a snapshot written before the next event)."""
+        take = copy.deepcopy if copy_state else _same
         return {
             "seq": self.seq,
             "t_ms": self.t_ms,
             "cycle": self.cycle,
-            "nodes": copy.deepcopy(self.nodes),
-            "pods": copy.deepcopy(self.pods),
+            "nodes": take(self.nodes),
+            "pods": take(self.pods),
             "lanes": {lane: list(keys) for lane, keys in self.lanes.items()},
-            "current": copy.deepcopy(self.current),
+            "current": take(self.current),
             "narration": list(self.narration),
             "counts": self.counts,
             "finished": self.finished,

@@ -1,17 +1,29 @@
-"""Starting runs (run-create) and controlling them over HTTP (run-control)."""
+"""Starting runs (run-create) and cancelling them (services.runs.cancel_run, who: access.can_cancel).
+
+Viewers steer only their own playhead, over the websocket (tests/web/test_consumer.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import AnonymousUser
 from django.test import Client
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 
-from kubeviz.web.models import Policy, Run, Scenario, TraceEvent, Visibility
+from kubeviz.web.access import can_cancel
+from kubeviz.web.models import Policy, Run, RunStatus, Scenario, TraceEvent, Visibility
+from kubeviz.web.services.runs import cancel_run
 from kubeviz.web.views import run_actions
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def fast_passwords(settings: Any) -> None:
+    """Users are made in most tests here; a cheap hasher keeps that from dominating the run time."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
 
 TINY = """\
 apiVersion: kubeviz.dev/v1
@@ -161,113 +173,96 @@ def test_a_created_run_really_runs_to_the_end_in_thread_mode(
     assert run.summary["bound"] > 0
 
 
-# run-control
+# Cancelling: the owner's one control on the computation (the websocket's "cancel" calls these)
 
 
 @pytest.fixture
-def queued_run(builtins: None) -> Run:
-    """A run nobody is executing: controls only write the row the step loop reads."""
-    return Run.objects.create(
-        scenario=Scenario.objects.get(slug="mixed-small"), policy=Policy.objects.get(slug="default")
-    )
+def staff(db: None, django_user_model: Any) -> Any:
+    return django_user_model.objects.create_user(username="root", password="staff-horse-battery-9", is_staff=True)
 
 
-def control(client: Client, run: Run, htmx: bool = False, **data: Any) -> Any:
-    headers = {"HX-Request": "true"} if htmx else {}
-    return client.post(reverse("run-control", args=[run.id]), data, headers=headers)
-
-
-@pytest.mark.parametrize(
-    ("data", "fields"),
-    [
-        ({"action": "pause"}, {"paused": True}),
-        ({"action": "step"}, {"paused": True, "pending_steps": 1}),
-        ({"action": "step", "value": "5"}, {"paused": True, "pending_steps": 5}),
-        ({"action": "speed", "value": "2.5"}, {"speed": 2.5}),
-        ({"action": "stop"}, {"stop_requested": True}),
-    ],
-    ids=["pause pauses", "step asks for one step", "step 5 asks for five", "speed sets the pace", "stop asks to stop"],
-)
-def test_a_control_is_written_to_the_run_and_the_browser_goes_back_to_the_run(
-    client: Client, queued_run: Run, data: dict[str, str], fields: dict[str, Any]
-) -> None:
-    response = control(client, queued_run, **data)
-    assert response.status_code == 302 and response["Location"] == queued_run.get_absolute_url()
-    queued_run.refresh_from_db()
-    assert {name: getattr(queued_run, name) for name in fields} == fields
-
-
-def test_resume_clears_pause_and_pending_steps(client: Client, queued_run: Run) -> None:
-    control(client, queued_run, action="step", value="3")
-    control(client, queued_run, action="resume")
-    queued_run.refresh_from_db()
-    assert (queued_run.paused, queued_run.pending_steps) == (False, 0)
-
-
-def test_htmx_gets_a_status_fragment(client: Client, queued_run: Run) -> None:
-    response = control(client, queued_run, htmx=True, action="step", value="2")
-    body = response.content.decode()
-    assert response.status_code == 200
-    assert 'id="run-control-status"' in body and "paused, 2 steps to go" in body
-    assert "paused" in control(client, queued_run, htmx=True, action="pause").content.decode()
-    assert (
-        "paused, 2 steps to go · 4 steps/s"
-        in control(client, queued_run, htmx=True, action="speed", value="4").content.decode()
-    )
-    assert "playing · 4 steps/s" in control(client, queued_run, htmx=True, action="resume").content.decode()
-    assert "stopping" in control(client, queued_run, htmx=True, action="stop").content.decode()
+@pytest.fixture
+def queued_run(db: None) -> Run:
+    """A run nobody is executing (of TINY; no built-ins needed): a cancel only writes the row the step loop reads."""
+    scenario = Scenario.objects.create(slug="tiny", name="tiny", document=TINY, source_name="tiny.yaml")
+    policy = Policy.objects.create(slug="tiny-default", name="default", document="apiVersion: kubeviz.dev/v1\n")
+    return Run.objects.create(scenario=scenario, policy=policy)
 
 
 @pytest.mark.parametrize(
-    ("data", "message"),
+    ("owner", "who", "allowed"),
     [
-        ({"action": "rewind"}, "action: 'rewind' is not one of pause, resume, step, stop, speed"),
-        ({}, "action: '' is not one of"),
-        ({"action": "step", "value": "0"}, "value: a step count must be a whole number from 1 to 100"),
-        ({"action": "step", "value": "many"}, "value: a step count must be a whole number from 1 to 100"),
-        ({"action": "speed", "value": "fast"}, "value: speed must be a number"),
-        ({"action": "speed", "value": "-1"}, "value: speed must be between 0"),
+        ("ada", "ada", True),
+        ("ada", "grace", False),
+        ("ada", "anonymous", False),
+        ("ada", "nobody", False),
+        ("ada", "staff", True),
+        (None, "grace", False),
+        (None, "anonymous", False),
+        (None, "staff", True),
     ],
     ids=[
-        "an unknown action is refused",
-        "a missing action is refused",
-        "zero steps are refused",
-        "a step count that is not a number is refused",
-        "a speed that is not a number is refused",
-        "a negative speed is refused",
+        "the owner may cancel",
+        "another user may not",
+        "an anonymous visitor may not",
+        "no user at all may not",
+        "staff may cancel anyone's run",
+        "a run nobody owns: not a signed-in visitor",
+        "a run nobody owns: not an anonymous visitor",
+        "a run nobody owns: staff may",
     ],
 )
-def test_a_bad_control_is_a_bad_request_with_the_reason(
-    client: Client, queued_run: Run, data: dict[str, str], message: str
+def test_who_may_cancel(
+    queued_run: Run, user: Any, other_user: Any, staff: Any, owner: str | None, who: str, allowed: bool
 ) -> None:
-    response = control(client, queued_run, **data)
-    assert response.status_code == 400
-    assert message in response.content.decode()
+    people = {"ada": user, "grace": other_user, "staff": staff, "anonymous": AnonymousUser(), "nobody": None}
+    queued_run.owner = people[owner] if owner else None
+    queued_run.save()
+    assert can_cancel(queued_run, people[who]) is allowed
 
 
-def test_a_finished_run_takes_no_more_controls(client: Client, finished_run: Run) -> None:
-    response = control(client, finished_run, action="pause")
-    assert response.status_code == 400 and "already finished" in response.content.decode()
-
-
-def test_only_the_runs_owner_controls_it(client: Client, user: Any, other_user: Any, queued_run: Run) -> None:
+def test_the_owner_is_matched_by_id(queued_run: Run, user: Any, other_user: Any) -> None:
+    """Owner by id, not by name or equality of objects: another user object with the owner's id may cancel."""
     queued_run.owner = user
     queued_run.save()
-    client.force_login(other_user)
-    refused = control(client, queued_run, action="pause")
-    assert refused.status_code == 403 and "only the person who started this run" in refused.content.decode()
-    client.logout()
-    assert control(client, queued_run, action="pause").status_code == 403
+    assert can_cancel(Run.objects.get(id=queued_run.id), type(user).objects.get(id=user.id))
+    assert not can_cancel(Run.objects.get(id=queued_run.id), other_user)
+
+
+@pytest.mark.parametrize("status", [RunStatus.QUEUED, RunStatus.RUNNING])
+def test_cancel_asks_the_step_loop_to_stop_and_changes_nothing_else(queued_run: Run, status: str) -> None:
+    Run.objects.filter(id=queued_run.id).update(status=status)
+    run = Run.objects.get(id=queued_run.id)
+    before = {f.name: getattr(run, f.name) for f in Run._meta.concrete_fields if f.name != "stop_requested"}
+    message = cancel_run(run)
+    assert message.startswith("Cancelling") and "stays watchable" in message
+    after = Run.objects.get(id=run.id)
+    assert after.stop_requested
+    assert {name: getattr(after, name) for name in before} == before, "the loop, not the cancel, finishes the run"
+
+
+@pytest.mark.parametrize(("status", "word"), [(RunStatus.FINISHED, "finished"), (RunStatus.FAILED, "failed")])
+def test_a_done_run_cannot_be_cancelled(queued_run: Run, status: str, word: str) -> None:
+    Run.objects.filter(id=queued_run.id).update(status=status)
+    assert cancel_run(Run.objects.get(id=queued_run.id)) == f"The run is already {word}."
+    assert not Run.objects.get(id=queued_run.id).stop_requested
+
+
+def test_a_new_run_is_not_cancelled(client: Client, builtins: None, started: list[Run]) -> None:
+    create(client, scenario="mixed-small")
+    assert Run.objects.get().stop_requested is False
+
+
+def test_the_http_controls_are_gone(client: Client, queued_run: Run, user: Any) -> None:
+    """Viewers steer their own playhead over the websocket; there is no HTTP control or moment endpoint."""
+    for name in ("run-control", "run-at"):
+        with pytest.raises(NoReverseMatch):
+            reverse(name, args=[queued_run.id])
+    queued_run.owner = user
+    queued_run.save()
     client.force_login(user)
-    assert control(client, queued_run, action="pause").status_code == 302
-
-
-def test_a_run_of_someone_elses_private_scenario_is_not_found(
-    logged_in_client: Client, other_user: Any, builtins: None
-) -> None:
-    run = Run.objects.create(scenario=private_scenario(other_user), policy=Policy.objects.get(slug="default"))
-    assert control(logged_in_client, run, action="pause").status_code == 404
-
-
-def test_control_only_accepts_post(client: Client, queued_run: Run) -> None:
-    assert client.get(reverse("run-control", args=[queued_run.id])).status_code == 405
+    for action in ("pause", "step", "speed", "stop", "cancel"):
+        assert client.post(f"/runs/{queued_run.id}/control/", {"action": action}).status_code == 404
+    assert client.get(f"/runs/{queued_run.id}/at/", {"seq": 3}).status_code == 404
+    queued_run.refresh_from_db()
+    assert not queued_run.stop_requested

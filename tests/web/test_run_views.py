@@ -1,4 +1,5 @@
-"""The run pages (list, detail, a past moment, the stored trace) and reading states back from storage."""
+"""The run pages (list; the run page at t=0 or at ?seq=N; one node's card; the stored trace) and
+reading states back from storage."""
 
 from __future__ import annotations
 
@@ -11,18 +12,42 @@ from django.test import Client
 from django.urls import reverse
 
 from kubeviz.web import charts
-from kubeviz.web.models import Policy, Run, Scenario, Snapshot, TraceEvent, Visibility
+from kubeviz.web.models import Policy, Run, RunStatus, Scenario, Snapshot, TraceEvent, Visibility
+from kubeviz.web.node_view import NodeMemo, node_group
 from kubeviz.web.rendering import format_time, node_dom_id, priority_hue
+from kubeviz.web.services import runner
+from kubeviz.web.services.builtins import ENGINE_DIR
 from kubeviz.web.services.runner import step_loop
+from kubeviz.web.services.runs import cancel_run
 from kubeviz.web.services.view_state import advance, latest_state, state_at
 from kubeviz.web.views.runs import EVENTS_MAX_LIMIT
+from scheduler_core.policy import load_policy
 from scheduler_core.replay import ViewState
+from scheduler_core.scenario import load_scenario
+from scheduler_core.simulation import Simulation
 
 from .conftest import Published
 
 pytestmark = pytest.mark.django_db
 
-PARTIAL_IDS = ("run-header", "run-lanes", "run-nodes", "run-cycle", "run-narration", "run-summary")
+
+@pytest.fixture(autouse=True)
+def fast_passwords(settings: Any) -> None:
+    """Users are made in most tests here; a cheap hasher keeps that from dominating the run time."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+PARTIAL_IDS = (
+    "run-recording",
+    "run-header",
+    "run-playhead",
+    "run-lanes",
+    "run-nodes",
+    "run-nodes-body",
+    "run-cycle",
+    "run-narration",
+    "run-summary",
+)
 
 
 def as_json(value: Any) -> Any:
@@ -74,26 +99,161 @@ def private_run(builtins: None, user: Any) -> Run:
     return run
 
 
-# The run page
+# The run page: t=0, paused
 
 
-def test_detail_renders_every_partial_for_a_finished_run(client: Client, finished_run: Run) -> None:
-    """The page has the header, lanes, node cards, cycle panel, narration and summary, by id."""
-    response = client.get(reverse("run-detail", args=[finished_run.id]))
-    assert response.status_code == 200
-    html = response.content.decode()
-    for dom_id in (*PARTIAL_IDS, "lane-active", "lane-backoff", "lane-unschedulable", "node-node-a", "node-node-b"):
+def page(client: Client, run: Run, **params: Any) -> str:
+    response = client.get(reverse("run-detail", args=[run.id]), params)
+    assert response.status_code == 200, response.content[:500]
+    return response.content.decode()
+
+
+def summary_hidden(html: str) -> bool:
+    found = re.search(r"<section id=\"run-summary\"[^>]*>", html)
+    assert found, "the page has the summary section"
+    return " hidden" in found.group(0)
+
+
+def attrs(html: str, dom_id: str) -> dict[str, str]:
+    """The data-* attributes of the element with id ``dom_id``."""
+    found = re.search(rf'<[a-z]+ id="{dom_id}"([^>]*)>', html)
+    assert found, dom_id
+    return dict(re.findall(r'data-([a-z-]+)="([^"]*)"', found.group(1)))
+
+
+def nodes_body(html: str) -> str:
+    """The node view (cards or grid) without the section's legend, which has sample cells too."""
+    start = html.index('<div id="run-nodes-body"')
+    return html[start : html.index('<div class="grid-tools">', start)]
+
+
+def test_the_page_opens_at_t0_paused_with_every_fragment(client: Client, finished_run: Run) -> None:
+    """A finished run opens at event 0, not at its end: every fragment, the summary hidden."""
+    html = page(client, finished_run)
+    for dom_id in (*PARTIAL_IDS, "lane-active", "lane-backoff", "lane-unschedulable"):
         assert f'id="{dom_id}"' in html, dom_id
-    assert 'role="progressbar"' in html and 'aria-valuenow="100"' in html
-    assert f'ws-connect="/ws/runs/{finished_run.id}/"' in html
+    assert attrs(html, "run-header")["seq"] == "0"
+    assert bound_count(html) == 0
+    playhead = attrs(html, "run-playhead")
+    assert (playhead["position"], playhead["playing"], playhead["follow"]) == ("0", "", "")
+    assert (playhead["end"], playhead["complete"]) == (str(finished_run.last_seq), "1")
+    assert summary_hidden(html)
+    assert 'id="chart-pending"' not in html
+    assert f'ws-connect="/ws/runs/{finished_run.id}/?at=0"' in html
+    assert re.search(rf'id="scrub"[^>]*min="0" max="{finished_run.last_seq}" value="0"', html)
     assert "hx-swap-oob" not in html  # the page itself is not an out-of-band swap
+
+
+def test_the_recording_status_says_the_run_is_recorded(client: Client, finished_run: Run) -> None:
+    html = page(client, finished_run)
+    recording = attrs(html, "run-recording")
+    assert recording == {"status": "finished", "last-seq": str(finished_run.last_seq), "done": "1"}
+    assert ">Recorded<" in html and 'aria-valuenow="100"' in html
+    assert f"{finished_run.last_seq + 1} events" in html
+
+
+def test_every_viewer_gets_the_playback_controls(client: Client, finished_run: Run) -> None:
+    html = page(client, finished_run)
+    for action in ("play", "pause", "step", "back", "live"):
+        assert f'hx-vals=\'{{"action": "{action}"' in html, action
+    assert 'hx-vals=\'{"action": "speed"}\'' in html and 'hx-vals=\'{"action": "seek"}\'' in html
+    assert '<option value="2" selected>' in html and '<option value="max">' in html
+    assert "ws-send" in html
+
+
+def test_at_the_last_event_the_page_shows_the_summary(client: Client, finished_run: Run) -> None:
+    last = finished_run.last_seq
+    html = page(client, finished_run, seq=last)
+    assert attrs(html, "run-header")["seq"] == str(last)
+    assert attrs(html, "run-playhead")["position"] == str(last)
+    assert not summary_hidden(html)
     assert 'id="chart-pending"' in html and 'id="chart-allocation"' in html
-    assert "decided by" in html or "Scheduling" in html
+    assert 'id="node-node-a"' in html and 'id="node-node-b"' in html
+    assert bound_count(html) == finished_run.summary["bound"]
+    assert "the end" in html
+    assert f'ws-connect="/ws/runs/{finished_run.id}/?at={last}"' in html
+    assert "hx-swap-oob" not in html
+    assert summary_hidden(page(client, finished_run, seq=last - 1))
+
+
+def test_the_summary_waits_for_the_run_to_be_done(client: Client, finished_run: Run) -> None:
+    """At the last recorded event of a run still being recorded there is no summary yet."""
+    Run.objects.filter(id=finished_run.id).update(status=RunStatus.RUNNING)
+    html = page(client, finished_run, seq=finished_run.last_seq)
+    assert summary_hidden(html)
+    assert ">Recording<" in html
+    assert attrs(html, "run-playhead")["complete"] == ""
+
+
+def test_a_queued_run_shows_that_nothing_is_recorded_yet(client: Client, builtins: None) -> None:
+    run = Run.objects.create(
+        scenario=Scenario.objects.get(slug="mixed-small"), policy=Policy.objects.get(slug="default")
+    )
+    html = page(client, run)
+    assert attrs(html, "run-recording")["status"] == "queued"
+    assert ">Queued<" in html and "waiting for a worker" in html
+    assert "nothing recorded yet" in html
+    assert attrs(html, "run-header")["seq"] == "-1"
+    assert summary_hidden(html)
+    assert "No nodes yet." in html
+
+
+def test_a_cancelled_run_is_finished_and_watchable(
+    client: Client, builtins: None, user: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cancelled after its first batch: the page says Cancelled, plays from t=0, has its summary at the end."""
+    monkeypatch.setattr(runner, "BATCH_MAX_STEPS", 2)
+    monkeypatch.setattr(runner, "BATCH_SECONDS", 3600.0)
+    run = Run.objects.create(
+        scenario=Scenario.objects.get(slug="preemption-basics"),
+        policy=Policy.objects.get(slug="default"),
+        seed=3,
+        owner=user,
+    )
+    calls: list[int] = []
+
+    def publish(group: str, message: dict[str, Any]) -> None:
+        calls.append(message["last_seq"])
+        if len(calls) == 2:
+            cancel_run(Run.objects.get(id=run.id))
+
+    step_loop(run.id, publish)
+    run.refresh_from_db()
+    assert run.status == "finished" and run.steps == 2
+    client.force_login(user)
+    start = page(client, run)
+    assert ">Cancelled<" in start and "(cancelled by its owner)" in start
+    assert attrs(start, "run-header")["seq"] == "0" and summary_hidden(start)
+    assert "cancel-btn" not in start, "nothing left to cancel"
+    end = page(client, run, seq=run.last_seq)
+    assert attrs(end, "run-header")["seq"] == str(run.last_seq)
+    assert not summary_hidden(end) and "Pods scheduled" in end
+    assert attrs(end, "run-playhead")["complete"] == "1" and "the end" in end
+
+
+def test_a_failed_run_says_why(client: Client, builtins: None) -> None:
+    run = Run.objects.create(
+        scenario=Scenario.objects.get(slug="mixed-small"),
+        policy=Policy.objects.get(slug="default"),
+        status=RunStatus.FAILED,
+        error="spec.nodes: expected a list\n\nTraceback (most recent call last): ...",
+    )
+    html = page(client, run)
+    assert ">Failed<" in html
+    assert "The run failed: spec.nodes: expected a list" in html
+    assert "Traceback" not in html
+
+
+def test_no_template_comment_shows_on_the_page(client: Client, finished_run: Run, user: Any) -> None:
+    """Django's {# #} comments end at the line's end: a multi-line one would print on the page."""
+    client.force_login(user)
+    html = page(client, finished_run)
+    assert "{#" not in html and "#}" not in html
 
 
 def test_detail_shows_the_share_link(client: Client, finished_run: Run) -> None:
     """The share link is the run's own URL."""
-    html = client.get(reverse("run-detail", args=[finished_run.id])).content.decode()
+    html = page(client, finished_run)
     assert f"http://testserver/runs/{finished_run.id}/" in html
 
 
@@ -105,10 +265,11 @@ def test_detail_of_an_unknown_run_is_404(client: Client, db: None) -> None:
 def test_a_private_run_is_404_for_everyone_but_its_owner(
     client: Client, private_run: Run, other_user: Any, user: Any
 ) -> None:
-    """Page, moment and trace all hide a private run from anonymous users and other users."""
+    """Page, node card and trace all hide a private run from anonymous users and other users."""
     urls = [
         reverse("run-detail", args=[private_run.id]),
-        reverse("run-at", args=[private_run.id]) + "?seq=3",
+        reverse("run-detail", args=[private_run.id]) + "?seq=3",
+        reverse("run-node", args=[private_run.id]) + f"?name=node-a&seq={private_run.last_seq}",
         reverse("run-events", args=[private_run.id]),
     ]
     for url in urls:
@@ -128,62 +289,259 @@ def test_the_run_list_shows_visible_runs_only(client: Client, finished_run: Run,
     assert private_run.get_absolute_url() not in html
 
 
-def test_only_the_owner_gets_controls(client: Client, private_run: Run, user: Any, finished_run: Run) -> None:
-    """Ownerless runs are open to everyone; an owned run shows its buttons to its owner."""
+# The owner's cancel button
+
+
+@pytest.fixture
+def owned_queued_run(builtins: None, user: Any) -> Run:
+    return Run.objects.create(
+        scenario=Scenario.objects.get(slug="mixed-small"), policy=Policy.objects.get(slug="default"), owner=user
+    )
+
+
+def has_cancel(html: str) -> bool:
+    return 'hx-vals=\'{"action": "cancel"}\'' in html
+
+
+def test_only_the_owner_sees_the_cancel_button(
+    client: Client, owned_queued_run: Run, user: Any, other_user: Any
+) -> None:
+    assert not has_cancel(page(client, owned_queued_run)), "anonymous visitor"
+    client.force_login(other_user)
+    html = page(client, owned_queued_run)
+    assert not has_cancel(html), "another user"
+    assert 'hx-vals=\'{"action": "play"}\'' in html  # who cannot cancel still plays their own playhead
     client.force_login(user)
-    assert 'value="pause"' in client.get(reverse("run-detail", args=[private_run.id])).content.decode()
-    finished_run.owner = user
-    finished_run.save()
-    client.logout()
-    html = client.get(reverse("run-detail", args=[finished_run.id])).content.decode()
-    assert 'value="pause"' not in html and "you are watching" in html
+    assert has_cancel(page(client, owned_queued_run)), "the owner"
 
 
-# A past moment
+def test_the_cancel_button_goes_once_the_run_is_done(client: Client, owned_queued_run: Run, user: Any) -> None:
+    client.force_login(user)
+    for status in (RunStatus.RUNNING, RunStatus.FINISHED, RunStatus.FAILED):
+        Run.objects.filter(id=owned_queued_run.id).update(status=status)
+        assert has_cancel(page(client, owned_queued_run)) == (status == RunStatus.RUNNING), status
+
+
+def test_nobody_but_staff_sees_cancel_on_a_run_nobody_owns(
+    client: Client, builtins: None, user: Any, django_user_model: Any
+) -> None:
+    run = Run.objects.create(
+        scenario=Scenario.objects.get(slug="mixed-small"), policy=Policy.objects.get(slug="default")
+    )
+    client.force_login(user)
+    assert not has_cancel(page(client, run))
+    staff = django_user_model.objects.create_user(username="root", password="x-correct-horse-9", is_staff=True)
+    client.force_login(staff)
+    assert has_cancel(page(client, run))
+
+
+# A moment of the run (?seq=N)
 
 
 def test_at_an_early_seq_fewer_pods_are_bound_than_at_the_end(client: Client, finished_run: Run) -> None:
-    """The scrubber's answer at a seq before the last binding shows fewer bound pods."""
+    """A link to a moment before the last binding shows fewer bound pods."""
     last_bound = TraceEvent.objects.filter(run=finished_run, type="bound").order_by("-seq").first()
-    url = reverse("run-at", args=[finished_run.id])
-    early = client.get(url, {"seq": last_bound.seq - 1}).content.decode()
-    end = client.get(url).content.decode()
+    early = page(client, finished_run, seq=last_bound.seq - 1)
+    end = page(client, finished_run, seq=finished_run.last_seq)
     assert bound_count(early) < bound_count(end)
     assert bound_count(end) == finished_run.summary["bound"]
-    assert f'data-seq="{last_bound.seq - 1}"' in early
+    assert attrs(early, "run-header")["seq"] == str(last_bound.seq - 1)
+    assert bound_count(early) == replay(finished_run, last_bound.seq - 1).counts["bound"]
 
 
-def test_at_returns_every_partial_as_an_out_of_band_swap(client: Client, finished_run: Run) -> None:
-    """Each partial in the answer carries hx-swap-oob so htmx swaps it in by id."""
-    html = client.get(reverse("run-at", args=[finished_run.id]), {"seq": 30}).content.decode()
-    for dom_id in PARTIAL_IDS:
-        assert re.search(rf'id="{dom_id}"[^>]*hx-swap-oob="true"', html), dom_id
-
-
-def test_at_shows_the_cycle_of_that_moment(client: Client, finished_run: Run) -> None:
+def test_a_moment_shows_the_cycle_of_that_moment(client: Client, finished_run: Run) -> None:
     """At the preemption, the cycle panel shows its candidates and who decided."""
     preemption = TraceEvent.objects.get(run=finished_run, type="preemption", data__chosen="node-b")
-    html = client.get(reverse("run-at", args=[finished_run.id]), {"seq": preemption.seq}).content.decode()
+    html = page(client, finished_run, seq=preemption.seq)
     assert "Candidate node" in html and "fewest pdb violations" in html
     assert "scratch-b0" in html
+    assert "Candidate node" not in page(client, finished_run, seq=preemption.seq - 1)
 
 
-def test_at_never_reruns_the_engine(client: Client, finished_run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Moments come from stored snapshots and events; the simulation is never constructed."""
+def test_moments_never_rerun_the_engine(client: Client, finished_run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Moments and node cards come from stored snapshots and events; the simulation is never constructed."""
 
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("the engine ran")
 
     monkeypatch.setattr("scheduler_core.simulation.Simulation.__init__", refuse)
-    assert client.get(reverse("run-at", args=[finished_run.id]), {"seq": 10}).status_code == 200
+    assert client.get(reverse("run-detail", args=[finished_run.id]), {"seq": 10}).status_code == 200
+    assert client.get(reverse("run-node", args=[finished_run.id]), {"name": "node-a", "seq": 10}).status_code == 200
 
 
-def test_at_clamps_and_rejects_bad_seqs(client: Client, finished_run: Run) -> None:
-    """A seq past the end is the end, before the start is the empty state, a non-number is a 400."""
-    url = reverse("run-at", args=[finished_run.id])
-    assert f'data-seq="{finished_run.last_seq}"' in client.get(url, {"seq": 10**9}).content.decode()
-    assert 'data-seq="-1"' in client.get(url, {"seq": -50}).content.decode()
-    assert client.get(url, {"seq": "ten"}).status_code == 400
+def test_a_moment_is_clamped_and_a_bad_seq_refused(client: Client, finished_run: Run) -> None:
+    """A seq past the end is the end, before the start is the start, a non-number is a 400."""
+    assert attrs(page(client, finished_run, seq=10**9), "run-header")["seq"] == str(finished_run.last_seq)
+    assert attrs(page(client, finished_run, seq=-50), "run-header")["seq"] == "0"
+    assert client.get(reverse("run-detail", args=[finished_run.id]), {"seq": "ten"}).status_code == 400
+
+
+# One node's card (run-node)
+
+
+def node_card(client: Client, run: Run, **params: Any) -> Any:
+    return client.get(reverse("run-node", args=[run.id]), params)
+
+
+def pod_count(html: str) -> int:
+    found = re.search(r"(\d+) pods? /", html)
+    assert found, html[:500]
+    return int(found.group(1))
+
+
+def test_the_node_endpoint_returns_the_nodes_card_at_that_event(client: Client, finished_run: Run) -> None:
+    end = node_card(client, finished_run, name="node-a", seq=finished_run.last_seq)
+    assert end.status_code == 200
+    html = end.content.decode()
+    assert html.strip().startswith('<article class="node-card')
+    assert 'id="node-node-a"' in html and 'data-node="node-a"' in html
+    assert "hx-swap-oob" not in html
+    assert end["Cache-Control"] == "no-store"
+    final = replay(finished_run, finished_run.last_seq)
+    assert pod_count(html) == len(final.nodes["node-a"]["pods"]) > 0
+    added = TraceEvent.objects.get(run=finished_run, type="node_added", data__node="node-a")
+    fresh = node_card(client, finished_run, name="node-a", seq=added.seq).content.decode()
+    assert pod_count(fresh) == 0, "just added, the node has no pods yet"
+
+
+def test_without_a_seq_the_card_is_at_the_last_event(client: Client, finished_run: Run) -> None:
+    default = node_card(client, finished_run, name="node-a").content.decode()
+    assert default == node_card(client, finished_run, name="node-a", seq=finished_run.last_seq).content.decode()
+
+
+def test_the_card_at_event_0_is_at_event_0(client: Client, finished_run: Run) -> None:
+    """At event 0 (run_started) no node exists yet."""
+    response = node_card(client, finished_run, name="node-a", seq=0)
+    assert response.status_code == 404
+    assert "No node node-a at event 0" in response.content.decode()
+
+
+def test_an_unknown_node_is_404_with_a_message(client: Client, finished_run: Run) -> None:
+    response = node_card(client, finished_run, name="node-zz", seq=20)
+    assert response.status_code == 404
+    assert "No node node-zz at event 20." in response.content.decode()
+    escaped = node_card(client, finished_run, name="<b>x</b>", seq=20).content.decode()
+    assert "&lt;b&gt;x&lt;/b&gt;" in escaped and "<b>x</b>" not in escaped
+
+
+def test_the_node_endpoint_needs_a_name_and_a_whole_seq(client: Client, finished_run: Run) -> None:
+    assert node_card(client, finished_run).status_code == 400
+    assert node_card(client, finished_run, name="  ").status_code == 400
+    assert node_card(client, finished_run, name="node-a", seq="ten").status_code == 400
+
+
+def test_a_node_of_an_unknown_run_is_404(client: Client, db: None) -> None:
+    url = reverse("run-node", args=["00000000-0000-0000-0000-000000000000"])
+    assert client.get(url, {"name": "node-a"}).status_code == 404
+
+
+# Big clusters: a grid of cells instead of cards
+
+
+def cluster_document(nodes: int, pods: int, zones: tuple[str, ...] = ("zone-a", "zone-b", "zone-c")) -> str:
+    """A scenario of ``nodes`` identical nodes (one nodeGroup, zones round robin) and ``pods`` small pods."""
+    objects = "\n".join(
+        f"    - {{apiVersion: v1, kind: Pod, metadata: {{name: p{i}}}, spec: {{containers: "
+        f'[{{name: c, image: "app:1", resources: {{requests: {{cpu: 500m, memory: 1Gi}}}}}}]}}}}'
+        for i in range(pods)
+    )
+    return (
+        "apiVersion: kubeviz.dev/v1\nkind: Scenario\nmetadata: {name: big}\nspec:\n  seed: 1\n"
+        f"  nodeGroups:\n    - count: {nodes}\n      namePrefix: w-\n      zones: [{', '.join(zones)}]\n"
+        '      template: {allocatable: {cpu: "4", memory: 8Gi}}\n'
+        f"  objects:\n{objects}\n"
+    )
+
+
+def recorded_cluster(nodes: int, pods: int) -> Run:
+    scenario = Scenario.objects.create(
+        slug=f"cluster-{nodes}", name=f"{nodes} nodes", document=cluster_document(nodes, pods), source_name="big.yaml"
+    )
+    run = Run.objects.create(scenario=scenario, policy=Policy.objects.get(slug="default"), seed=1)
+    step_loop(run.id, Published())
+    run.refresh_from_db()
+    assert run.status == "finished", run.error
+    return run
+
+
+def engine_state(nodes: int, pods: int) -> ViewState:
+    """The last moment of a cluster run straight from the engine, folded into a ViewState (no database)."""
+    sim = Simulation(
+        load_scenario(cluster_document(nodes, pods), "big.yaml"),
+        load_policy((ENGINE_DIR / "policies" / "default.yaml").read_text(), "default.yaml"),
+        1,
+    )
+    sim.run()
+    state = ViewState()
+    for event in sim.trace.events:
+        state.apply(as_json(event))
+    return state
+
+
+def zone_counts(body: str) -> dict[str, int]:
+    return {
+        zone: int(n) for zone, n in re.findall(r'<h3 class="zone-name">([^<]*?) <span class="muted">(\d+)</span>', body)
+    }
+
+
+def test_a_60_node_cluster_is_shown_as_a_grid_of_cells(client: Client, builtins: None) -> None:
+    run = recorded_cluster(60, 4)
+    html = page(client, run, seq=run.last_seq)
+    body = nodes_body(html)
+    assert 'class="nodes-body nodes-grid"' in body and 'data-grid="1"' in body
+    assert body.count('class="cell a') == 60
+    assert sorted(re.findall(r'id="cell-(w-\d+)"', body)) == [f"w-{i:02d}" for i in range(60)]
+    assert 'class="node-card' not in body and 'id="node-w-' not in html
+    assert zone_counts(body) == {"zone-a": 20, "zone-b": 20, "zone-c": 20}
+    assert "Nodes <span" in body and ">60 · one cell per node" in body
+    cell = re.search(r'<i id="cell-w-07" class="cell a(\d+)[^"]*" data-node="w-07" title="([^"]*)"', body)
+    assert cell and cell.group(2).startswith("w-07: cpu ")
+    allocated = sum(1 for level in re.findall(r'class="cell a(\d+)', body) if level != "0")
+    assert allocated == len({p["node"] for p in replay(run, run.last_seq).pods.values() if p.get("node")}) > 0
+
+
+def test_a_grid_cell_opens_the_nodes_card(client: Client, builtins: None) -> None:
+    run = recorded_cluster(60, 2)
+    response = node_card(client, run, name="w-07", seq=run.last_seq)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'id="node-w-07"' in html and '<span class="tag">zone-b</span>' in html  # w-07: 7 % 3 = 1
+
+
+def test_the_grid_marks_the_chosen_node_at_a_decision(client: Client, builtins: None) -> None:
+    run = recorded_cluster(60, 2)
+    selected = TraceEvent.objects.filter(run=run, type="selected").order_by("seq").first()
+    chosen = selected.data["node"]
+    body = nodes_body(page(client, run, seq=selected.seq))
+    assert re.search(rf'id="cell-{chosen}" class="cell a\d+[^"]* fs', body), "the chosen node's cell is marked"
+    assert len(re.findall(r'class="cell a\d+[^"]* fs', body)) == 1
+
+
+@pytest.mark.parametrize(("nodes", "mode"), [(1, "cards"), (48, "cards"), (49, "grid")])
+def test_cards_up_to_48_nodes_then_the_grid(nodes: int, mode: str) -> None:
+    group = node_group(engine_state(nodes, 2), NodeMemo())
+    assert f"nodes-body nodes-{mode}" in group.html
+    assert len(group.cells) == nodes
+    if mode == "cards":
+        assert group.html.count('class="node-card') == nodes and 'class="cell' not in group.html
+    else:
+        assert group.html.count('class="cell a') == nodes and 'class="node-card' not in group.html
+
+
+@pytest.mark.slow
+def test_a_5000_node_cluster_is_5000_cells_grouped_by_zone(client: Client, builtins: None) -> None:
+    run = recorded_cluster(5000, 3)
+    body = nodes_body(page(client, run, seq=run.last_seq))
+    assert body.count('class="cell a') == 5000
+    assert len(set(re.findall(r'id="cell-(w-\d+)"', body))) == 5000
+    assert zone_counts(body) == {"zone-a": 1667, "zone-b": 1667, "zone-c": 1666}
+    zones = re.split(r'<div class="zone">', body)[1:]
+    assert [re.search(r'class="zone-name">([^ ]+)', z).group(1) for z in zones] == ["zone-a", "zone-b", "zone-c"]
+    assert all(int(name) % 3 == i for i, zone in enumerate(zones) for name in re.findall(r'id="cell-w-(\d+)"', zone)), (
+        "each cell sits in its node's zone"
+    )
+    assert 'class="node-card' not in body
+    assert len(body) < 5000 * 300, "a cell stays small"
 
 
 # The stored trace

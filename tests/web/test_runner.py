@@ -1,28 +1,36 @@
-"""The step loop (services.runner.step_loop) and how runs are started (services.dispatch)."""
+"""The step loop (services.runner.step_loop): recording a run to its end or to its owner's cancel,
+and how runs are started (services.dispatch)."""
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from channels.layers import get_channel_layer
+from django.db import connection
 
 from kubeviz.web import tasks
-from kubeviz.web.models import Policy, Run, Scenario, Snapshot, TraceEvent
-from kubeviz.web.services import dispatch
+from kubeviz.web.models import Policy, Run, RunStatus, Scenario, Snapshot, TraceEvent
+from kubeviz.web.services import dispatch, runner
 from kubeviz.web.services.builtins import ENGINE_DIR
-from kubeviz.web.services.controls import apply_control
 from kubeviz.web.services.runner import step_loop
+from kubeviz.web.services.runs import cancel_run
+from kubeviz.web.services.view_state import state_at
 from scheduler_core.metrics import compute_metrics
 from scheduler_core.policy import load_policy
 from scheduler_core.replay import ViewState
 from scheduler_core.scenario import load_scenario
 from scheduler_core.simulation import Simulation
 
-from .conftest import Published, run_threads, wait_until
+from .conftest import Published, run_threads
+
+CANCELLED = "cancelled by its owner"
 
 pytestmark = pytest.mark.django_db
 
@@ -51,6 +59,13 @@ def new_run(scenario: str = "preemption-basics", policy: str = "default", seed: 
 
 def stored_events(run: Run) -> list[dict[str, Any]]:
     return list(TraceEvent.objects.filter(run=run).order_by("seq").values_list("data", flat=True))
+
+
+def replay_all(events: list[dict[str, Any]]) -> ViewState:
+    state = ViewState()
+    for event in events:
+        state.apply(event)
+    return state
 
 
 # Recording
@@ -133,22 +148,37 @@ def test_snapshots_every_n_events_and_one_at_the_end(builtins: None, published: 
 # Publishing
 
 
-def test_viewers_are_told_after_each_stored_batch_with_increasing_last_seq(builtins: None, settings: Any) -> None:
-    """At a set speed every step is its own batch; each message comes after its events are stored."""
-    run = new_run(speed=1000)
+@pytest.fixture
+def small_batches(monkeypatch: pytest.MonkeyPatch) -> Callable[[int], None]:
+    """Batches of exactly ``n`` steps (no time limit cuts them short), so counts are exact."""
+
+    def set_batch(n: int) -> None:
+        monkeypatch.setattr(runner, "BATCH_MAX_STEPS", n)
+        monkeypatch.setattr(runner, "BATCH_SECONDS", 3600.0)
+
+    return set_batch
+
+
+def test_viewers_are_told_after_each_stored_batch_with_increasing_last_seq(
+    builtins: None, small_batches: Callable[[int], None]
+) -> None:
+    """One step per batch: one message per step, each sent after its events are stored."""
+    small_batches(1)
+    run = new_run()
     told: list[dict[str, Any]] = []
 
     def publish(group: str, message: dict[str, Any]) -> None:
         assert group == run.group_name
         assert TraceEvent.objects.filter(run=run).count() == message["last_seq"] + 1, "published before stored"
+        assert Run.objects.get(id=run.id).last_seq == message["last_seq"], "the row's progress is stored first"
         told.append(message)
 
-    step_loop(run.id, publish, sleep=lambda seconds: None)
+    step_loop(run.id, publish)
     run.refresh_from_db()
     seqs = [m["last_seq"] for m in told]
     assert all(m["type"] == "run.update" for m in told)
     assert seqs[:-1] == sorted(set(seqs[:-1])), "each batch moves last_seq forward"
-    assert len(told) >= run.steps  # one batch per step at a set speed, plus set-up and the end
+    assert len(told) >= run.steps  # one batch per step, plus set-up and the end
     assert told[-1] == {"type": "run.update", "last_seq": run.last_seq, "finished": True}
     assert [m for m in told if m.get("finished")] == [told[-1]]
 
@@ -163,89 +193,128 @@ def test_at_full_speed_batches_are_few_and_still_ordered(builtins: None, publish
     assert {group for group, _ in published.messages} == {run.group_name}
 
 
-# Controls
+# Computing without viewers, and the owner's cancel
 
 
-def test_a_set_speed_sleeps_between_steps(builtins: None, published: Published) -> None:
-    run = new_run(speed=50)
-    slept: list[float] = []
-    step_loop(run.id, published, sleep=slept.append)
+def test_a_run_is_computed_to_the_end_without_any_viewer_and_without_waiting(
+    builtins: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nobody watches and nobody presses anything: the loop still records the whole run, never sleeping."""
+
+    def no_sleeping(seconds: float) -> None:
+        raise AssertionError(f"the step loop slept {seconds}s: it must never wait for viewers")
+
+    run = new_run("mixed-small", "default", 1)
+    monkeypatch.setattr(time, "sleep", no_sleeping)
+    step_loop(run.id, lambda group, message: None)
+    monkeypatch.undo()
     run.refresh_from_db()
-    assert run.status == "finished"
-    assert slept == [pytest.approx(0.02)] * run.steps
+    assert run.status == "finished" and run.progress == 1.0
+    assert stored_events(run) == as_json(engine_run("mixed-small", "default", 1).trace.events)
+    assert stored_events(run)[-1]["reason"] != CANCELLED
 
 
-def test_pause_then_single_steps_then_resume(builtins: None, published: Published) -> None:
-    """A viewer (played by the fake sleep, called only while the loop idles) pauses at the start,
-    steps 3, checks the loop waited, then resumes; the trace is the same as an uninterrupted run."""
-    run = new_run(paused=True)
-    script: list[str] = []
-
-    def viewer(seconds: float) -> None:
-        current = Run.objects.get(id=run.id)
-        assert current.status == "paused"
-        if not script:
-            assert current.steps == 0
-            script.append(f"paused at seq {current.last_seq}")
-            apply_control(current, "step", 3)
-        elif len(script) == 1:
-            assert current.steps == 3 and current.pending_steps == 0
-            script.append(f"stepped to seq {current.last_seq}")
-            apply_control(current, "resume")
-        else:
-            pytest.fail("the loop idled after resume")
-
-    step_loop(run.id, published, sleep=viewer)
-    run.refresh_from_db()
-    assert len(script) == 2, script
-    assert run.status == "finished" and not run.paused
-    assert stored_events(run) == as_json(engine_run("preemption-basics", "default", 3).trace.events)
+def test_viewers_playheads_are_not_stored_on_the_run() -> None:
+    """A run is a recording: no pause, pending steps or speed of the computation any more."""
+    fields = {f.name for f in Run._meta.get_fields()}
+    assert fields.isdisjoint({"paused", "pending_steps", "speed"})
+    assert "paused" not in {value for value, _ in RunStatus.choices}
+    assert "sleep" not in inspect.signature(step_loop).parameters
 
 
-def test_stop_after_single_steps_ends_the_run_early(builtins: None, published: Published) -> None:
-    run = new_run(paused=True, pending_steps=5)
-    stopped: list[int] = []
+def test_the_owners_cancel_ends_the_run_after_the_current_batch(
+    builtins: None, published: Published, small_batches: Callable[[int], None]
+) -> None:
+    """Cancelled (as another process would: through the row) after one batch of 3 steps: the run
+    stops there, ends with run_finished "cancelled by its owner", and is finished and watchable."""
+    small_batches(3)
+    run = new_run()
 
-    def viewer(seconds: float) -> None:
-        current = Run.objects.get(id=run.id)
-        assert current.steps == 5
-        stopped.append(current.last_seq)
-        apply_control(current, "stop")
+    def publish(group: str, message: dict[str, Any]) -> None:
+        published(group, message)
+        if len(published.messages) == 2:  # the set-up, then the first batch of steps
+            assert cancel_run(Run.objects.get(id=run.id)).startswith("Cancelling")
 
-    step_loop(run.id, published, sleep=viewer)
+    step_loop(run.id, publish)
     run.refresh_from_db()
     events = stored_events(run)
     engine_events = as_json(engine_run("preemption-basics", "default", 3).trace.events)
-    assert run.status == "finished" and run.steps == 5 and len(stopped) == 1
+    assert run.status == "finished" and run.stop_requested and run.error == ""
+    assert run.steps == 3 and run.summary["steps"] == 3
     assert events[:-1] == engine_events[: len(events) - 1], "the steps taken are the engine's first steps"
-    assert events[-1]["type"] == "run_finished" and events[-1]["reason"] == "stopped by the viewer"
     assert len(events) < len(engine_events)
-    assert run.summary["steps"] == 5
-    assert published.messages[-1][1]["finished"] is True
+    finished = events[-1]
+    assert finished["type"] == "run_finished" and finished["reason"] == CANCELLED
+    assert (finished["bound"], finished["pending"]) == (run.summary["bound"], run.summary["pending"])
+    assert [e["seq"] for e in events] == list(range(len(events))) and run.last_seq == finished["seq"]
+    # watchable: its metrics, a final snapshot, and the last message says it is finished
+    assert run.metrics and run.progress == 1.0 and run.finished is not None
+    assert Snapshot.objects.filter(run=run, seq=run.last_seq).exists()
+    assert published.messages[-1] == (
+        run.group_name,
+        {"type": "run.update", "last_seq": run.last_seq, "finished": True},
+    )
+    assert as_json(state_at(run, run.last_seq).as_dict()) == as_json(replay_all(events).as_dict())
+
+
+def test_a_run_cancelled_before_it_starts_records_only_its_set_up(builtins: None, published: Published) -> None:
+    run = new_run()
+    cancel_run(run)
+    step_loop(run.id, published)
+    run.refresh_from_db()
+    events = stored_events(run)
+    assert run.status == "finished" and run.steps == 0
+    assert events[0]["type"] == "run_started"
+    assert events[-1]["type"] == "run_finished" and events[-1]["reason"] == CANCELLED
+    assert [e for e in events if e["type"] in ("cycle_start", "selected", "bound")] == []
+
+
+def test_cancel_is_refused_once_the_run_is_done(finished_run: Run) -> None:
+    assert cancel_run(finished_run) == "The run is already finished."
+    finished_run.refresh_from_db()
+    assert not finished_run.stop_requested
+    failed = new_run(status=RunStatus.FAILED)
+    assert cancel_run(failed) == "The run is already failed."
+    assert not Run.objects.get(id=failed.id).stop_requested
 
 
 @pytest.mark.django_db(transaction=True)
-def test_stop_reaches_a_paused_run_in_another_thread(builtins: None, published: Published) -> None:
-    """The control goes through the database: the loop, idling in its own thread, sees it."""
-    run = new_run(paused=True)
-    idled = threading.Event()
+def test_a_cancel_from_another_thread_reaches_the_loop_through_the_database(
+    builtins: None, small_batches: Callable[[int], None]
+) -> None:
+    """The loop runs in its own thread (as in thread mode); the test thread cancels via the row.
+    The loop's publish waits after its first batch until the cancel is written, so the order is fixed."""
+    small_batches(4)
+    run = new_run()
+    first_batch = threading.Event()
+    cancelled = threading.Event()
+    published = Published()
 
-    def idle(seconds: float) -> None:
-        idled.set()
-        threading.Event().wait(0.005)  # a real (short) pause so the test thread gets the database
+    def publish(group: str, message: dict[str, Any]) -> None:
+        published(group, message)
+        if len(published.messages) == 2:
+            first_batch.set()
+            assert cancelled.wait(30), "the test thread never cancelled"
 
-    loop = threading.Thread(target=step_loop, args=(run.id, published), kwargs={"sleep": idle}, daemon=True)
-    loop.start()
+    def loop() -> None:
+        try:
+            step_loop(run.id, publish)
+        finally:
+            connection.close()
+
+    worker = threading.Thread(target=loop, daemon=True)
+    worker.start()
     try:
-        assert idled.wait(30), "the loop never idled while paused"
-        wait_until(lambda: Run.objects.get(id=run.id).status == "paused", timeout=30)
-        apply_control(Run.objects.get(id=run.id), "stop")
+        assert first_batch.wait(30), "the loop never finished its first batch"
+        cancel_run(Run.objects.get(id=run.id))
     finally:
-        loop.join(30)
-    assert not loop.is_alive()
+        cancelled.set()
+        worker.join(30)
+    assert not worker.is_alive()
     run.refresh_from_db()
-    assert run.status == "finished" and run.steps == 0
-    assert stored_events(run)[-1]["reason"] == "stopped by the viewer"
+    assert run.status == "finished", run.error
+    assert run.steps == 4
+    assert stored_events(run)[-1]["reason"] == CANCELLED
 
 
 # Failures

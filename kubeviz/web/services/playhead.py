@@ -97,6 +97,8 @@ def parse_speed(value: Any) -> float:
     """A speed in decisions per second: one of SPEEDS, or "max" (0)."""
     if isinstance(value, str) and value.strip().lower() == "max":
         return 0.0
+    if isinstance(value, bool):
+        raise PlayheadError(f"value: speed must be one of {_speed_list()}, not {value!r}")
     try:
         speed = float(value)
     except (TypeError, ValueError):

@@ -121,7 +121,8 @@ def node(request: HttpRequest, run_id: UUID) -> HttpResponse:
         raise BadRequest("name: which node?")
     recording = RunRecording(run.id)
     recording.refresh()
-    position = recording.timeline().clamp(_int_param(request, "seq", None) or run.last_seq)
+    seq = _int_param(request, "seq", None)
+    position = recording.timeline().clamp(run.last_seq if seq is None else seq)
     state = recording.state(position)
     if name not in state.nodes:
         return HttpResponse(format_html('<p class="empty">No node {} at event {}.</p>', name, position), status=404)
