@@ -6,11 +6,14 @@ plain strings, and the templates escape every one of them.
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
 
@@ -27,29 +30,36 @@ from .engine import parse_scenario, scenario_preview
 
 __all__ = [
     "FLAGSHIP_SLUG",
-    "ROW_LIMIT",
+    "PAGE_SIZE",
+    "TABLES",
+    "BadPage",
     "Card",
     "Created",
     "DocumentLine",
+    "PageLink",
+    "ScenarioDetail",
     "ScenarioTables",
+    "TablePage",
     "Upload",
     "create_scenario",
+    "detail_tables",
     "first_sentence",
     "format_ms",
     "library_cards",
     "library_scenarios",
     "numbered_lines",
+    "page_url",
     "parse_stored",
     "policy_suggestions",
     "recent_runs",
-    "scenario_tables",
+    "requested_pages",
+    "scenario_detail",
+    "table_for_element",
     "unique_slug",
 ]
 
 # The scenario the library points newcomers at first.
 FLAGSHIP_SLUG = "sts-upgrade-under-pressure"
-# Detail tables stop after this many rows (an uploaded cluster may have thousands of nodes).
-ROW_LIMIT = 200
 # Slugs the URL map already uses under /scenarios/.
 
 # Library
@@ -101,20 +111,17 @@ def first_sentence(text: str, limit: int = 220) -> str:
 
 # Detail
 
-
-@dataclass
-class ScenarioTables:
-    """What a scenario holds at t=0 and on its timeline, as rows of display strings."""
-
-    nodes: list[dict[str, Any]] = field(default_factory=list)
-    pods: list[dict[str, Any]] = field(default_factory=list)
-    workloads: list[dict[str, Any]] = field(default_factory=list)
-    timeline: list[dict[str, Any]] = field(default_factory=list)
-    extras: list[str] = field(default_factory=list)  # "1 Service", "2 PriorityClasses"
-    totals: dict[str, int] = field(default_factory=dict)  # rows before ROW_LIMIT
-    seed: int = 0
-    pod_startup: str = ""
-    end_at: str = ""
+# Rows per page in each of the detail page's tables (an uploaded cluster may have thousands of nodes).
+PAGE_SIZE = 50
+# The detail page's tables by the query parameter that pages through each (``?nodes=2&objects=3``),
+# with the word for their rows in "nodes 1–50 of 501". ``objects`` are the pods of ``spec.objects``.
+TABLES: dict[str, str] = {"nodes": "nodes", "workloads": "workloads", "objects": "pods", "timeline": "actions"}
+# A timeline action creating many objects names this many of them and counts the rest.
+WHAT_LIMIT = 10
+# Parsing is most of a big scenario's page (pure-Python YAML), so its rows are cached by content:
+# a new document, source name or cluster is a new key. Bump the version when a row's keys change.
+DETAIL_CACHE_VERSION = 1
+DETAIL_CACHE_SECONDS = 60 * 60
 
 
 def format_ms(ms: int | None) -> str:
@@ -266,7 +273,9 @@ def _describe_object(obj: object) -> str:
 
 
 def _timeline_row(action: TimelineAction) -> dict[str, Any]:
-    what = [_describe_object(obj) for obj in action.objects]
+    what = [_describe_object(obj) for obj in action.objects[:WHAT_LIMIT]]
+    if len(action.objects) > WHAT_LIMIT:
+        what.append(f"… and {len(action.objects) - WHAT_LIMIT} more")
     detail = ""
     if action.action == "scale":
         detail = f"replicas → {action.params.get('replicas')}"
@@ -289,17 +298,22 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word[:-1] + 'ies' if word.endswith('y') and not word.endswith('ey') else word + 's'}"
 
 
-def _limited(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for row in rows:
-        if len(out) == ROW_LIMIT:
-            break
-        out.append(row)
-    return out
+@dataclass
+class ScenarioDetail:
+    """Every row of every table of a stored scenario, as display strings; what the cache keeps.
+
+    ``problems`` is set (and ``rows`` empty) when the document no longer loads.
+    """
+
+    rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by TABLES key
+    extras: list[str] = field(default_factory=list)  # "1 Service", "2 PriorityClasses"
+    seed: int = 0
+    pod_startup: str = ""
+    end_at: str = ""
+    problems: list[Problem] = field(default_factory=list)
 
 
-def scenario_tables(parsed: EngineScenario) -> ScenarioTables:
-    """Rows for the detail page's nodes, pods, workloads and timeline tables."""
+def _detail_of(parsed: EngineScenario) -> ScenarioDetail:
     extras = [
         _plural(len(items), word)
         for items, word in (
@@ -309,21 +323,201 @@ def scenario_tables(parsed: EngineScenario) -> ScenarioTables:
         )
         if items
     ]
-    return ScenarioTables(
-        nodes=_limited(_node_row(n) for n in parsed.nodes),
-        pods=_limited(_pod_row(p) for p in parsed.pods),
-        workloads=_limited(_workload_row(w) for w in parsed.workloads),
-        timeline=_limited(_timeline_row(a) for a in parsed.timeline),
-        extras=extras,
-        totals={
-            "nodes": len(parsed.nodes),
-            "pods": len(parsed.pods),
-            "workloads": len(parsed.workloads),
-            "timeline": len(parsed.timeline),
+    return ScenarioDetail(
+        rows={
+            "nodes": [_node_row(n) for n in parsed.nodes],
+            "workloads": [_workload_row(w) for w in parsed.workloads],
+            "objects": [_pod_row(p) for p in parsed.pods],
+            "timeline": [_timeline_row(a) for a in parsed.timeline],
         },
+        extras=extras,
         seed=parsed.seed,
         pod_startup=format_ms(parsed.pod_startup_ms) if parsed.pod_startup_ms else "",
         end_at=format_ms(parsed.end_ms),
+    )
+
+
+def _detail_cache_key(scenario: Scenario) -> str:
+    digest = hashlib.sha256()
+    cluster_document = scenario.cluster.document if scenario.cluster_id else ""
+    for part in (scenario.source_name, scenario.document, cluster_document):
+        data = part.encode("utf-8", "surrogatepass")
+        digest.update(b"%d:" % len(data) + data)
+    return f"kubeviz:scenario-detail:{DETAIL_CACHE_VERSION}:{digest.hexdigest()}"
+
+
+def scenario_detail(scenario: Scenario) -> ScenarioDetail:
+    """The stored document's rows (or its problems), parsed once and then read from the cache."""
+    key = _detail_cache_key(scenario)
+    detail = cache.get(key)
+    if not isinstance(detail, ScenarioDetail):
+        try:
+            detail = _detail_of(parse_stored(scenario))
+        except LoadError as exc:  # stored before the engine learned to refuse it
+            detail = ScenarioDetail(problems=exc.problems)
+        cache.set(key, detail, DETAIL_CACHE_SECONDS)
+    return detail
+
+
+class BadPage(ValueError):
+    """A table's page parameter that is not a whole number."""
+
+    def __init__(self, parameter: str, value: str) -> None:
+        self.parameter = parameter
+        shown = value if len(value) <= 20 else value[:19] + "…"
+        super().__init__(f"?{parameter}= takes a page number (1, 2, 3, …), not {shown!r}")
+
+
+def requested_pages(query: Mapping[str, str], *, strict: bool = True) -> dict[str, int]:
+    """The page each table's parameter asks for; tables not named are left out (page 1).
+
+    Any whole number is taken (``detail_tables`` clamps it to the pages there are); anything else
+    raises :class:`BadPage`, or is left out when ``strict`` is false.
+    """
+    pages: dict[str, int] = {}
+    for name in TABLES:
+        value = (query.get(name) or "").strip()
+        if not value:
+            continue
+        try:
+            pages[name] = int(value)
+        except ValueError:
+            if strict:
+                raise BadPage(name, value) from None
+    return pages
+
+
+def page_url(path: str, pages: Mapping[str, int]) -> str:
+    """``path`` with every table's page in its query string, first pages left out."""
+    query = urlencode([(name, pages[name]) for name in TABLES if pages.get(name, 1) != 1])
+    return f"{path}?{query}" if query else path
+
+
+def _element_id(table: str) -> str:
+    return f"scenario-{table}"
+
+
+def table_for_element(element_id: str | None) -> str | None:
+    """The table whose section has this HTML id (``scenario-nodes`` → ``nodes``), if any."""
+    return next((name for name in TABLES if _element_id(name) == element_id), None)
+
+
+@dataclass(frozen=True)
+class PageLink:
+    """A link to one page of a table: ``href`` keeps every table's page (the address without
+    JavaScript), ``hx_get`` names only this table's (the view merges the address bar's)."""
+
+    number: int
+    href: str
+    hx_get: str
+    current: bool = False
+
+
+@dataclass
+class TablePage:
+    """One page of one table: its rows, where they sit among all of them, and the page links."""
+
+    name: str  # the TABLES key and query parameter
+    noun: str  # "nodes", "pods"
+    rows: list[dict[str, Any]]
+    number: int
+    num_pages: int
+    total: int
+    links: list[PageLink | None]  # None: pages left out ("…")
+    previous: PageLink | None
+    next: PageLink | None
+
+    @property
+    def element_id(self) -> str:
+        """The id of the table's section, which an htmx page link swaps."""
+        return _element_id(self.name)
+
+    @property
+    def first(self) -> int:
+        """The 1-based position of the first row shown (0 when there are none)."""
+        return (self.number - 1) * PAGE_SIZE + 1 if self.rows else 0
+
+    @property
+    def last(self) -> int:
+        return (self.number - 1) * PAGE_SIZE + len(self.rows)
+
+
+@dataclass
+class ScenarioTables:
+    """What the detail page shows: one page of each table and the scenario's summary."""
+
+    nodes: TablePage
+    workloads: TablePage
+    objects: TablePage
+    timeline: TablePage
+    url: str  # the page's address with these pages (what an htmx page link pushes)
+    extras: list[str]
+    seed: int
+    pod_startup: str
+    end_at: str
+
+    def table(self, name: str) -> TablePage:
+        page: TablePage = getattr(self, name)
+        return page
+
+
+def _page_numbers(number: int, num_pages: int, around: int = 2) -> list[int | None]:
+    """First, last and the pages around ``number``; None where pages are left out."""
+    wanted = sorted({1, num_pages, *range(max(1, number - around), min(num_pages, number + around) + 1)})
+    out: list[int | None] = []
+    previous = 0
+    for n in wanted:
+        if n - previous == 2:  # a gap of one page: the page itself is no wider than "…"
+            out.append(previous + 1)
+        elif n - previous > 2:
+            out.append(None)
+        out.append(n)
+        previous = n
+    return out
+
+
+def _num_pages(rows: Sequence[object]) -> int:
+    return max(1, -(-len(rows) // PAGE_SIZE))
+
+
+def _table_page(name: str, rows: list[dict[str, Any]], pages: dict[str, int], path: str) -> TablePage:
+    """Page ``pages[name]`` (a valid one) of a table, its links keeping the other tables' ``pages``."""
+    number, num_pages = pages[name], _num_pages(rows)
+
+    def link(n: int) -> PageLink:
+        return PageLink(n, page_url(path, {**pages, name: n}), f"{path}?{urlencode({name: n})}", n == number)
+
+    start = (number - 1) * PAGE_SIZE
+    return TablePage(
+        name=name,
+        noun=TABLES[name],
+        rows=rows[start : start + PAGE_SIZE],
+        number=number,
+        num_pages=num_pages,
+        total=len(rows),
+        links=[None if n is None else link(n) for n in _page_numbers(number, num_pages)],
+        previous=link(number - 1) if number > 1 else None,
+        next=link(number + 1) if number < num_pages else None,
+    )
+
+
+def detail_tables(detail: ScenarioDetail, pages: Mapping[str, int], path: str) -> ScenarioTables:
+    """The asked-for page of each table, linked from ``path``.
+
+    A page before the first is the first, one past the last is the last.
+    """
+    rows = {name: detail.rows.get(name, []) for name in TABLES}
+    clamped = {name: min(max(pages.get(name, 1), 1), _num_pages(rows[name])) for name in TABLES}
+    return ScenarioTables(
+        nodes=_table_page("nodes", rows["nodes"], clamped, path),
+        workloads=_table_page("workloads", rows["workloads"], clamped, path),
+        objects=_table_page("objects", rows["objects"], clamped, path),
+        timeline=_table_page("timeline", rows["timeline"], clamped, path),
+        url=page_url(path, clamped),
+        extras=detail.extras,
+        seed=detail.seed,
+        pod_startup=detail.pod_startup,
+        end_at=detail.end_at,
     )
 
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import push_url
 from django_htmx.middleware import HtmxDetails
 
 from scheduler_core.errors import Problem
@@ -51,25 +55,53 @@ def _visible_scenario(request: HttpRequest, slug: str) -> Scenario:
 
 
 @require_GET
+@vary_on_headers("HX-Request", "HX-Target")
 def detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    """What the scenario holds and does, and the form that starts a run of it."""
+    """What the scenario holds and does, and the form that starts a run of it.
+
+    Each table shows PAGE_SIZE rows, paged by its own parameter (``?nodes=2&objects=3``). An htmx
+    page link gets back just the section it targets, and the address bar the whole page's URL.
+    """
     scenario = _visible_scenario(request, slug)
-    tables, problems = None, []
     try:
-        tables = service.scenario_tables(service.parse_stored(scenario))
-    except LoadError as exc:  # stored before the engine learned to refuse it
-        problems = exc.problems
-    policies = Policy.objects.visible_to(request.user)
+        pages = service.requested_pages(request.GET)
+    except service.BadPage as exc:
+        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+    table = _htmx_table(request)
+    if table:
+        # The link names only its own table's page; the others stay where the address bar has them.
+        pages = {**service.requested_pages(_current_query(request), strict=False), **pages}
+    detail = service.scenario_detail(scenario)
+    path = scenario.get_absolute_url()
+    tables = None if detail.problems else service.detail_tables(detail, pages, path)
+    if table and tables:
+        response = render(request, f"web/scenarios/partials/table_{table}.html", {"page": tables.table(table)})
+        return push_url(response, tables.url)
     context = {
         "scenario": scenario,
         "tables": tables,
-        "problems": problems,
-        "policies": policies,
+        "problems": detail.problems,
+        "policies": Policy.objects.visible_to(request.user),
         "seed": tables.seed if tables else 0,
         "runs": service.recent_runs(scenario, request.user),
-        "row_limit": service.ROW_LIMIT,
     }
     return render(request, "web/scenarios/detail.html", context)
+
+
+def _htmx_table(request: HtmxHttpRequest) -> str | None:
+    """The table an htmx page link swaps (named by its section's id), or None for the whole page."""
+    if not request.htmx or request.htmx.history_restore_request:
+        return None
+    return service.table_for_element(request.htmx.target)
+
+
+def _current_query(request: HtmxHttpRequest) -> QueryDict:
+    """The query string of the page the htmx request comes from, when it is this same page.
+
+    Only the path is compared (not the origin, which a TLS proxy may change): a page number is all it gives.
+    """
+    current = urlsplit(request.htmx.current_url or "")
+    return QueryDict(current.query if current.path == request.path else "")
 
 
 @require_GET
