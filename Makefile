@@ -55,6 +55,7 @@ unit: install
 bench: install
 	$(PY) bench/bench_scheduler.py
 	$(PY) bench/bench_compare.py
+	$(PY) bench/bench_live.py
 
 clean:
 	rm -rf $(VENV) node_modules .pytest_cache .mypy_cache .ruff_cache build

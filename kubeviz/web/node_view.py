@@ -103,10 +103,7 @@ def _cell(prefix: str, name: str, node: dict[str, Any], flags: str, memo: NodeMe
     if notes:
         title += " · " + ", ".join(notes)
     classes = "cell a" + str(level) + "".join(" f" + f for f in flags)
-    html = (
-        f'<i id="{cell_id(prefix, name)}" class="{classes}" data-node="{escape(name)}" '
-        f'title="{escape(title)}" tabindex="0" role="button"></i>'
-    )
+    html = f'<i id="{cell_id(prefix, name)}" class="{classes}" data-node="{escape(name)}" title="{escape(title)}"></i>'
     return memo.put(key, (html, oob(html)))
 
 

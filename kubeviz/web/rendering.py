@@ -14,7 +14,7 @@ from typing import Any
 from scheduler_core.quantity import format_quantity
 from scheduler_core.replay import ViewState
 
-from .charts import ChartSeries, format_seconds, line_chart
+from .charts import ChartSeries, format_seconds, line_chart, node_bars_chart
 from .models import Run, RunStatus
 
 __all__ = [
@@ -30,8 +30,8 @@ __all__ = [
     "taint_text",
 ]
 
-MAX_NODE_CARDS = 120  # the summary's final per-node bars
-MAX_LANE_CHIPS = 60
+MAX_NODE_BARS = 48  # past this the summary's final allocation is one chart, not a bar row per node
+MAX_LANE_CHIPS = 24  # the next pods to pop; the rest is counted ("+N more")
 MAX_FILTER_ROWS = 40
 MAX_SCORE_ROWS = 12
 NARRATION_SHOWN = 30
@@ -377,8 +377,15 @@ def summary_context(run: Run, final: ViewState | None) -> dict[str, Any] | None:
         chart_id="chart-allocation",
     )
     nodes = []
-    if final is not None:
-        for name in list(final.nodes)[:MAX_NODE_CARDS]:
+    nodes_chart = None
+    if final is not None and len(final.nodes) > MAX_NODE_BARS:  # one small-multiple chart, not a bar per node
+        columns = []
+        for name in final.nodes:
+            bars = {b["resource"]: b["used_pct"] for b in final.node_bars(name)}
+            columns.append((name, float(bars.get("cpu", 0.0)), float(bars.get("memory", 0.0))))
+        nodes_chart = node_bars_chart(columns, title=f"Final CPU (bar) and memory (tick) of {len(columns)} nodes")
+    elif final is not None:
+        for name in final.nodes:
             nodes.append({"name": name, "bars": final.node_bars(name)})
     return {
         "stats": stats,
@@ -393,5 +400,6 @@ def summary_context(run: Run, final: ViewState | None) -> dict[str, Any] | None:
         ],
         "end": format_seconds(end_ms),
         "nodes": nodes,
+        "nodes_chart": nodes_chart,
         "failed": run.status == RunStatus.FAILED,
     }

@@ -72,9 +72,15 @@
       if (opened > 1 && line) evt.detail.socketWrapper.send(JSON.stringify({ action: "hello", value: Number(line.dataset.position) }));
     });
     document.body.addEventListener("htmx:wsAfterMessage", sync);
+    document.body.addEventListener("htmx:wsAfterMessage", function () {
+      page.querySelectorAll(".node-search").forEach(function (box) {
+        if (box.value.trim()) box.dispatchEvent(new Event("input", { bubbles: true }));
+      });
+    });
     document.body.addEventListener("htmx:afterSettle", sync);
 
-    // The node grid: a search box, and a click (or Enter) on a cell opens that node's card.
+    // The node grid: a click on a cell opens that node's card; the search box marks matching
+    // cells, and Enter in it (or a single match) opens the first one's card.
     var nodeUrl = page.dataset.nodeUrl;
     function openCard(cell) {
       var slot = cell.closest(".nodes") && cell.closest(".nodes").querySelector(".node-card-slot");
@@ -88,7 +94,9 @@
       if (cell) openCard(cell);
     });
     page.addEventListener("keydown", function (evt) {
-      if (evt.key === "Enter" && evt.target.matches && evt.target.matches(".nodes-grid .cell")) openCard(evt.target);
+      if (evt.key !== "Enter" || !evt.target.matches || !evt.target.matches(".node-search")) return;
+      var first = evt.target.closest(".nodes").querySelector(".nodes-grid .cell.match");
+      if (first) { evt.preventDefault(); openCard(first); }
     });
     page.addEventListener("input", function (evt) {
       if (!evt.target.matches || !evt.target.matches(".node-search")) return;
@@ -101,7 +109,7 @@
         if (hit) found.push(cell);
       });
       section.classList.toggle("searching", text !== "");
-      if (found.length === 1) openCard(found[0]);
+      if (found.length === 1 && evt.isTrusted) openCard(found[0]);  // typed, not re-applied after an update
     });
     sync();
   }
