@@ -69,8 +69,10 @@ def engine_alone(text: str, policy_document: str) -> float:
     return time.perf_counter() - started
 
 
-def main() -> None:
-    if os.environ.get("KUBEVIZ_RUN_MODE") != "celery":  # celery: DATABASE_URL/REDIS_URL shared with workers
+def setup_django(*, embedded: bool = True) -> None:
+    """Django on a fresh SQLite file with runs in threads (``embedded``), else on the environment's
+    DATABASE_URL and REDIS_URL (shared with Celery workers); migrated, built-ins loaded."""
+    if embedded:
         tmp = tempfile.mkdtemp(prefix="kubeviz-bench-")
         os.environ["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
         os.environ["KUBEVIZ_RUN_MODE"] = "thread"
@@ -81,13 +83,18 @@ def main() -> None:
     django.setup()
     from django.core.management import call_command
 
-    from kubeviz.web.models import Policy, Run, RunStatus, Scenario
     from kubeviz.web.services.builtins import load_builtins
-    from kubeviz.web.services.comparisons import create_comparison
-    from kubeviz.web.services.engine import parse_scenario, scenario_preview
 
     call_command("migrate", verbosity=0)
     load_builtins()
+
+
+def main() -> None:
+    setup_django(embedded=os.environ.get("KUBEVIZ_RUN_MODE") != "celery")
+    from kubeviz.web.models import Policy, Run, RunStatus, Scenario
+    from kubeviz.web.services.comparisons import create_comparison
+    from kubeviz.web.services.engine import parse_scenario, scenario_preview
+
     text = scenario_yaml(NODES, PODS)
     parsed = parse_scenario(text, "bench-compare.yaml")
     Scenario.objects.filter(slug="bench-compare").delete()

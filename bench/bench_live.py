@@ -25,7 +25,6 @@ import resource
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -45,22 +44,7 @@ BIG_RUN = (300, 100) if QUICK else (5000, 500)
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
 
 
-def setup_django() -> None:
-    tmp = tempfile.mkdtemp(prefix="kubeviz-bench-live-")
-    database = f"{tmp}/bench.sqlite3"
-    os.environ["DATABASE_URL"] = f"sqlite:///{database}"
-    os.environ["KUBEVIZ_RUN_MODE"] = "thread"
-    os.environ.pop("REDIS_URL", None)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kubeviz.settings")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    from kubeviz.web.services.builtins import load_builtins
-
-    call_command("migrate", verbosity=0)
-    load_builtins()
+from bench_compare import setup_django  # noqa: E402 - after the path set-up above
 
 
 def make_scenario(nodes: int, pods: int) -> Any:
@@ -271,7 +255,7 @@ def browser(database: str, play_run: Any, big_run: Any) -> dict[str, Any]:
 
 
 def main() -> None:
-    setup_django()
+    setup_django(embedded=True)
     scenario = make_scenario(NODES, PODS)
     engine = engine_alone(scenario)
     run, recorded = record(scenario)
