@@ -14,6 +14,7 @@
     var storageKey = page.dataset.storage || "kubeviz-playback";
     var dragging = false;
     var opened = 0;
+    var socket = null;  // htmx's socket wrapper, for the slider's last word
     var prefs = {};
     try { prefs = JSON.parse(localStorage.getItem(storageKey) || "{}") || {}; } catch (e) { prefs = {}; }
 
@@ -49,6 +50,11 @@
       scrub.addEventListener("pointerdown", function () { dragging = true; });
       document.addEventListener("pointerup", function () { dragging = false; });
       scrub.addEventListener("input", function () { if (output) output.textContent = scrub.value; });
+      // The throttled ws-send drops inputs that come within its window, so the slider's final
+      // position (mouse up, a key press) is always sent here.
+      scrub.addEventListener("change", function () {
+        if (socket) socket.send(JSON.stringify({ action: "seek", value: Number(scrub.value) }));
+      });
     }
     if (speed) speed.addEventListener("change", function () { prefs.speed = speed.value; save(); });
     page.querySelectorAll(".play-btn").forEach(function (b) { b.addEventListener("click", function () { prefs.autoplay = true; save(); }); });
@@ -68,6 +74,7 @@
     // After a network blip htmx reconnects by itself; pick up where this viewer was.
     document.body.addEventListener("htmx:wsOpen", function (evt) {
       opened += 1;
+      socket = evt.detail.socketWrapper;
       var line = playhead();
       if (opened > 1 && line) evt.detail.socketWrapper.send(JSON.stringify({ action: "hello", value: Number(line.dataset.position) }));
     });
