@@ -90,10 +90,10 @@ def expect_stays_at(page: Any, value: int, playhead: str = "#run-playhead") -> N
     expect(page.locator(playhead)).to_have_attribute("data-position", str(value), timeout=1_000)
 
 
-def drag_scrubber(page: Any, fraction: float, steps: int = 12) -> None:
+def drag_scrubber(page: Any, fraction: float, steps: int = 12) -> int:
     """Drag the slider's thumb with the mouse from where it is to ``fraction`` of its track
     (1.0 or more: past the right end, which a range input clamps to its maximum), in ``steps``
-    mouse moves."""
+    mouse moves; returns where the thumb was let go (the playhead must end up there)."""
     scrub = page.locator("#scrub")
     expect(scrub).to_be_visible()
     box = scrub.bounding_box()
@@ -108,6 +108,7 @@ def drag_scrubber(page: Any, fraction: float, steps: int = 12) -> None:
     x = box["x"] + box["width"] + 40 if fraction >= 1 else box["x"] + THUMB_PX / 2 + fraction * inner
     page.mouse.move(x, y, steps=steps)
     page.mouse.up()
+    return int(float(scrub.input_value()))
 
 
 def scrub_key(page: Any, key: str) -> None:

@@ -124,7 +124,7 @@ def attrs(html: str, dom_id: str) -> dict[str, str]:
 def nodes_body(html: str) -> str:
     """The node view (cards or grid) without the section's legend, which has sample cells too."""
     start = html.index('<div id="run-nodes-body"')
-    return html[start : html.index('<div class="grid-tools">', start)]
+    return html[start : html.index('<div class="node-card-slot"', start)]
 
 
 def test_the_page_opens_at_t0_paused_with_every_fragment(client: Client, finished_run: Run) -> None:
