@@ -15,6 +15,7 @@
     var dragging = false;
     var opened = 0;
     var socket = null;  // htmx's socket wrapper, for the slider's last word
+    var resuming = false;  // reconnected: the next message is the stale starting frame
     var prefs = {};
     try { prefs = JSON.parse(localStorage.getItem(storageKey) || "{}") || {}; } catch (e) { prefs = {}; }
 
@@ -76,7 +77,17 @@
       opened += 1;
       socket = evt.detail.socketWrapper;
       var line = playhead();
-      if (opened > 1 && line) evt.detail.socketWrapper.send(JSON.stringify({ action: "hello", value: Number(line.dataset.position) }));
+      if (opened > 1 && line) {
+        resuming = true;
+        evt.detail.socketWrapper.send(JSON.stringify({ action: "hello", value: Number(line.dataset.position) }));
+      }
+    });
+    // The new socket first sends the page's starting moment; the reply to "hello" (the whole
+    // frame at this viewer's moment) follows, so drop the first one rather than flicker back.
+    document.body.addEventListener("htmx:wsBeforeMessage", function (evt) {
+      if (!resuming) return;
+      resuming = false;
+      evt.preventDefault();
     });
     document.body.addEventListener("htmx:wsAfterMessage", sync);
     document.body.addEventListener("htmx:wsAfterMessage", function () {

@@ -77,9 +77,8 @@ def wait_until_serving(server: Server) -> None:
     pytest.fail(f"the server did not answer within {SERVER_START_SECONDS:g}s:\n{server.log_tail()}")
 
 
-@pytest.fixture(scope="module")
-def kubeviz_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    tmp = tmp_path_factory.mktemp("e2e-server")
+def server_env(tmp: Path) -> dict[str, str]:
+    """The embedded mode's environment on a fresh SQLite file in ``tmp`` (migrated, built-ins loaded)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KUBEVIZ_", "DJANGO_", "CELERY_"))}
     env.pop("REDIS_URL", None)
     env.pop("DATABASE_URL", None)
@@ -92,9 +91,12 @@ def kubeviz_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]
         PYTHONUNBUFFERED="1",
     )
     prepare_database(env, COMMAND_TIMEOUT_SECONDS)
-    port = free_port()
-    log = tmp / "server.log"
-    with log.open("wb") as out:
+    return env
+
+
+def start_server(env: dict[str, str], port: int, log: Path) -> Server:
+    """``manage.py runserver`` on ``port``, answering (appends to ``log``)."""
+    with log.open("ab") as out:
         process = subprocess.Popen(
             [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
             cwd=ROOT,
@@ -105,9 +107,20 @@ def kubeviz_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]
     server = Server(url=f"http://127.0.0.1:{port}", process=process, log=log)
     try:
         wait_until_serving(server)
+    except BaseException:
+        stop(process)
+        raise
+    return server
+
+
+@pytest.fixture(scope="module")
+def kubeviz_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    tmp = tmp_path_factory.mktemp("e2e-server")
+    server = start_server(server_env(tmp), free_port(), tmp / "server.log")
+    try:
         yield server
     finally:
-        stop(process)
+        stop(server.process)
 
 
 @pytest.fixture(scope="module")
