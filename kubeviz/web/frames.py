@@ -13,10 +13,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["Part", "Group", "Frame", "FrameDiff", "oob", "WHOLE_GROUP_SHARE"]
+from django.utils.safestring import SafeString, mark_safe
+
+__all__ = ["Part", "Group", "Frame", "FrameDiff", "oob", "in_page", "WHOLE_GROUP_SHARE"]
 
 # Past this share of changed cells one swap of the whole group is cheaper for the browser.
 WHOLE_GROUP_SHARE = 0.4
+
+
+def in_page(html: str) -> SafeString:
+    """A fragment placed in a page as it is first served (the oob mark only matters in websocket
+    messages). Fragments are rendered by our templates and helpers, which escape their data."""
+    return mark_safe(html.replace(' hx-swap-oob="true"', "", 1))
 
 
 def oob(html: str) -> str:

@@ -323,7 +323,7 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
             return
         if action == "hello":  # a reconnecting browser: start over from what it shows
             self.diff.reset()
-            action, value = "seek", value
+            action = "seek"
         assert self.hub is not None
         try:
             message = self.playhead.apply(action[:40], value, self.hub.source.timeline())

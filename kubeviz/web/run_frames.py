@@ -12,7 +12,6 @@ from typing import Any
 
 from django.template.loader import render_to_string
 from django.utils.html import format_html
-from django.utils.safestring import mark_safe
 
 from scheduler_core.replay import ViewState
 
@@ -28,7 +27,6 @@ __all__ = [
     "render_recording",
     "render_playhead",
     "frame_header",
-    "nodes_section_context",
 ]
 
 HEADER = "web/runs/partials/header.html"
@@ -70,13 +68,6 @@ def render_frame(run: Run, state: ViewState, memo: NodeMemo, *, final: bool) -> 
     return frame
 
 
-def nodes_section_context(state: ViewState, memo: NodeMemo, prefix: str = "") -> dict[str, Any]:
-    """What templates/web/runs/partials/nodes.html needs to show ``state``'s nodes on a page."""
-    group = node_group(state, memo, prefix=prefix)
-    html = group.html.replace(' hx-swap-oob="true"', "", 1)
-    return {"nodes_html": mark_safe(html), "prefix": prefix}  # built from escaped parts
-
-
 STATUS_LABELS = {
     RunStatus.QUEUED: "Queued",
     RunStatus.RUNNING: "Recording",
@@ -109,10 +100,9 @@ def recording_context(run: Run) -> dict[str, Any]:
     }
 
 
-def render_recording(run: Run, prefix: str = "") -> Part:
-    html_id = f"{prefix}run-recording"
-    html = render_to_string(RECORDING, {"recording": recording_context(run), "oob": True, "prefix": prefix})
-    return Part(html_id, html.strip())
+def render_recording(run: Run) -> Part:
+    html = render_to_string(RECORDING, {"recording": recording_context(run), "oob": True})
+    return Part("run-recording", html.strip())
 
 
 def render_playhead(

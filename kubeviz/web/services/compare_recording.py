@@ -16,21 +16,27 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
-from ..frames import Frame, Part
+from scheduler_core.replay import ViewState
+
+from ..access import can_cancel
+from ..frames import Frame, Part, in_page
 from ..models import Comparison, Run, TraceEvent
 from ..node_view import NodeMemo, node_group
+from ..run_frames import render_playhead
 from .comparisons import (
     RESULTS_TEMPLATE,
     Column,
+    column_prefix,
     columns_of,
+    comparison_divergences,
     moment_context,
     recording_context,
     results_context,
 )
-from .playhead import Timeline
+from .playhead import DEFAULT_SPEED, Playhead, Timeline
 from .recording import DECISION_STOPS, FRAME_CACHE, RunRecording
 
-__all__ = ["CompareRecording", "render_column_parts"]
+__all__ = ["CompareRecording", "render_column_parts", "page_context"]
 
 CLOCK = "web/compare/partials/clock.html"
 DIVERGENCE = "web/compare/partials/divergence.html"
@@ -141,10 +147,10 @@ class CompareRecording:
                 self._frames.popitem(last=False)
             return frame
 
-    def _state_of(self, run: Run, seq: int) -> Any:
+    def _state_of(self, run: Run, seq: int) -> ViewState:
         recording = self.runs[run.id]
         recording.run = run
-        return recording._state(run, max(-1, min(seq, run.last_seq)))
+        return recording.state(seq)
 
     def _results_html(self) -> str:
         if self._results is None:
@@ -159,43 +165,45 @@ def _hidden_results() -> str:
 
 
 def page_context(comparison: Comparison, user: Any, *, t_ms: int | None, divergence: int | None) -> dict[str, Any]:
-    """The comparison page at ``t_ms`` (default t=0) or at divergence ``divergence``, paused."""
-    from ..access import can_cancel
-    from ..run_frames import render_playhead
-    from .playhead import DEFAULT_SPEED, Playhead
-
+    """The comparison page at ``t_ms`` (default t=0) or at divergence ``divergence``, paused: the
+    frame a viewer there is sent, placed in the page."""
     recording = CompareRecording(comparison.id)
     recording.refresh()
     timeline = recording.timeline()
-    divs = comparison.divergences or []
+    divs = comparison_divergences(comparison, recording.columns) or []
     if divergence is not None and 0 <= divergence < len(divs):
         t_ms = divs[divergence]["t_ms"]
     else:
         divergence = None
     playhead = Playhead(position=timeline.clamp(t_ms or 0))
     frame = recording.frame(playhead.position, divergence)
-    context = moment_context(comparison, recording.columns, t_ms=playhead.position, divergence=divergence)
-    parts = {p.id: _page_html(p.html) for p in frame.parts}
-    groups = {g.id: _page_html(g.html) for g in frame.groups}
-    for col in context["columns"]:
-        col["head_html"] = parts[f"compare-col-{col['index']}-head"]
-        col["nodes_html"] = groups[f"{col['prefix']}run-nodes-body"]
+    parts = {p.id: in_page(p.html) for p in frame.parts}
+    groups = {g.id: in_page(g.html) for g in frame.groups}
+    columns = [
+        {
+            "index": column.index,
+            "label": column.label,
+            "color": column.color,
+            "policy": column.policy,
+            "run": column.run,
+            "seeds": len(column.runs),
+            "prefix": column_prefix(column),
+            "head_html": parts[f"compare-col-{column.index}-head"],
+            "nodes_html": groups[f"{column_prefix(column)}run-nodes-body"],
+        }
+        for column in recording.columns
+    ]
     runs = [run for c in recording.columns for run in c.runs]
     return {
-        **context,
+        "comparison": comparison,
+        "columns": columns,
         "clock_html": parts["compare-clock"],
         "divergence_html": parts["compare-divergence"],
         "results_html": parts["compare-results"],
-        "recording_html": _page_html(recording.recording_part().html),
-        "playhead_html": _page_html(render_playhead(playhead, timeline, html_id="compare-playhead", unit="time")),
+        "recording_html": in_page(recording.recording_part().html),
+        "playhead_html": in_page(render_playhead(playhead, timeline, html_id="compare-playhead", unit="time")),
         "speed": DEFAULT_SPEED,
         "can_cancel": bool(runs) and all(can_cancel(run, user) for run in runs) and not recording.done,
         "slider": {"label": "Virtual time (ms)", "min": 0, "max": max(0, timeline.end), "value": playhead.position},
         "ws_query": f"?at={playhead.position}",
     }
-
-
-def _page_html(html: str) -> Any:
-    from django.utils.safestring import mark_safe
-
-    return mark_safe(html.replace(' hx-swap-oob="true"', "", 1))  # rendered by our templates

@@ -18,16 +18,15 @@ from django.db.models import Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.html import format_html
-from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET
 
 from ..access import can_cancel
-from ..frames import Part
+from ..frames import in_page
 from ..models import Run, TraceEvent, Visibility
 from ..node_view import card_context
 from ..rendering import format_time
-from ..run_frames import nodes_section_context, render_frame, render_playhead, render_recording
-from ..services.forks import fork_context, fork_label  # noqa: F401
+from ..run_frames import render_frame, render_playhead, render_recording
+from ..services.forks import fork_context, fork_label
 from ..services.playhead import DEFAULT_SPEED, SPEEDS, Playhead, speed_label
 from ..services.recording import RunRecording
 
@@ -75,11 +74,6 @@ def speed_choices(current: float) -> list[dict[str, Any]]:
     return [{"value": "max" if not v else f"{v:g}", "label": speed_label(v), "selected": v == current} for v in SPEEDS]
 
 
-def _part_html(part: Part) -> SafeString:
-    """A frame fragment placed in the page (its hx-swap-oob mark only matters in websocket messages)."""
-    return mark_safe(part.html.replace(' hx-swap-oob="true"', "", 1))  # rendered by our templates
-
-
 @require_GET
 def detail(request: HttpRequest, run_id: UUID) -> HttpResponse:
     """The run page at t=0 (``?seq=N``: at event N, a link to that moment), paused; the viewer's
@@ -91,13 +85,13 @@ def detail(request: HttpRequest, run_id: UUID) -> HttpResponse:
     playhead = Playhead(position=timeline.clamp(_int_param(request, "seq", 0) or 0))
     state = recording.state(playhead.position)
     frame = render_frame(run, state, recording.memo, final=run.done and playhead.position >= run.last_seq)
-    parts = {p.id.replace("-", "_"): _part_html(p) for p in frame.parts}
+    parts = {p.id.replace("-", "_"): in_page(p.html) for p in frame.parts}
     ws_base = f"/ws/runs/{run.id}/"
     context: dict[str, Any] = {
         "run": run,
         "parts": parts,
-        "recording_html": _part_html(render_recording(run)),
-        "playhead_html": _part_html(Part("run-playhead", str(render_playhead(playhead, timeline)))),
+        "recording_html": in_page(render_recording(run).html),
+        "playhead_html": in_page(render_playhead(playhead, timeline)),
         "ws_base": ws_base,
         "ws_path": f"{ws_base}?at={playhead.position}",
         "share_url": request.build_absolute_uri(run.get_absolute_url()),
@@ -107,7 +101,8 @@ def detail(request: HttpRequest, run_id: UUID) -> HttpResponse:
         "step_title": "Forward to the next scheduling decision (a node chosen, or none found)",
         "fork": fork_context(run, request.user),
         "fork_label": fork_label(run) if run.parent_id else "",
-        **nodes_section_context(state, recording.memo),
+        "nodes_html": in_page(frame.groups[0].html),
+        "prefix": "",
     }
     return render(request, "web/runs/detail.html", context)
 
