@@ -142,6 +142,17 @@ class Run(models.Model):
     progress = models.FloatField(default=0)
     detail = models.CharField(max_length=10, default="full")
     error = models.TextField(blank=True)
+    # Why the recording ended, as the engine's run_finished says it ("steady: ...", "time limit ...").
+    end_reason = models.CharField(max_length=300, blank=True)
+    # Who computes it: the executor holding ``lease`` writes ``heartbeat`` with every batch; a
+    # run whose heartbeat goes stale is taken over (and resumed) or failed by the reaper.
+    lease = models.CharField(max_length=40, blank=True)
+    heartbeat = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    # A hash of the client that asked for it (rate limits for visitors without an account).
+    client_key = models.CharField(max_length=64, blank=True, db_index=True)
+    # Built-in runs are computed once per scenario, policy, seed and engine version and shared.
+    shared_key = models.CharField(max_length=200, null=True, blank=True, unique=True)
     summary = models.JSONField(default=dict, blank=True)
     metrics = models.JSONField(default=dict, blank=True)
     created = models.DateTimeField(auto_now_add=True)
@@ -206,6 +217,8 @@ class Comparison(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     # Set for the built-in comparisons (one shared comparison per key, created on first visit).
     builtin_key = models.SlugField(max_length=80, unique=True, null=True, blank=True)
+    # A hash of the client that asked for it (rate limits for visitors without an account).
+    client_key = models.CharField(max_length=64, blank=True, db_index=True)
     # The attempts the first seed's runs decided differently, computed once every one of them is done.
     divergences = models.JSONField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
