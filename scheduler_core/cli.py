@@ -18,9 +18,11 @@ from .compare import Comparison, compare
 from .config import Policy
 from .errors import LoadError
 from .explain import ExplainError, explain
-from .metrics import compute_metrics, format_metrics
+from .k8s_parse import parse_duration_ms
+from .metrics import MetricsAccumulator, format_metrics
 from .policy import builtin_policies, builtin_policy, load_policy_file
 from .quantity import format_quantity
+from .run_end import DEFAULT_MAX_EVENTS, DEFAULT_MAX_VIRTUAL_MS
 from .scenario import load_scenario_file
 from .scenario_types import Scenario
 from .simulation import RunSummary, Simulation
@@ -44,6 +46,18 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--json", action="store_true", help="print the summary and the whole trace as JSON")
     sim.add_argument("--detail", choices=[DETAIL_FULL, DETAIL_SUMMARY], help="trace detail (default: by size)")
     sim.add_argument("--until", type=float, metavar="SECONDS", help="stop at this virtual time")
+    sim.add_argument(
+        "--time-limit",
+        type=_duration,
+        metavar="DURATION",
+        help="end a scenario without endAt after this much virtual time, e.g. 10s, 30m, 2h (default 1h)",
+    )
+    sim.add_argument(
+        "--max-events",
+        type=_positive,
+        metavar="N",
+        help=f"end the run after N trace events (default {DEFAULT_MAX_EVENTS:,})",
+    )
     sim.add_argument("--all", action="store_true", help="list every pod, not just the first 40")
     sim.add_argument("--no-progress", action="store_true", help="never draw the progress bar")
 
@@ -83,6 +97,27 @@ def describe_policy(policy: Policy) -> str:
     if policy.upgrade_aware_reservation:
         parts.append("upgrade-aware reservation")
     return ", ".join(parts)
+
+
+def _duration(text: str) -> int:
+    """A duration as scenarios write it ("10s", "1h30m") → milliseconds; at least 1 ms."""
+    try:
+        ms = parse_duration_ms(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    if ms < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not longer than zero")
+    return ms
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not 1 or more")
+    return value
 
 
 def _policy_args(parser: argparse.ArgumentParser) -> None:
@@ -151,7 +186,21 @@ def _main(argv: Sequence[str] | None, out: TextIO) -> int:
 
 
 def _simulate(scenario: Scenario, policy: Policy | None, args: argparse.Namespace, out: TextIO) -> int:
-    sim = Simulation(scenario, policy, args.seed, detail=args.detail)
+    """Run to the end. Only ``--json`` keeps the trace (it prints it); otherwise the metrics are
+    taken from the events as they go by, so a long run stays flat in memory."""
+    for warning in getattr(scenario, "warnings", None) or ():
+        print(f"warning: {warning}", file=sys.stderr)
+    metrics_acc = MetricsAccumulator()
+    sim = Simulation(
+        scenario,
+        policy,
+        args.seed,
+        detail=args.detail,
+        keep_trace=args.json,
+        max_events=args.max_events or DEFAULT_MAX_EVENTS,
+        max_virtual_ms=args.time_limit or DEFAULT_MAX_VIRTUAL_MS,
+        listeners=[metrics_acc.add],
+    )
     show_progress = not args.no_progress and sys.stderr.isatty() and len(scenario.pods) >= 500
     started = time.perf_counter()
     until = None if args.until is None else int(args.until * 1000)
@@ -159,7 +208,7 @@ def _simulate(scenario: Scenario, policy: Policy | None, args: argparse.Namespac
     if show_progress:
         print(file=sys.stderr)
     elapsed = time.perf_counter() - started
-    metrics = compute_metrics(sim.trace.events)
+    metrics = metrics_acc.result()
     if args.json:
         document = {"summary": summary.as_dict(), "metrics": metrics.as_dict(), "events": sim.trace.events}
         json.dump(document, out, separators=(",", ":"))
@@ -253,7 +302,11 @@ def _print_summary(summary: RunSummary, out: TextIO, show_all: bool, elapsed: fl
     )
     q = summary.queue
     lanes = f"activeQ {q.get('active', 0)}, backoffQ {q.get('backoff', 0)}, unschedulable {q.get('unschedulable', 0)}"
-    w(f"Queue at the end: {lanes}\n\n")
+    w(f"Queue at the end: {lanes}\n")
+    if summary.end_reason is not None:
+        w(f"Ended: {summary.end_reason}\n\n")
+    else:
+        w("Not ended: --until stopped the run before it ended\n\n")
     pods = summary.pods if show_all else summary.pods[:40]
     width = max([len(p.pod) for p in pods] + [3])
     w(f"{'POD':{width}}  {'NODE':14} {'TRIES':>5} {'WAITED':>8}  RESULT\n")

@@ -16,6 +16,7 @@ so a fork at one of them forks at the moment just before, when the run was still
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,7 @@ from .config import Policy
 from .errors import LoadError, Problem
 from .k8s_parse import MAX_REPLICAS
 from .model import DEFAULT_NAMESPACE, LABEL_HOSTNAME, Node
+from .run_end import DEFAULT_MAX_EVENTS, DEFAULT_MAX_VIRTUAL_MS
 from .scenario import MAX_NODES
 from .scenario_types import Scenario, TimelineAction
 from .simulation import Simulation, policy_switch_problem
@@ -193,7 +195,7 @@ def _whole(raw: Any, field: str, minimum: int, maximum: int) -> int:
         raise ForkError(field, f"{raw!r} is not a whole number")
     if isinstance(raw, int):
         value = raw
-    elif isinstance(raw, str) and raw.strip().lstrip("-").isdigit():
+    elif isinstance(raw, str) and re.fullmatch(r"-?[0-9]{1,18}", raw.strip()):  # not isdigit(): "²", "--5"
         value = int(raw.strip())
     else:
         raise ForkError(field, f"{raw!r} is not a whole number")
@@ -230,9 +232,13 @@ def fork_simulation(
     at_seq: int,
     action: ForkAction | Mapping[str, Any],
     continue_policy: Policy | None = None,
+    *,
+    max_events: int = DEFAULT_MAX_EVENTS,
+    max_virtual_ms: int = DEFAULT_MAX_VIRTUAL_MS,
 ) -> Simulation:
     """The parent's run (``scenario``, ``policy``, ``seed``) forked at its event ``at_seq`` with
-    ``action``; step the returned simulation on to run the fork.
+    ``action``; step the returned simulation on to run the fork. The run limits are the
+    parent's (Simulation's keyword arguments), so the replay ends where the parent did.
 
     ``continue_policy`` is the policy a ``switchPolicy`` fork goes on under (required there);
     other actions go on under ``policy``. Raises :class:`ForkError` naming the field at fault:
@@ -251,7 +257,7 @@ def fork_simulation(
             raise ForkError("policy", problem)
     elif continue_policy is not None and continue_policy != policy:
         raise ForkError("policy", f"only switchPolicy goes on under another policy, not {fork.action}")
-    sim = Simulation(scenario, policy, seed)
+    sim = Simulation(scenario, policy, seed, max_events=max_events, max_virtual_ms=max_virtual_ms)
     advance_to(sim, at_seq)
     mark = {"fork_seq": at_seq, "what_if": fork.describe()}
     if fork.action == "switchPolicy":

@@ -6,7 +6,8 @@ pages all get the same numbers for the same trace. :meth:`RunMetrics.as_dict` is
 :func:`format_metrics` is the short human summary the CLI prints.
 
 One pass over the events, constant work per event except ``node_usage`` (linear in the nodes
-of the snapshot), so a 100k-event trace takes a fraction of a second.
+of the snapshot), so a 100k-event trace takes a fraction of a second. :class:`MetricsAccumulator`
+is that pass one event at a time, for a trace that is streamed rather than kept.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ __all__ = [
     "WorkloadMetrics",
     "Fragmentation",
     "RunMetrics",
+    "MetricsAccumulator",
     "compute_metrics",
     "format_metrics",
     "nearest_rank",
@@ -196,6 +198,10 @@ class _Series:
         elif last[1] != value:
             pts.append([t_ms, value])
 
+    def copy(self) -> list[Point]:
+        """The points so far, apart from the ones :meth:`add` may still change."""
+        return [list(p) for p in self.points]
+
 
 class _Pod:
     __slots__ = (
@@ -273,65 +279,77 @@ def _victim_name(victim: Any) -> str:
     return str(victim)
 
 
-def compute_metrics(events: list[dict[str, Any]], *, stall_after_ms: int = STALL_AFTER_MS) -> RunMetrics:
-    """Metrics of one run, from its trace only (definitions in docs/metrics.md)."""
-    start_ms = events[0]["t_ms"] if events else 0
-    end_ms = start_ms
-    records: list[_Pod] = []
-    current: dict[str, _Pod] = {}
-    pending: set[str] = set()
-    lane_of: dict[str, str] = {}
-    lane_count = dict.fromkeys(LANES, 0)
-    pending_series = _Series()
-    lane_series = {lane: _Series() for lane in LANES}
-    alloc_series: dict[str, _Series] = {}
-    if events:
-        pending_series.add(start_ms, 0)
-        for s in lane_series.values():
-            s.add(start_ms, 0)
-    allocatable: dict[str, dict[str, int]] = {}
-    present: dict[str, None] = {}  # insertion-ordered set of nodes
-    cordoned: set[str] = set()
-    resources: dict[str, None] = {}
-    last_usage: dict[str, Any] = {}
-    preemptions = 0
-    victims: list[str] = []
-    evictions = {"allowed": 0, "refused": 0}
-    workloads: dict[str, _Workload] = {}
-    last_status: dict[str, tuple[Any, Any]] = {}
+class MetricsAccumulator:
+    """The metrics of one run, fed one event at a time: :meth:`add` each event in trace order,
+    then :meth:`result`. It keeps per-pod and per-workload records and the series, never the
+    events, so a run streamed through it (the CLI without ``--json``) stays flat in memory.
+    :func:`compute_metrics` is the same over a list."""
 
-    def leave_lane(name: str) -> None:
-        lane = lane_of.pop(name, None)
+    def __init__(self, *, stall_after_ms: int = STALL_AFTER_MS) -> None:
+        self.stall_after_ms = stall_after_ms
+        self._started = False
+        self._end_ms = 0
+        self._t = 0
+        self._records: list[_Pod] = []
+        self._current: dict[str, _Pod] = {}
+        self._pending: set[str] = set()
+        self._lane_of: dict[str, str] = {}
+        self._lane_count = dict.fromkeys(LANES, 0)
+        self._pending_series = _Series()
+        self._lane_series = {lane: _Series() for lane in LANES}
+        self._alloc_series: dict[str, _Series] = {}
+        self._allocatable: dict[str, dict[str, int]] = {}
+        self._present: dict[str, None] = {}  # insertion-ordered set of nodes
+        self._cordoned: set[str] = set()
+        self._resources: dict[str, None] = {}
+        self._last_usage: dict[str, Any] = {}
+        self._preemptions = 0
+        self._victims: list[str] = []
+        self._evictions = {"allowed": 0, "refused": 0}
+        self._workloads: dict[str, _Workload] = {}
+        self._last_status: dict[str, tuple[Any, Any]] = {}
+
+    def _leave_lane(self, name: str) -> None:
+        lane = self._lane_of.pop(name, None)
         if lane is not None:
-            lane_count[lane] -= 1
-            lane_series[lane].add(t, lane_count[lane])
+            self._lane_count[lane] -= 1
+            self._lane_series[lane].add(self._t, self._lane_count[lane])
 
-    def workload(name: str) -> _Workload:
-        w = workloads.get(name)
+    def _workload(self, name: str) -> _Workload:
+        w = self._workloads.get(name)
         if w is None:
-            w = workloads[name] = _Workload(name)
+            w = self._workloads[name] = _Workload(name)
         return w
 
-    t = start_ms
-    for e in events:
-        t = e["t_ms"]
-        if t > end_ms:
-            end_ms = t
+    def add(self, e: Mapping[str, Any]) -> None:
+        """Take the next event of the trace."""
+        t = self._t = e["t_ms"]
+        if not self._started:
+            self._started = True
+            self._end_ms = t
+            self._pending_series.add(t, 0)
+            for s in self._lane_series.values():
+                s.add(t, 0)
+        if t > self._end_ms:
+            self._end_ms = t
         typ = e["type"]
+        current = self._current
+        pending = self._pending
         if typ == "queue_move":
             name = e["pod"]
             to = e["to"]
-            leave_lane(name)
+            self._leave_lane(name)
+            lane_count = self._lane_count
             if to in lane_count:
-                lane_of[name] = to
+                self._lane_of[name] = to
                 lane_count[to] += 1
-                lane_series[to].add(t, lane_count[to])
+                self._lane_series[to].add(t, lane_count[to])
         elif typ == "cycle_start":
             name = e["pod"]
             rec = current.get(name)
             if rec is not None:
                 rec.attempts += 1
-            leave_lane(name)  # popped from activeQ (the queue emits no move for a pop)
+            self._leave_lane(name)  # popped from activeQ (the queue emits no move for a pop)
         elif typ == "bound":
             name = e["pod"]
             rec = current.get(name)
@@ -340,16 +358,16 @@ def compute_metrics(events: list[dict[str, Any]], *, stall_after_ms: int = STALL
                 rec.node = e.get("node")
                 rec.outcome = OUT_BOUND
             pending.discard(name)
-            pending_series.add(t, len(pending))
-            leave_lane(name)
+            self._pending_series.add(t, len(pending))
+            self._leave_lane(name)
         elif typ == "pod_added":
             name = e["pod"]
             rec = _Pod(name, dict(e.get("requests") or {}), t, e.get("node") or None)
-            records.append(rec)
+            self._records.append(rec)
             current[name] = rec
             if not rec.prebound:
                 pending.add(name)
-                pending_series.add(t, len(pending))
+                self._pending_series.add(t, len(pending))
         elif typ == "pod_deleted" or typ == "pod_completed":
             name = e["pod"]
             rec = current.get(name)
@@ -358,200 +376,219 @@ def compute_metrics(events: list[dict[str, Any]], *, stall_after_ms: int = STALL
                 rec.outcome = OUT_DELETED if typ == "pod_deleted" else OUT_COMPLETED
             if name in pending:
                 pending.discard(name)
-                pending_series.add(t, len(pending))
-            leave_lane(name)
+                self._pending_series.add(t, len(pending))
+            self._leave_lane(name)
         elif typ == "node_usage":
             nodes: dict[str, Any] = e["nodes"]
-            last_usage = nodes
-            for res in resources:
+            self._last_usage = nodes
+            allocatable = self._allocatable
+            for res in self._resources:
                 used = 0
                 cap = 0
                 for node, row in nodes.items():
                     cap += allocatable.get(node, {}).get(res, 0)
                     used += row.get("pods", 0) if res == "pods" else row.get("requested", {}).get(res, 0)
                 value = round(used / cap, 6) if cap > 0 else 0.0
-                series = alloc_series.get(res)
+                series = self._alloc_series.get(res)
                 if series is None:
-                    series = alloc_series[res] = _Series()
+                    series = self._alloc_series[res] = _Series()
                 series.add(t, value)
         elif typ == "preemption":
             if e.get("chosen") is not None:
-                preemptions += 1
+                self._preemptions += 1
                 for v in e.get("victims") or ():
                     vname = _victim_name(v)
-                    victims.append(vname)
+                    self._victims.append(vname)
                     rec = current.get(vname)
                     if rec is not None:
                         rec.preempted = True
         elif typ == "node_added":
             node = e["node"]
-            allocatable[node] = dict(e.get("allocatable") or {})
-            present[node] = None
-            for res in allocatable[node]:
-                resources.setdefault(res, None)
+            self._allocatable[node] = dict(e.get("allocatable") or {})
+            self._present[node] = None
+            for res in self._allocatable[node]:
+                self._resources.setdefault(res, None)
             if e.get("unschedulable"):
-                cordoned.add(node)
+                self._cordoned.add(node)
             else:
-                cordoned.discard(node)
+                self._cordoned.discard(node)
         elif typ == "node_removed":
             node = e["node"]
-            present.pop(node, None)
-            cordoned.discard(node)
+            self._present.pop(node, None)
+            self._cordoned.discard(node)
         elif typ == "node_updated":
             if e.get("unschedulable"):
-                cordoned.add(e["node"])
+                self._cordoned.add(e["node"])
             else:
-                cordoned.discard(e["node"])
+                self._cordoned.discard(e["node"])
         elif typ == "workload_status":
-            w = workload(e["workload"])
+            w = self._workload(e["workload"])
             w.replicas = e.get("replicas")
             w.ready = e.get("ready")
             w.updated = e.get("updated")
             w.revision = e.get("revision")
             key = (w.ready, w.updated)
-            if last_status.get(w.name) != key:
-                last_status[w.name] = key
+            if self._last_status.get(w.name) != key:
+                self._last_status[w.name] = key
                 w.last_progress_ms = t
         elif typ == "controller_action":
-            workload(e["workload"]).last_progress_ms = t
+            self._workload(e["workload"]).last_progress_ms = t
         elif typ == "rollout_started":
-            w = workload(e["workload"])
+            w = self._workload(e["workload"])
             for r in w.rollouts:
                 if r.open:
                     r.superseded_ms = t
             w.rollouts.append(_Rollout(e.get("revision"), e.get("image"), t))
         elif typ == "rollout_completed":
-            w = workload(e["workload"])
-            open_rollouts = [r for r in w.rollouts if r.open]
-            duration = e.get("duration_ms")
-            if not w.rollouts:
-                # A Job reports its completion without a rollout_started: its run began at creation.
-                started = t - duration if isinstance(duration, int) else (w.created_ms or 0)
-                w.rollouts.append(_Rollout(e.get("revision"), None, started))
-                open_rollouts = w.rollouts[-1:]
-            if not open_rollouts:
-                continue  # a repeated completion: nothing left open
-            same = [r for r in open_rollouts if r.revision == e.get("revision")]
-            r = (same or open_rollouts)[-1]
-            r.completed_ms = t
-            r.duration_ms = duration if isinstance(duration, int) else t - r.started_ms
+            self._rollout_completed(e, t)
         elif typ == "workload_created":
-            w = workload(e["workload"])
+            w = self._workload(e["workload"])
             w.kind = e.get("kind")
             w.created_ms = t
             w.deleted_ms = None
             if e.get("replicas") is not None:
                 w.replicas = e.get("replicas")
         elif typ == "workload_deleted":
-            workload(e["workload"]).deleted_ms = t
+            self._workload(e["workload"]).deleted_ms = t
         elif typ == "eviction":
-            evictions["allowed" if e.get("allowed") else "refused"] += 1
+            self._evictions["allowed" if e.get("allowed") else "refused"] += 1
 
-    # -- per pod ---------------------------------------------------------------------------
-    pods: list[PodMetrics] = []
-    waits: list[int] = []
-    never: list[str] = []
-    for rec in records:
-        if rec.bound_ms is not None:
-            waited = rec.bound_ms - rec.created_ms
-        else:
-            waited = (rec.ended_ms if rec.ended_ms is not None else end_ms) - rec.created_ms
-            never.append(rec.name)
-        if not rec.prebound:
-            waits.append(waited)
-        pods.append(
-            PodMetrics(
-                pod=rec.name,
-                created_ms=rec.created_ms,
-                bound_ms=rec.bound_ms,
-                time_pending_ms=waited,
-                attempts=rec.attempts,
-                preempted=rec.preempted,
-                node=rec.node,
-                prebound=rec.prebound,
-                outcome=rec.outcome,
-            )
-        )
-    waits.sort()
+    def _rollout_completed(self, e: Mapping[str, Any], t: int) -> None:
+        w = self._workload(e["workload"])
+        open_rollouts = [r for r in w.rollouts if r.open]
+        duration = e.get("duration_ms")
+        if not w.rollouts:
+            # A Job reports its completion without a rollout_started: its run began at creation.
+            started = t - duration if isinstance(duration, int) else (w.created_ms or 0)
+            w.rollouts.append(_Rollout(e.get("revision"), None, started))
+            open_rollouts = w.rollouts[-1:]
+        if not open_rollouts:
+            return  # a repeated completion: nothing left open
+        same = [r for r in open_rollouts if r.revision == e.get("revision")]
+        r = (same or open_rollouts)[-1]
+        r.completed_ms = t
+        r.duration_ms = duration if isinstance(duration, int) else t - r.started_ms
 
-    # -- workloads -------------------------------------------------------------------------
-    out_workloads: list[WorkloadMetrics] = []
-    for w in workloads.values():
-        horizon = w.deleted_ms if w.deleted_ms is not None else end_ms
-        rollouts: list[RolloutMetrics] = []
-        for r in w.rollouts:
-            progress = r.started_ms
-            if w.last_progress_ms is not None and w.last_progress_ms > progress:
-                progress = w.last_progress_ms
-            if r.completed_ms is not None:
-                status = COMPLETED
-                duration = r.duration_ms if r.duration_ms is not None else r.completed_ms - r.started_ms
-                progress = min(progress, r.completed_ms)
-            elif r.superseded_ms is not None:
-                status = SUPERSEDED
-                duration = r.superseded_ms - r.started_ms
-                progress = min(progress, r.superseded_ms)
+    def result(self) -> RunMetrics:
+        """The metrics of the events taken so far (definitions in docs/metrics.md)."""
+        end_ms = self._end_ms
+        records = self._records
+        pending = self._pending
+        stall_after_ms = self.stall_after_ms
+
+        # -- per pod ---------------------------------------------------------------------------
+        pods: list[PodMetrics] = []
+        waits: list[int] = []
+        never: list[str] = []
+        for rec in records:
+            if rec.bound_ms is not None:
+                waited = rec.bound_ms - rec.created_ms
             else:
-                status = STALLED if horizon - progress >= stall_after_ms else IN_PROGRESS
-                duration = horizon - r.started_ms
-            rollouts.append(
-                RolloutMetrics(
-                    revision=r.revision,
-                    image=r.image,
-                    started_ms=r.started_ms,
-                    status=status,
-                    duration_ms=duration,
-                    completed_ms=r.completed_ms,
-                    last_progress_ms=progress,
+                waited = (rec.ended_ms if rec.ended_ms is not None else end_ms) - rec.created_ms
+                never.append(rec.name)
+            if not rec.prebound:
+                waits.append(waited)
+            pods.append(
+                PodMetrics(
+                    pod=rec.name,
+                    created_ms=rec.created_ms,
+                    bound_ms=rec.bound_ms,
+                    time_pending_ms=waited,
+                    attempts=rec.attempts,
+                    preempted=rec.preempted,
+                    node=rec.node,
+                    prebound=rec.prebound,
+                    outcome=rec.outcome,
                 )
             )
-        out_workloads.append(
-            WorkloadMetrics(
-                workload=w.name,
-                kind=w.kind,
-                created_ms=w.created_ms,
-                deleted_ms=w.deleted_ms,
-                replicas=w.replicas,
-                ready=w.ready,
-                updated=w.updated,
-                revision=w.revision,
-                rollouts=rollouts,
+        waits.sort()
+
+        # -- workloads -------------------------------------------------------------------------
+        out_workloads: list[WorkloadMetrics] = []
+        for w in self._workloads.values():
+            horizon = w.deleted_ms if w.deleted_ms is not None else end_ms
+            rollouts: list[RolloutMetrics] = []
+            for r in w.rollouts:
+                progress = r.started_ms
+                if w.last_progress_ms is not None and w.last_progress_ms > progress:
+                    progress = w.last_progress_ms
+                if r.completed_ms is not None:
+                    status = COMPLETED
+                    duration = r.duration_ms if r.duration_ms is not None else r.completed_ms - r.started_ms
+                    progress = min(progress, r.completed_ms)
+                elif r.superseded_ms is not None:
+                    status = SUPERSEDED
+                    duration = r.superseded_ms - r.started_ms
+                    progress = min(progress, r.superseded_ms)
+                else:
+                    status = STALLED if horizon - progress >= stall_after_ms else IN_PROGRESS
+                    duration = horizon - r.started_ms
+                rollouts.append(
+                    RolloutMetrics(
+                        revision=r.revision,
+                        image=r.image,
+                        started_ms=r.started_ms,
+                        status=status,
+                        duration_ms=duration,
+                        completed_ms=r.completed_ms,
+                        last_progress_ms=progress,
+                    )
+                )
+            out_workloads.append(
+                WorkloadMetrics(
+                    workload=w.name,
+                    kind=w.kind,
+                    created_ms=w.created_ms,
+                    deleted_ms=w.deleted_ms,
+                    replicas=w.replicas,
+                    ready=w.ready,
+                    updated=w.updated,
+                    revision=w.revision,
+                    rollouts=rollouts,
+                )
             )
+
+        allocation_final = {res: s.points[-1][1] for res, s in self._alloc_series.items() if s.points}
+
+        return RunMetrics(
+            end_ms=end_ms,
+            stall_after_ms=stall_after_ms,
+            pods=pods,
+            pods_total=len(records),
+            pods_scheduled=sum(1 for r in records if not r.prebound and r.bound_ms is not None),
+            pods_prebound=sum(1 for r in records if r.prebound),
+            pods_pending_at_end=len(pending),
+            never_scheduled=never,
+            time_pending_mean_ms=(sum(waits) / len(waits)) if waits else None,
+            time_pending_p95_ms=nearest_rank(waits, 95),
+            attempts_total=sum(r.attempts for r in records),
+            preemptions=self._preemptions,
+            victims=list(self._victims),
+            evictions=dict(self._evictions),
+            workloads=out_workloads,
+            series={
+                "pending": self._pending_series.copy(),
+                "queue": {lane: s.copy() for lane, s in self._lane_series.items()},
+                "allocation": {res: s.copy() for res, s in self._alloc_series.items()},
+            },
+            allocation_final=allocation_final,
+            fragmentation=_fragmentation(
+                [self._current[n] for n in sorted(pending)] or records,
+                "pending" if pending else "all",
+                self._allocatable,
+                self._present,
+                self._cordoned,
+                self._last_usage,
+            ),
         )
 
-    allocation_final = {res: s.points[-1][1] for res, s in alloc_series.items() if s.points}
 
-    return RunMetrics(
-        end_ms=end_ms,
-        stall_after_ms=stall_after_ms,
-        pods=pods,
-        pods_total=len(records),
-        pods_scheduled=sum(1 for r in records if not r.prebound and r.bound_ms is not None),
-        pods_prebound=sum(1 for r in records if r.prebound),
-        pods_pending_at_end=len(pending),
-        never_scheduled=never,
-        time_pending_mean_ms=(sum(waits) / len(waits)) if waits else None,
-        time_pending_p95_ms=nearest_rank(waits, 95),
-        attempts_total=sum(r.attempts for r in records),
-        preemptions=preemptions,
-        victims=victims,
-        evictions=evictions,
-        workloads=out_workloads,
-        series={
-            "pending": pending_series.points,
-            "queue": {lane: s.points for lane, s in lane_series.items()},
-            "allocation": {res: s.points for res, s in alloc_series.items()},
-        },
-        allocation_final=allocation_final,
-        fragmentation=_fragmentation(
-            [current[n] for n in sorted(pending)] or records,
-            "pending" if pending else "all",
-            allocatable,
-            present,
-            cordoned,
-            last_usage,
-        ),
-    )
+def compute_metrics(events: Iterable[Mapping[str, Any]], *, stall_after_ms: int = STALL_AFTER_MS) -> RunMetrics:
+    """Metrics of one run, from its trace only (definitions in docs/metrics.md)."""
+    acc = MetricsAccumulator(stall_after_ms=stall_after_ms)
+    for e in events:
+        acc.add(e)
+    return acc.result()
 
 
 def _fragmentation(

@@ -229,7 +229,7 @@ class ViewState:
             "lane": None,
             "nominated": None,
             "attempts": 0,
-            "message": None,
+            "message": e.get("problem"),
             "backoff_until_ms": None,
         }
         if e.get("node"):

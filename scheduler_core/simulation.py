@@ -7,9 +7,10 @@ drain retries and controller re-syncs; ``seq`` (an
 flushes and the scheduling loop are derived from the queue's state rather than stored:
 at any time, due heap events run first, then the backoff flush, then the leftover flush,
 then one scheduling cycle if activeQ has a pod. :meth:`Simulation.step` does exactly one of
-these; :meth:`Simulation.run` repeats it until nothing can change any more (or an end time).
-After every step the workload controllers reconcile (``controllers.ControllerManager``);
-the simulation is the cluster API they act through (``workloads.ClusterAPI``).
+these; :meth:`Simulation.run` repeats it until the run ends (run_end.py: steady or
+quiescent, the scenario's end time, or a run limit). After every step the workload
+controllers reconcile (``controllers.ControllerManager``); the simulation is the cluster API
+they act through (``workloads.ClusterAPI``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,12 +33,27 @@ from .legacy import FifoQueue, LegacyScheduler, uses_fifo_queue
 from .model import NO_SCHEDULE, Node, Pod, PodDisruptionBudget, PriorityClass
 from .plugins import REGISTRY
 from .plugins.node_affinity import required_node_affinity_matches
-from .queue import SchedulingQueue
+from .queue import UNSCHEDULABLE, SchedulingQueue
 from .reservation import is_rollout_deletion, make_reservation
+from .run_end import (
+    DEFAULT_MAX_EVENTS,
+    DEFAULT_MAX_VIRTUAL_MS,
+    END_EVENT_LIMIT,
+    END_QUIESCENT,
+    END_STEADY,
+    END_TIME,
+    END_TIME_LIMIT,
+    ChangeWatch,
+    end_time_reason,
+    event_limit_reason,
+    quiescent_reason,
+    steady_reason,
+    time_limit_reason,
+)
 from .scenario_types import Scenario, TimelineAction
 from .scheduler import BindRequest, CycleResult, Scheduler
 from .state import ClusterCache, NodeInfo
-from .trace import DETAIL_FULL, DETAIL_SUMMARY, Trace
+from .trace import DETAIL_FULL, DETAIL_SUMMARY, Event, Trace
 from .workloads import WORKLOAD_KINDS, Deployment, Job, ReplicaSet, Service, StatefulSet
 
 __all__ = ["Simulation", "RunSummary", "PodOutcome", "SUMMARY_DETAIL_THRESHOLD", "policy_switch_problem"]
@@ -87,6 +103,8 @@ class RunSummary:
     pods: list[PodOutcome] = field(default_factory=list)
     nodes: list[dict[str, Any]] = field(default_factory=list)
     queue: dict[str, int] = field(default_factory=dict)
+    end: str | None = None  # run_finished.end, None while the run goes on
+    end_reason: str | None = None  # run_finished.reason
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -102,6 +120,8 @@ class RunSummary:
             "queue": self.queue,
             "pods": [vars(p) for p in self.pods],
             "nodes": self.nodes,
+            "end": self.end,
+            "end_reason": self.end_reason,
         }
 
 
@@ -135,9 +155,21 @@ class Simulation:
         detail: str | None = None,
         keep_trace: bool = True,
         fast: bool = True,
+        max_events: int = DEFAULT_MAX_EVENTS,
+        max_virtual_ms: int = DEFAULT_MAX_VIRTUAL_MS,
+        listeners: Iterable[Callable[[Event], None]] = (),
     ) -> None:
         """``fast`` selects the vectorised FastScheduler (fastpath.py), proven to make the same
-        decisions as the plain one; ``fast=False`` runs the reference loop."""
+        decisions as the plain one; ``fast=False`` runs the reference loop.
+
+        The run limits (run_end.py): the run ends after ``max_events`` trace events, and — when
+        the scenario has no ``endAt``, which is its own limit — after ``max_virtual_ms`` of
+        virtual time. ``listeners`` see every trace event, the first ones included (with
+        ``keep_trace=False`` they are the only ones that do)."""
+        if max_events < 1:
+            raise ValueError(f"max_events must be at least 1, not {max_events}")
+        if max_virtual_ms < 1:
+            raise ValueError(f"max_virtual_ms must be at least 1, not {max_virtual_ms}")
         self.scenario = scenario
         self.policy = policy or default_policy()
         self.seed = scenario.seed if seed is None else seed
@@ -147,10 +179,19 @@ class Simulation:
             size = max(1, len(scenario.nodes)) * max(1, planned_pods)
             detail = DETAIL_SUMMARY if size > SUMMARY_DETAIL_THRESHOLD else DETAIL_FULL
         self.trace = Trace(detail=detail, keep=keep_trace)
+        self._changes = ChangeWatch()
+        self.trace.listeners.append(self._changes.observe)
+        self.trace.listeners.extend(listeners)
+        self.max_events = max_events
+        self.max_virtual_ms = max_virtual_ms
         self.now_ms = 0
         self.steps = 0
         self.finished = False
+        self.end: str | None = None  # run_finished.end once the run has ended
+        self.end_reason: str | None = None
         self._heap: list[tuple[int, int, int, str, Any]] = []
+        self._heap_changers = 0  # heap entries other than drain retries
+        self._drain_tried: dict[str, int] = {}  # node -> generation its drain last ran at
         self._seq = itertools.count()
         self.cache = ClusterCache()
         self.pods: dict[str, Pod] = {}
@@ -166,6 +207,8 @@ class Simulation:
         self._rollout_deleted: set[str] = set()  # pod keys a StatefulSet deleted for a rollout
         self.reservations: dict[str, Pod] = {}  # pod key -> placeholder holding its place
         self._draining: set[str] = set()
+        # Pods created with a spec.nodeName that names no node: node name -> pods waiting for it.
+        self._orphans: dict[str, list[Pod]] = {}
         self._sync_pending = False
         self._changes_since_usage = 0
         self._last_usage_ms = -1
@@ -302,6 +345,8 @@ class Simulation:
 
     def _push(self, t_ms: int, priority: int, kind: str, payload: Any) -> None:
         heapq.heappush(self._heap, (t_ms, priority, next(self._seq), kind, payload))
+        if kind != "drain":
+            self._heap_changers += 1
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -329,13 +374,59 @@ class Simulation:
         t, _, kind = min(candidates)
         return t, kind
 
+    def _ending(self, nxt: tuple[int, str] | None) -> str | None:
+        """How the run ends instead of taking step ``nxt`` (a ``run_finished.end`` value), or
+        None when the run goes on (run_end.py; docs/trace.md "How a run ends")."""
+        if self.trace.seq >= self.max_events:
+            return END_EVENT_LIMIT
+        if nxt is None:
+            return END_STEADY if self._waiting() else END_QUIESCENT
+        end = self.scenario.end_ms
+        if end is not None:
+            # endAt asks to watch up to that time: kube-scheduler's retries, even hopeless ones,
+            # go on until then, as they always have (docs/legacy.md).
+            return END_TIME if nxt[0] > end else None
+        if self._steady():
+            return END_STEADY
+        if nxt[0] > self.max_virtual_ms:
+            return END_TIME_LIMIT
+        return None
+
+    def _waiting(self) -> list[Pod]:
+        """The queued pods (activeQ, backoffQ, unschedulable), in queue order."""
+        return [info.pod for info in self.queue.pending_pods()]
+
+    def _steady(self) -> bool:
+        """Nothing still due can change the cluster, and every retry due would fail the way the
+        last attempt did.
+
+        Due are heap events, backoffQ and activeQ pods (flushes and cycles) and the leftover
+        flush of unschedulable pods. A heap event changes the cluster (a timeline action, a
+        bind, a pod starting, finishing or terminating, a controller's timer), except a drain
+        retry when nothing changed since that drain last ran. A pod in activeQ or backoffQ
+        retries in vain only if its last attempt saw the cluster as it is now (ChangeWatch). A
+        pod in the unschedulable lane is waiting for a cluster event one of the plugins that
+        rejected it registered for; every change since its attempt was, in the queue's judgement,
+        of no help to it, so its leftover-flush retry is not waited for — as when nothing at all
+        is due.
+        """
+        if self._heap_changers or self.queue.has_active():
+            return False
+        if any(not self._drain_futile(entry[4]) for entry in self._heap):
+            return False
+        tried = self._changes.tried_since_change
+        queue = self.queue
+        return all(tried(info.pod.key) for info in queue.pending_pods() if queue.where(info.pod) != UNSCHEDULABLE)
+
+    def _drain_futile(self, node: str) -> bool:
+        return node not in self._draining or self._drain_tried.get(node) == self._changes.generation
+
     def peek(self) -> int | None:
         """When the next step happens (virtual ms), or None when the next step ends the run."""
         if self.finished:
             return None
         nxt = self._next()
-        end = self.scenario.end_ms
-        if nxt is None or (end is not None and nxt[0] > end):
+        if nxt is None or self._ending(nxt) is not None:
             return None
         return nxt[0]
 
@@ -344,15 +435,17 @@ class Simulation:
         if self.finished:
             return None
         nxt = self._next()
-        end = self.scenario.end_ms
-        if nxt is None or (end is not None and nxt[0] > end):
-            self._finish("end time reached" if nxt is not None else "quiescent")
+        ending = self._ending(nxt)
+        if ending is not None or nxt is None:
+            self._finish(ending or END_QUIESCENT)
             return None
         t, kind = nxt
         self._advance(t)
         self.steps += 1
         if kind == "heap":
             _, _, _, what, payload = heapq.heappop(self._heap)
+            if what != "drain":
+                self._heap_changers -= 1
             done = self._dispatch(what, payload)
         elif kind == "backoff_flush":
             self.queue.flush_backoff_completed()
@@ -402,17 +495,36 @@ class Simulation:
         self.trace.now_ms = t_ms
         self.queue.now_ms = t_ms
 
-    def _finish(self, reason: str) -> None:
+    def _finish(self, end: str) -> None:
         if self.finished:
             return
         self.finished = True
         self._emit_usage()
-        sizes = self.queue.sizes()
+        waiting = self._waiting()
+        pending = len(waiting)
+        # Pods naming a node that never came never enter the queue, yet they wait for ever too.
+        orphans = [pod for pods in self._orphans.values() for pod in pods if self.pods.get(pod.key) is pod]
+        if end == END_QUIESCENT and orphans:
+            end = END_STEADY
+        if end == END_STEADY:
+            blocked = [node for node in self._draining if self._drain_futile(node)]
+            stuck = waiting + orphans
+            reason = steady_reason([self.scheduler.last_message.get(p.key) for p in stuck], blocked)
+        elif end == END_QUIESCENT:
+            reason = quiescent_reason()
+        elif end == END_TIME:
+            reason = end_time_reason(self.scenario.end_ms or 0, pending)
+        elif end == END_TIME_LIMIT:
+            reason = time_limit_reason(self.max_virtual_ms, pending)
+        else:
+            reason = event_limit_reason(self.max_events, self.now_ms, pending)
+        self.end, self.end_reason = end, reason
         self.trace.emit(
             "run_finished",
             bound=sum(1 for p in self.pods.values() if p.node_name),
-            pending=sum(sizes.values()),
+            pending=pending,
             reason=reason,
+            end=end,
         )
 
     def _dispatch(self, what: str, payload: Any) -> str:
@@ -515,6 +627,9 @@ class Simulation:
         owner = pod.controller
         if owner is not None and owner.uid:
             self._owned.setdefault(owner.uid, {})[pod.key] = pod
+        if pod.node_name and self.cache.node(pod.node_name) is None:
+            self._add_orphan(pod)
+            return
         self.trace.emit(
             "pod_added",
             pod=pod.key,
@@ -524,13 +639,41 @@ class Simulation:
         )
         if pod.node_name:
             # Created with spec.nodeName: the scheduler never sees it; the kubelet runs it.
-            if self.cache.node(pod.node_name) is None:
-                pod.phase = "Failed"
-                return
             self.cache.add_pod(pod, pod.node_name)
             self._bound(pod)
         elif pod.scheduler_name in self.profiles:
             self.queue.add(pod)
+
+    def _add_orphan(self, pod: Pod) -> None:
+        """A pod whose spec.nodeName names a node the cluster does not have. kube-scheduler skips
+        pods that have a nodeName (pkg/scheduler/eventhandlers.go, responsibleForPod /
+        assignedPod), and no kubelet runs it, so it stays Pending until that node joins. (PodGC
+        in kube-controller-manager would delete it after 40 s; kubeviz does not model PodGC.)"""
+        node = pod.node_name
+        problem = f'spec.nodeName names node "{node}", which is not in the cluster: the pod never runs'
+        pod.node_name = ""
+        self._orphans.setdefault(node, []).append(pod)
+        self.scheduler.last_message[pod.key] = problem
+        self.trace.emit(
+            "pod_added",
+            pod=pod.key,
+            priority=pod.priority,
+            requests=dict(pod.requests),
+            node=None,
+            node_name=node,
+            problem=problem,
+        )
+
+    def _adopt_orphans(self, node: str) -> None:
+        """The node an orphan named has joined: its kubelet admits the pod (no scheduler involved)."""
+        for pod in self._orphans.pop(node, []):
+            if self.pods.get(pod.key) is not pod:
+                continue  # deleted while it waited
+            self.scheduler.last_message.pop(pod.key, None)
+            pod.node_name = node
+            self.cache.add_pod(pod, node)
+            self.trace.emit("bound", pod=pod.key, node=node)
+            self._bound(pod)
 
     def delete_pod(self, pod: Pod, reason: str = "deleted", grace_ms: int | None = None) -> None:
         """Delete a pod: pending pods vanish; placed pods terminate after their grace period."""
@@ -623,6 +766,7 @@ class Simulation:
         )
         if not initial:
             self.cache.snapshot()  # refresh image states
+            self._adopt_orphans(node.name)
             self.queue.move_all_to_active_or_backoff(NODE_ADD, lambda p: admits(p, info))
 
     def _set_unschedulable(self, name: str, value: bool) -> None:
@@ -669,15 +813,21 @@ class Simulation:
                 blocked = True
         if blocked:
             self._push(self.now_ms + DRAIN_RETRY_MS, _ACTION, "drain", name)
+            self._drain_tried[name] = self._changes.generation
         else:
             self._draining.discard(name)
 
     # -- timeline actions ----------------------------------------------------------------
 
     def inject(self, action: TimelineAction) -> None:
-        """Queue an action from outside (the web's controls) at max(its time, now)."""
+        """Queue an action from outside at max(its time, now); it reopens an ended run (the run
+        ends again when the action is past its end time or time limit). A run that reached its
+        event limit stays ended: RuntimeError."""
+        if self.end == END_EVENT_LIMIT:
+            raise RuntimeError(f"the run has ended ({self.end_reason}); no action can be added")
         self._push(max(action.at_ms, self.now_ms), _ACTION, "action", action)
         self.finished = False
+        self.end = self.end_reason = None
 
     def apply(self, action: TimelineAction, *, mark: Mapping[str, Any] | None = None) -> None:
         """Carry out one timeline action now. ``mark`` adds keys to its ``action`` event (a fork's
@@ -792,6 +942,8 @@ class Simulation:
             pods=outcomes,
             nodes=self.node_usage(),
             queue=self.queue.sizes(),
+            end=self.end,
+            end_reason=self.end_reason,
         )
 
 

@@ -23,7 +23,7 @@ DETAIL_SUMMARY = "summary"
 # type -> the keys it carries besides seq, t_ms, cycle, type. docs/trace.md is the prose.
 EVENT_TYPES: dict[str, tuple[str, ...]] = {
     "run_started": ("scenario", "policy", "seed", "detail", "nodes", "pods"),
-    "run_finished": ("bound", "pending", "reason"),
+    "run_finished": ("bound", "pending", "reason", "end"),  # end: a run_end.END_KINDS value
     "action": ("action", "target", "line", "fork_seq", "what_if"),  # the last two only on a fork's action
     "node_added": ("node", "allocatable", "labels", "taints", "unschedulable"),
     "node_updated": ("node", "change", "unschedulable"),

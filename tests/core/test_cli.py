@@ -129,3 +129,105 @@ def test_the_module_runs_as_a_program() -> None:
         [sys.executable, "-m", "scheduler_core", "policies"], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert "bin-packing" in result.stdout and "default" in result.stdout
+
+
+# -- how a run ends (docs/cli.md, docs/trace.md "How a run ends") ----------------------------
+
+NO_NODES_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: nginx}
+spec: {containers: [{name: nginx, image: nginx}]}
+"""
+
+LATE_NODE = """\
+apiVersion: kubeviz.dev/v1
+kind: Scenario
+metadata: {name: late-node}
+spec:
+  objects:
+    - {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{name: c, image: x}]}}
+  timeline:
+    - {at: 1m, action: addNode, node: {name: late, allocatable: {cpu: '1', memory: 1Gi}}}
+"""
+
+
+def test_simulate_says_why_the_run_ended(tmp_path: Path) -> None:
+    path = tmp_path / "pod.yaml"
+    path.write_text(NO_NODES_POD)
+    code, out = run_cli("simulate", str(path))
+    assert code == 0
+    assert "Ended: steady: 1 pod can never be scheduled without a change to the cluster (no nodes)\n" in out
+
+
+def test_simulate_accepts_a_time_limit_written_as_a_duration(tmp_path: Path) -> None:
+    path = tmp_path / "late.yaml"
+    path.write_text(LATE_NODE)
+    code, out = run_cli("simulate", str(path), "--time-limit", "10s")
+    assert code == 0
+    assert "Ended: time limit: 10s of virtual time reached with 1 pod pending\n" in out
+    code, out = run_cli("simulate", str(path), "--time-limit", "2m")
+    assert "Ended: quiescent: no pod is waiting and nothing else is due\n" in out
+
+
+def test_simulate_accepts_an_event_limit() -> None:
+    code, out = run_cli("simulate", "mixed-small", "--max-events", "60")
+    assert code == 0
+    assert "Ended: event limit: 60 trace events reached at t=" in out
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("--time-limit", "10", '"10" is not a duration (examples: "90s", "5m", "1h30m", "250ms")'),
+        ("--time-limit", "0s", "'0s' is not longer than zero"),
+        ("--max-events", "0", "0 is not 1 or more"),
+        ("--max-events", "many", "'many' is not a whole number"),
+    ],
+    ids=[
+        "a time limit needs a unit",
+        "a time limit must be longer than zero",
+        "an event limit is 1 or more",
+        "an event limit is a number",
+    ],
+)
+def test_bad_limits_exit_2_naming_the_flag(
+    flag: str, value: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        run_cli("simulate", "mixed-small", flag, value)
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {flag}: {message}" in err
+
+
+def test_simulate_json_adds_the_end_to_the_summary_and_the_last_event(tmp_path: Path) -> None:
+    path = tmp_path / "pod.yaml"
+    path.write_text(NO_NODES_POD)
+    code, out = run_cli("simulate", str(path), "--json")
+    data = json.loads(out)
+    assert code == 0 and set(data) == {"summary", "metrics", "events"}
+    assert data["summary"]["end"] == data["events"][-1]["end"] == "steady"
+    assert data["summary"]["end_reason"] == data["events"][-1]["reason"]
+
+
+def test_simulate_prints_the_scenarios_warnings_on_stderr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import scheduler_core.cli as cli
+
+    loaded = cli.load_scenario_file
+
+    def with_warnings(path: Path) -> object:
+        scenario = loaded(path)
+        scenario.warnings = ["the scenario has no nodes: every pod will stay pending"]
+        return scenario
+
+    monkeypatch.setattr(cli, "load_scenario_file", with_warnings)
+    path = tmp_path / "pod.yaml"
+    path.write_text(NO_NODES_POD)
+    code, out = run_cli("simulate", str(path))
+    captured = capsys.readouterr()
+    assert code == 0
+    assert captured.err == "warning: the scenario has no nodes: every pod will stay pending\n"
+    assert "warning" not in out

@@ -438,7 +438,8 @@ def test_a_run_with_only_futile_retries_left_ends():
     sim = legacy_sim(scenario)
     sim.run(max_steps=1_000)
     assert sim.finished
-    assert sim.trace.events[-1]["reason"] == "quiescent"
+    assert sim.trace.events[-1]["end"] == "steady"
+    assert "1 pod can never be scheduled" in sim.trace.events[-1]["reason"]
     assert sim.queue.sizes() == {"active": 0, "backoff": 1}
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+
 from scheduler_core.config import Policy as EnginePolicy
 from scheduler_core.errors import LoadError
 from scheduler_core.fork import ForkAction, ForkError, fork_simulation
@@ -54,15 +56,27 @@ def load_run_inputs(run: Run) -> tuple[EngineScenario, EnginePolicy]:
 
 def build_simulation(run: Run) -> Simulation:
     """The simulation to record for ``run``: a fresh one, or for a fork the parent's replayed to
-    the fork point with the action applied (docs/forks.md). Raises LoadError (ForkError for the
-    fork's part)."""
+    the fork point with the action applied (docs/forks.md), under the run limits of the
+    settings (KUBEVIZ_RUN_MAX_EVENTS, KUBEVIZ_RUN_MAX_VIRTUAL_SECONDS). Raises LoadError
+    (ForkError for the fork's part)."""
     scenario, policy = load_run_inputs(run)
+    max_events: int = settings.KUBEVIZ_RUN_MAX_EVENTS
+    max_virtual_ms: int = settings.KUBEVIZ_RUN_MAX_VIRTUAL_SECONDS * 1000
     if run.fork_seq is None:
-        return Simulation(scenario, policy, run.seed)
+        return Simulation(scenario, policy, run.seed, max_events=max_events, max_virtual_ms=max_virtual_ms)
     parent = run.parent
     if parent is None:
         raise ForkError("seq", "the run this one was forked from has been deleted, so it cannot be replayed")
     action = ForkAction.from_dict(run.fork_action)
     replay_policy = parse_policy(parent.policy.document)
     continue_policy = policy if action.action == "switchPolicy" else None
-    return fork_simulation(scenario, replay_policy, run.seed, run.fork_seq, action, continue_policy)
+    return fork_simulation(
+        scenario,
+        replay_policy,
+        run.seed,
+        run.fork_seq,
+        action,
+        continue_policy,
+        max_events=max_events,
+        max_virtual_ms=max_virtual_ms,
+    )
