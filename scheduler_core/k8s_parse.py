@@ -51,8 +51,16 @@ from .model import (
     WeightedPodAffinityTerm,
 )
 from .quantity import QuantityError, to_resource_int
+from .validation import (
+    annotation_size_error,
+    dns1035_label_errors,
+    dns1123_label_errors,
+    dns1123_subdomain_errors,
+    label_value_errors,
+    qualified_name_errors,
+)
 from .workloads import Deployment, Job, PodTemplate, ReplicaSet, Service, StatefulSet, Workload
-from .yamlsource import Document, describe, index_path, key_path
+from .yamlsource import Document, check_cpu, describe, index_path, key_path
 
 __all__ = [
     "SUPPORTED_KINDS",
@@ -64,6 +72,10 @@ __all__ = [
     "Parsed",
     "Naming",
     "Reader",
+    "SUBDOMAIN",
+    "LABEL",
+    "DNS1035",
+    "check_name",
     "parse_duration_ms",
     "parse_manifest",
     "parse_node_manifest",
@@ -114,8 +126,16 @@ _API_VERSIONS = {
     "Job": ("batch/v1",),
     "Service": ("v1",),
 }
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+# Which rule names an object of a kind (pkg/apis/core/validation, pkg/apis/apps/validation):
+# most are DNS-1123 subdomains, namespaces and StatefulSets DNS-1123 labels, Services DNS-1035 labels.
+SUBDOMAIN, LABEL, DNS1035 = "subdomain", "label", "dns1035"
+_NAME_RULES = {
+    SUBDOMAIN: (dns1123_subdomain_errors, 'a lowercase RFC 1123 DNS subdomain: a-z, 0-9, "-"'),
+    LABEL: (dns1123_label_errors, 'a lowercase RFC 1123 DNS label: a-z, 0-9, "-"'),
+    DNS1035: (dns1035_label_errors, 'a lowercase RFC 1035 DNS label: a-z, 0-9, "-", starting with a letter'),
+}
+_SHOWN_KEY = 80  # characters of a key or value a message quotes
+_CPU_CHECK_EVERY = 64  # mappings read between two looks at the CPU budget
 _DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ms|h|m|s)")
 _DURATION_UNITS = {"ms": Fraction(1), "s": Fraction(1000), "m": Fraction(60_000), "h": Fraction(3_600_000)}
 _TAINT_EFFECTS = (NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE)
@@ -195,16 +215,22 @@ class Reader:
         self.document = document
         self.problems = problems if problems is not None else Problems()
         self.naming = naming if naming is not None else Naming()
+        self._countdown = _CPU_CHECK_EVERY
 
     def line(self, path: str) -> int | None:
         return self.document.line_of(path) if self.document is not None else None
 
-    def error(self, path: str, message: str) -> None:
-        self.problems.add(Problem(self.source, self.line(path), path, message))
+    def error(self, path: str, message: str, *, at: str | None = None) -> None:
+        """A problem at ``path``, on the line of ``at`` (a field inside it) when given."""
+        self.problems.add(Problem(self.source, self.line(path if at is None else at), path, message))
 
     # typed accessors: report a problem and return the default on a wrong type
 
     def mapping(self, value: Any, path: str, *, required: bool = False) -> dict[str, Any]:
+        self._countdown -= 1
+        if not self._countdown:  # every object is read as mappings: a good place to watch the budget
+            self._countdown = _CPU_CHECK_EVERY
+            check_cpu(self.source, self.line(path), path)
         if value is None:
             if required:
                 self.error(path, "is required")
@@ -291,6 +317,41 @@ class Reader:
             out[key] = self.string(item, key_path(path, key))
         return out
 
+    def label_map(self, value: Any, path: str) -> dict[str, str]:
+        """Labels (or a selector's matchLabels, a nodeSelector): ValidateLabels in
+        apimachinery/pkg/apis/meta/v1/validation — qualified-name keys, label values."""
+        labels = self.string_map(value, path)
+        for key, item in labels.items():
+            item_path = key_path(path, key)
+            self.label_key(key, path, at=item_path)
+            errors = label_value_errors(item)
+            if errors:
+                self.error(item_path, f"{_quoted(item)} is not a valid label value: {'; '.join(errors)}")
+        return labels
+
+    def label_key(self, key: str, path: str, *, what: str = "label key", at: str | None = None) -> None:
+        """ValidateLabelName: a qualified name (validation.go IsQualifiedName)."""
+        errors = qualified_name_errors(key)
+        if errors:
+            self.error(path, f"{_quoted(key)} is not a valid {what}: {'; '.join(errors)}", at=at)
+
+    def annotation_map(self, value: Any, path: str) -> dict[str, str]:
+        """ValidateAnnotations (apimachinery/pkg/api/validation/objectmeta.go): keys are qualified
+        names, compared lowercased; keys and values together at most 256 KiB."""
+        annotations = self.string_map(value, path)
+        for key in annotations:
+            errors = qualified_name_errors(key.lower())
+            if errors:
+                self.error(
+                    path,
+                    f"{_quoted(key)} is not a valid annotation key: {'; '.join(errors)}",
+                    at=key_path(path, key),
+                )
+        size_error = annotation_size_error(annotations)
+        if size_error:
+            self.error(path, size_error)
+        return annotations
+
     def string_list(self, value: Any, path: str) -> tuple[str, ...]:
         return tuple(self.string(item, item_path) for item_path, item in self.items(value, path))
 
@@ -301,16 +362,26 @@ class Reader:
                 self.error(key_path(path, key), f"unknown field; expected one of {', '.join(allowed)}")
 
 
+def _quoted(text: str) -> str:
+    """``"text"`` for a message, cut short when a hostile document makes it long."""
+    shown = text if len(text) <= _SHOWN_KEY else text[: _SHOWN_KEY - 1] + "…"
+    return f'"{shown}"'
+
+
 def _get(obj: Mapping[str, Any], key: str, path: str) -> tuple[Any, str]:
     return obj.get(key), key_path(path, key)
 
 
-def _name(r: Reader, value: Any, path: str, *, label: bool = False) -> str:
+def check_name(r: Reader, name: str, path: str, rule: str = SUBDOMAIN) -> None:
+    """Report ``name`` at ``path`` unless it follows the naming ``rule`` of its kind."""
+    check, description = _NAME_RULES[rule]
+    if name and check(name):
+        r.error(path, f"{_quoted(name)} is not a valid name ({description})")
+
+
+def _name(r: Reader, value: Any, path: str, rule: str = SUBDOMAIN) -> str:
     name = r.string(value, path, required=True)
-    pattern = _DNS_LABEL if label else _DNS_SUBDOMAIN
-    if name and (len(name) > (63 if label else 253) or not pattern.match(name)):
-        kind = "DNS label" if label else "DNS subdomain"
-        r.error(path, f'"{name}" is not a valid name (a lowercase RFC 1123 {kind}: a-z, 0-9, "-")')
+    check_name(r, name, path, rule)
     return name
 
 
@@ -337,6 +408,8 @@ def parse_resources(r: Reader, value: Any, path: str) -> dict[str, int]:
 def _label_requirement(r: Reader, value: Any, path: str) -> LabelSelectorRequirement:
     obj = r.mapping(value, path)
     key = r.string(obj.get("key"), key_path(path, "key"), required=True)
+    if key:
+        r.label_key(key, key_path(path, "key"))
     op_path = key_path(path, "operator")
     op = r.choice(obj.get("operator"), op_path, ("In", "NotIn", "Exists", "DoesNotExist"), "")
     if obj.get("operator") is None:
@@ -354,7 +427,7 @@ def parse_label_selector(r: Reader, value: Any, path: str) -> LabelSelector | No
     if value is None:
         return None
     obj = r.mapping(value, path)
-    labels = r.string_map(obj.get("matchLabels"), key_path(path, "matchLabels"))
+    labels = r.label_map(obj.get("matchLabels"), key_path(path, "matchLabels"))
     exprs_path = key_path(path, "matchExpressions")
     exprs = tuple(_label_requirement(r, item, p) for p, item in r.items(obj.get("matchExpressions"), exprs_path))
     return LabelSelector(tuple(labels.items()), exprs)
@@ -370,6 +443,8 @@ def _node_requirement(r: Reader, value: Any, path: str, *, fields: bool) -> Node
         r.error(op_path, "is required")
     values_path = key_path(path, "values")
     values = r.string_list(obj.get("values"), values_path)
+    if not fields and key:
+        r.label_key(key, key_path(path, "key"))  # ValidateNodeSelectorRequirement
     if fields and key and key != "metadata.name":
         r.error(key_path(path, "key"), f'"{key}" is not supported; matchFields supports metadata.name only')
     if op in ("In", "NotIn") and not values:
@@ -442,6 +517,8 @@ def parse_node_affinity_value(value: Any, path: str = "") -> NodeAffinity:
 def _pod_affinity_term(r: Reader, value: Any, path: str) -> PodAffinityTerm:
     obj = r.mapping(value, path)
     topology_key = r.string(obj.get("topologyKey"), key_path(path, "topologyKey"), required=True)
+    if topology_key:
+        r.label_key(topology_key, key_path(path, "topologyKey"), what="topology key")
     selector = parse_label_selector(r, obj.get("labelSelector"), key_path(path, "labelSelector"))
     namespaces = r.string_list(obj.get("namespaces"), key_path(path, "namespaces"))
     ns_selector = parse_label_selector(r, obj.get("namespaceSelector"), key_path(path, "namespaceSelector"))
@@ -487,11 +564,22 @@ def _affinity(r: Reader, value: Any, path: str) -> Affinity | None:
 def _taint(r: Reader, value: Any, path: str) -> Taint:
     obj = r.mapping(value, path)
     key = r.string(obj.get("key"), key_path(path, "key"), required=True)
+    if key:
+        r.label_key(key, key_path(path, "key"), what="taint key")  # core/validation validateTaints
     effect_path = key_path(path, "effect")
     if obj.get("effect") is None:
         r.error(effect_path, f"is required (one of {', '.join(_TAINT_EFFECTS)})")
     effect = r.choice(obj.get("effect"), effect_path, _TAINT_EFFECTS, NO_SCHEDULE)
-    return Taint(key, effect, r.string(obj.get("value"), key_path(path, "value")))
+    value_path = key_path(path, "value")
+    value = r.string(obj.get("value"), value_path)
+    _label_value(r, value, value_path, "taint value")
+    return Taint(key, effect, value)
+
+
+def _label_value(r: Reader, value: str, path: str, what: str) -> None:
+    errors = label_value_errors(value)
+    if errors:
+        r.error(path, f"{_quoted(value)} is not a valid {what}: {'; '.join(errors)}")
 
 
 def _toleration(r: Reader, value: Any, path: str) -> Toleration:
@@ -500,8 +588,12 @@ def _toleration(r: Reader, value: Any, path: str) -> Toleration:
     operator = r.choice(obj.get("operator"), key_path(path, "operator"), ("Equal", "Exists"), "Equal")
     tol_value = r.string(obj.get("value"), key_path(path, "value"))
     effect = r.choice(obj.get("effect"), key_path(path, "effect"), ("", *_TAINT_EFFECTS), "")
+    if key:
+        r.label_key(key, key_path(path, "key"), what="toleration key")  # core/validation ValidateTolerations
     if operator == "Exists" and tol_value:
         r.error(key_path(path, "value"), "must be empty when operator is Exists")
+    elif operator == "Equal":
+        _label_value(r, tol_value, key_path(path, "value"), "toleration value")
     if not key and operator != "Exists":
         r.error(key_path(path, "operator"), "must be Exists when key is empty")
     seconds_path = key_path(path, "tolerationSeconds")
@@ -514,6 +606,8 @@ def _spread_constraint(r: Reader, value: Any, path: str) -> TopologySpreadConstr
     obj = r.mapping(value, path)
     max_skew = r.integer(obj.get("maxSkew"), key_path(path, "maxSkew"), 1, minimum=1, required=True)
     topology_key = r.string(obj.get("topologyKey"), key_path(path, "topologyKey"), required=True)
+    if topology_key:
+        r.label_key(topology_key, key_path(path, "topologyKey"), what="topology key")
     when_path = key_path(path, "whenUnsatisfiable")
     if obj.get("whenUnsatisfiable") is None:
         r.error(when_path, "is required (DoNotSchedule or ScheduleAnyway)")
@@ -532,6 +626,8 @@ def _spread_constraint(r: Reader, value: Any, path: str) -> TopologySpreadConstr
         obj.get("nodeTaintsPolicy"), key_path(path, "nodeTaintsPolicy"), ("Honor", "Ignore"), "Ignore"
     )
     match_label_keys = r.string_list(obj.get("matchLabelKeys"), key_path(path, "matchLabelKeys"))
+    for i, label_key in enumerate(match_label_keys):
+        r.label_key(label_key, index_path(key_path(path, "matchLabelKeys"), i))
     return TopologySpreadConstraint(
         max_skew, topology_key, when, selector, min_domains, affinity_policy, taints_policy, match_label_keys
     )
@@ -587,10 +683,12 @@ class Parsed:
     owner: str = ""  # for a template: 'the pod template of Deployment "default/web"'
 
 
-def _metadata_name(r: Reader, meta: Mapping[str, Any], meta_path: str, *, label: bool = False) -> str:
+def _metadata_name(r: Reader, meta: Mapping[str, Any], meta_path: str, rule: str = SUBDOMAIN) -> str:
     if meta.get("name") is None and isinstance(meta.get("generateName"), str) and meta["generateName"]:
-        return r.naming.generate(meta["generateName"])
-    return _name(r, meta.get("name"), key_path(meta_path, "name"), label=label)
+        name = r.naming.generate(meta["generateName"])
+        check_name(r, name, key_path(meta_path, "generateName"), rule)
+        return name
+    return _name(r, meta.get("name"), key_path(meta_path, "name"), rule)
 
 
 def parse_pod(
@@ -605,12 +703,12 @@ def parse_pod(
     meta = r.mapping(meta_value, meta_path, required=template_of is None)
     if template_of is None:
         name = _metadata_name(r, meta, meta_path)
-        namespace = _name(r, meta.get("namespace", DEFAULT_NAMESPACE), key_path(meta_path, "namespace"), label=True)
+        namespace = _name(r, meta.get("namespace", DEFAULT_NAMESPACE), key_path(meta_path, "namespace"), LABEL)
     else:
         name, namespace = f"{template_of[0]}-template", template_of[1]
-    labels = r.string_map(meta.get("labels"), key_path(meta_path, "labels"))
+    labels = r.label_map(meta.get("labels"), key_path(meta_path, "labels"))
     annotations_path = key_path(meta_path, "annotations")
-    annotations = r.string_map(meta.get("annotations"), annotations_path)
+    annotations = r.annotation_map(meta.get("annotations"), annotations_path)
     run_duration_ms = None
     if RUN_DURATION_ANNOTATION in annotations:
         run_duration_ms = r.duration_ms(
@@ -676,7 +774,7 @@ def parse_pod(
         priority_class_name=class_name,
         preemption_policy=preemption_policy,
         node_name=r.string(spec.get("nodeName"), key_path(spec_path, "nodeName")),
-        node_selector=r.string_map(spec.get("nodeSelector"), key_path(spec_path, "nodeSelector")),
+        node_selector=r.label_map(spec.get("nodeSelector"), key_path(spec_path, "nodeSelector")),
         affinity=_affinity(r, spec.get("affinity"), key_path(spec_path, "affinity")),
         tolerations=tuple(_toleration(r, item, p) for p, item in r.items(spec.get("tolerations"), tolerations_path)),
         topology_spread_constraints=tuple(
@@ -714,7 +812,7 @@ def parse_node_manifest(r: Reader, obj: Mapping[str, Any], path: str = "") -> Pa
     meta_value, meta_path = _get(obj, "metadata", path)
     meta = r.mapping(meta_value, meta_path, required=True)
     name = _metadata_name(r, meta, meta_path)
-    labels = r.string_map(meta.get("labels"), key_path(meta_path, "labels"))
+    labels = r.label_map(meta.get("labels"), key_path(meta_path, "labels"))
     spec_value, spec_path = _get(obj, "spec", path)
     spec = r.mapping(spec_value, spec_path)
     taints_path = key_path(spec_path, "taints")
@@ -754,7 +852,7 @@ def parse_node_template(r: Reader, value: Any, path: str, *, allow_name: bool = 
     allowed = NODE_SHORTHAND_FIELDS if allow_name else NODE_SHORTHAND_FIELDS[1:]
     r.only_fields(obj, path, allowed)
     allocatable = parse_resources(r, obj.get("allocatable"), key_path(path, "allocatable"))
-    labels = r.string_map(obj.get("labels"), key_path(path, "labels"))
+    labels = r.label_map(obj.get("labels"), key_path(path, "labels"))
     taints_path = key_path(path, "taints")
     taints = tuple(_taint(r, item, p) for p, item in r.items(obj.get("taints"), taints_path))
     unschedulable = r.boolean(obj.get("unschedulable"), key_path(path, "unschedulable"))
@@ -825,7 +923,7 @@ def parse_pdb(r: Reader, obj: Mapping[str, Any], path: str = "") -> Parsed:
     meta_value, meta_path = _get(obj, "metadata", path)
     meta = r.mapping(meta_value, meta_path, required=True)
     name = _name(r, meta.get("name"), key_path(meta_path, "name"))
-    namespace = _name(r, meta.get("namespace", DEFAULT_NAMESPACE), key_path(meta_path, "namespace"), label=True)
+    namespace = _name(r, meta.get("namespace", DEFAULT_NAMESPACE), key_path(meta_path, "namespace"), LABEL)
     spec_value, spec_path = _get(obj, "spec", path)
     spec = r.mapping(spec_value, spec_path, required=True)
     min_available = _int_or_percent(r, spec.get("minAvailable"), key_path(spec_path, "minAvailable"))
@@ -840,8 +938,8 @@ def parse_pdb(r: Reader, obj: Mapping[str, Any], path: str = "") -> Parsed:
 def parse_namespace(r: Reader, obj: Mapping[str, Any], path: str = "") -> Parsed:
     meta_value, meta_path = _get(obj, "metadata", path)
     meta = r.mapping(meta_value, meta_path, required=True)
-    name = _name(r, meta.get("name"), key_path(meta_path, "name"), label=True)
-    labels = r.string_map(meta.get("labels"), key_path(meta_path, "labels"))
+    name = _name(r, meta.get("name"), key_path(meta_path, "name"), LABEL)
+    labels = r.label_map(meta.get("labels"), key_path(meta_path, "labels"))
     labels.setdefault("kubernetes.io/metadata.name", name)  # set by the API server on every namespace
     return Parsed("Namespace", Namespace(name, labels), path, r.line(path), r.source)
 
@@ -855,12 +953,12 @@ def workload_key(kind: str, namespace: str, name: str) -> str:
 
 
 def _object_meta(
-    r: Reader, obj: Mapping[str, Any], path: str, *, label: bool = False
+    r: Reader, obj: Mapping[str, Any], path: str, rule: str = SUBDOMAIN
 ) -> tuple[str, str, dict[str, Any]]:
     meta_value, meta_path = _get(obj, "metadata", path)
     meta = r.mapping(meta_value, meta_path, required=True)
-    name = _metadata_name(r, meta, meta_path, label=label)
-    namespace = _name(r, meta.get("namespace", DEFAULT_NAMESPACE), key_path(meta_path, "namespace"), label=True)
+    name = _metadata_name(r, meta, meta_path, rule)
+    namespace = _name(r, meta.get("namespace", DEFAULT_NAMESPACE), key_path(meta_path, "namespace"), LABEL)
     return name, namespace, meta
 
 
@@ -1011,7 +1109,7 @@ def parse_replica_set(r: Reader, obj: Mapping[str, Any], path: str = "") -> Pars
 
 def parse_stateful_set(r: Reader, obj: Mapping[str, Any], path: str = "") -> Parsed:
     """apps/v1 StatefulSet; volumeClaimTemplates are accepted and ignored (no volumes here)."""
-    name, namespace, meta = _object_meta(r, obj, path, label=True)
+    name, namespace, meta = _object_meta(r, obj, path, LABEL)
     spec_value, spec_path = _get(obj, "spec", path)
     spec = r.mapping(spec_value, spec_path, required=True)
     replicas = _replicas(r, spec, spec_path)
@@ -1082,10 +1180,10 @@ def parse_job(r: Reader, obj: Mapping[str, Any], path: str = "") -> Parsed:
 
 def parse_service(r: Reader, obj: Mapping[str, Any], path: str = "") -> Parsed:
     """v1 Service: only metadata.name/namespace and spec.selector are read."""
-    name, namespace, _meta = _object_meta(r, obj, path, label=True)
+    name, namespace, _meta = _object_meta(r, obj, path, DNS1035)
     spec_value, spec_path = _get(obj, "spec", path)
     spec = r.mapping(spec_value, spec_path)
-    selector = r.string_map(spec.get("selector"), key_path(spec_path, "selector"))
+    selector = r.label_map(spec.get("selector"), key_path(spec_path, "selector"))
     service = Service(name=name, selector=selector, namespace=namespace, line=r.line(path) or 0)
     return Parsed("Service", service, path, r.line(path), r.source)
 

@@ -7,11 +7,11 @@ path; several problems are reported at once (up to :data:`errors.MAX_PROBLEMS`).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import LoadError, Problems
+from .errors import LoadError, Problem, Problems
 from .k8s_parse import (
     MAX_REPLICAS,
     SUPPORTED_KINDS,
@@ -20,6 +20,7 @@ from .k8s_parse import (
     Naming,
     Parsed,
     Reader,
+    check_name,
     parse_manifest,
     parse_node_shorthand,
     parse_node_template,
@@ -27,12 +28,23 @@ from .k8s_parse import (
 )
 from .model import DEFAULT_NAMESPACE, LABEL_ZONE, Node, Pod, PodDisruptionBudget, PriorityClass
 from .scenario_types import TIMELINE_ACTIONS, Scenario, TimelineAction
+from .validation import label_value_errors
 from .workloads import WORKLOAD_KINDS, Deployment, Job, ReplicaSet, Service, StatefulSet, Workload
-from .yamlsource import Document, describe, key_path, load_documents
+from .yamlsource import (
+    MAX_TEXT_BYTES,
+    Document,
+    check_cpu,
+    describe,
+    describe_sizes,
+    index_path,
+    key_path,
+    load_documents,
+)
 
 __all__ = [
     "MAX_NODES",
     "MAX_PODS",
+    "NO_NODES_WARNING",
     "SCENARIO_API_VERSION",
     "BUILTIN_PRIORITY_CLASSES",
     "BUILTIN_SCENARIOS_DIR",
@@ -42,8 +54,11 @@ __all__ = [
     "builtin_scenario",
 ]
 
+# The node cap and the pod cap of one scenario (forks and uploads share them). They are counted
+# while the YAML is read (_Census), and again as objects are built.
 MAX_NODES = 10_000
 MAX_PODS = 50_000
+NO_NODES_WARNING = "no nodes: every pod will stay pending (add nodes, or pick a cluster when uploading)"
 SCENARIO_API_VERSION = "kubeviz.dev/v1"
 BUILTIN_SCENARIOS_DIR = Path(__file__).with_name("scenarios")
 
@@ -137,6 +152,81 @@ def _stateful_set_pod(key: str, live_workloads: Mapping[str, Workload], replicas
     return isinstance(sts, StatefulSet) and int(ordinal) < replicas.get(sts_key, sts.replicas)
 
 
+def _without_list_items(segments: tuple[str | int, ...]) -> tuple[str | int, ...]:
+    """``(…, "items", 3)`` → ``(…)``: an item of a ``kind: List`` sits where the List does."""
+    while len(segments) >= 2 and segments[-2] == "items" and isinstance(segments[-1], int):
+        segments = segments[:-2]
+    return segments
+
+
+def _is_manifest_place(segments: tuple[str | int, ...]) -> bool:
+    """A document's root, ``spec.objects[i]``, a timeline entry's ``object`` or ``objects[j]``."""
+    s = _without_list_items(segments)
+    if not s:
+        return True
+    if len(s) == 3:
+        return s[:2] == ("spec", "objects")
+    if s[:2] != ("spec", "timeline"):
+        return False
+    return (len(s) == 4 and s[3] == "object") or (len(s) == 5 and s[3] == "objects")
+
+
+def _is_node_entry(segments: tuple[str | int, ...]) -> bool:
+    """A Scenario's ``spec.nodes[i]`` or a timeline entry's ``node`` (addNode)."""
+    if len(segments) == 3:
+        return segments[:2] == ("spec", "nodes") and isinstance(segments[2], int)
+    return len(segments) == 4 and segments[:2] == ("spec", "timeline") and segments[3] == "node"
+
+
+class _Census:
+    """Counts nodes and pods while the YAML is read (a yamlsource.Watcher).
+
+    A document over the caps stops at the first node or pod past them, before the slow part
+    (building objects) starts. Node groups are counted by _Builder.node_groups, which adds up
+    their counts before building any node; objects deeper inside aliases than a manifest's own
+    place are left to the builder's caps (the alias budget bounds their cost).
+    """
+
+    depth = 9  # spec.timeline[i].objects[j] and a List's items inside it
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.nodes = 0
+        self.pods = 0
+
+    def mapping(self, segments: tuple[str | int, ...], data: dict[str, Any], line: int, path: str) -> None:
+        if _is_node_entry(segments):
+            self.node(line, path)
+        elif _is_manifest_place(segments):
+            kind = data.get("kind")
+            if kind == "Node":
+                self.node(line, path)
+            elif kind == "Pod":
+                self.pod(line, path)
+
+    def node(self, line: int, path: str) -> None:
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise LoadError.single(
+                self.source,
+                line,
+                path,
+                f"too many nodes: this is node {self.nodes:,}; a scenario holds at most {MAX_NODES:,} "
+                "(counted while reading, before any object was built)",
+            )
+
+    def pod(self, line: int, path: str) -> None:
+        self.pods += 1
+        if self.pods > MAX_PODS:
+            raise LoadError.single(
+                self.source,
+                line,
+                path,
+                f"too many pods: this is pod {self.pods:,}; a scenario holds at most {MAX_PODS:,} "
+                "(counted while reading, before any object was built)",
+            )
+
+
 class _Builder:
     """Collects the objects of one scenario, checks names and resolves priorities."""
 
@@ -160,6 +250,8 @@ class _Builder:
         self.workload_keys: dict[str, tuple[Reader, str]] = {}
         self.services: list[Service] = []
         self.service_keys: dict[str, tuple[Reader, str]] = {}
+        self.timeline_pods: list[tuple[Parsed, Reader]] = []  # created by the timeline
+        self.timeline_nodes: set[str] = set()
 
     def reader(self, document: Document) -> Reader:
         return Reader(self.source, document, self.problems, self.naming)
@@ -300,8 +392,8 @@ class _Builder:
         meta = r.mapping(data.get("metadata"), "metadata", required=True)
         r.only_fields(meta, "metadata", _METADATA_FIELDS)
         name = r.string(meta.get("name"), "metadata.name", required=True)
-        r.string_map(meta.get("annotations"), "metadata.annotations")
-        r.string_map(meta.get("labels"), "metadata.labels")
+        r.annotation_map(meta.get("annotations"), "metadata.annotations")
+        r.label_map(meta.get("labels"), "metadata.labels")
         spec = r.mapping(data.get("spec"), "spec", required=True)
         r.only_fields(spec, "spec", _SPEC_FIELDS)
         seed = r.integer(spec.get("seed"), "spec.seed", 0, minimum=0, maximum=2**63 - 1)
@@ -345,9 +437,17 @@ class _Builder:
             prefix = r.string(group.get("namePrefix"), key_path(path, "namePrefix"), required=True)
             zones = r.string_list(group.get("zones"), key_path(path, "zones"))
             template = parse_node_template(r, group.get("template"), key_path(path, "template"))
+            for i, zone in enumerate(zones):
+                errors = label_value_errors(zone)
+                if errors:
+                    zone_path = index_path(key_path(path, "zones"), i)
+                    r.error(zone_path, f'"{zone}" is not a valid label value: {"; ".join(errors)}')
             if not prefix or count < 1:
                 continue
             width = len(str(count - 1))
+            # Every name differs from the first only in its digits: checking one checks all.
+            check_name(r, f"{prefix}{0:0{width}d}", key_path(path, "namePrefix"))
+            check_cpu(self.source, r.line(path), path)
             for i in range(count):
                 extra = {LABEL_ZONE: zones[i % len(zones)]} if zones else {}
                 node = template.build(f"{prefix}{i:0{width}d}", extra)
@@ -457,6 +557,7 @@ class _Builder:
                 if isinstance(obj, Node):
                     if obj.name in live_nodes:
                         r.error(parsed.path, f'a node named "{obj.name}" already exists at {when}')
+                    self.timeline_nodes.add(obj.name)
                     node_total += 1
                     if node_total > MAX_NODES:
                         r.error(parsed.path, f"too many nodes: at most {MAX_NODES}")
@@ -468,6 +569,7 @@ class _Builder:
                     if self.pod_count > MAX_PODS:
                         r.error(parsed.path, f"too many pods: at most {MAX_PODS}")
                     live_pods.add(obj.key)
+                    self.timeline_pods.append((parsed, r))
                     self.resolve_priority(parsed, r)
                     self.note_namespace(obj.namespace)
                 elif isinstance(obj, PriorityClass):
@@ -480,6 +582,7 @@ class _Builder:
                         r.error(parsed.path, f'a {obj.kind} "{obj.namespace}/{obj.name}" already exists at {when}')
                     live_workloads[key] = obj
                     replicas.pop(key, None)
+                    self.timeline_pods.append((parsed, r))
                     self.resolve_priority(parsed, r)
                     self.note_namespace(obj.namespace)
                 elif isinstance(obj, Service):
@@ -533,7 +636,25 @@ class _Builder:
             for parsed in parse_manifest(r, doc.data, ""):
                 self.add_parsed(r, parsed)
 
-    def finish(self, scenario: Scenario) -> Scenario:
+    def warnings(self, nodes: Sequence[Node]) -> list[str]:
+        """What loads but will not run as its author likely meant (see Scenario.warnings)."""
+        names = {node.name for node in nodes} | self.timeline_nodes
+        if not names:
+            return [str(Problem(self.source, None, "", NO_NODES_WARNING))]
+        out: list[str] = []
+        for parsed, r in [*self.pods, *self.workloads, *self.timeline_pods]:
+            pod, pod_path = parsed.obj, parsed.path
+            if parsed.template is not None:  # a workload: its pods are stamped from the template
+                pod, pod_path = parsed.template.obj, parsed.template.path
+            if not isinstance(pod, Pod) or not pod.node_name or pod.node_name in names:
+                continue
+            path = key_path(key_path(pod_path, "spec"), "nodeName")
+            what = "its pods" if parsed.template is not None else "the pod"
+            message = f'node "{pod.node_name}" is not in the scenario; {what} will never run'
+            out.append(str(Problem(self.source, r.line(path), path, message)))
+        return out
+
+    def finish(self, scenario: Scenario, cluster_nodes: Sequence[Node] | None = None) -> Scenario:
         for parsed, r in self.pods:
             self.resolve_priority(parsed, r)
         self.note_namespace(DEFAULT_NAMESPACE)
@@ -550,6 +671,9 @@ class _Builder:
             self.note_namespace(service.namespace)
         self.problems.raise_if_any()
         scenario.nodes = self.nodes
+        if not self.nodes and cluster_nodes:
+            scenario.nodes, scenario.nodes_from_cluster = list(cluster_nodes), True
+        scenario.warnings = self.warnings(scenario.nodes)
         scenario.pods = [parsed.obj for parsed, _ in self.pods if isinstance(parsed.obj, Pod)]
         scenario.priority_classes = self.user_classes
         scenario.pdbs = self.pdbs
@@ -565,12 +689,14 @@ def _is_scenario(data: Any) -> bool:
     return isinstance(data, Mapping) and data.get("kind") == "Scenario"
 
 
-def load_scenario(text: str, source: str = "scenario.yaml") -> Scenario:
+def load_scenario(text: str, source: str = "scenario.yaml", *, cluster_nodes: Sequence[Node] | None = None) -> Scenario:
     """Load a Scenario document, or plain (multi-document) Kubernetes manifests.
 
-    Raises :class:`errors.LoadError` listing every problem found (source, line, field path).
+    ``cluster_nodes`` are the nodes to use when the document has none (a web upload's
+    cluster); ``Scenario.warnings`` counts them. Raises :class:`errors.LoadError` listing every
+    problem found (source, line, field path).
     """
-    documents = load_documents(text, source)
+    documents = load_documents(text, source, watcher=_Census(source))
     builder = _Builder(source)
     scenario_docs = [doc for doc in documents if _is_scenario(doc.data)]
     if scenario_docs:
@@ -595,7 +721,7 @@ def load_scenario(text: str, source: str = "scenario.yaml") -> Scenario:
             )
         scenario = Scenario(name=Path(source).stem or "scenario")
         builder.manifests(documents)
-    return builder.finish(scenario)
+    return builder.finish(scenario, cluster_nodes)
 
 
 def load_scenario_file(path: str | Path) -> Scenario:
@@ -605,10 +731,9 @@ def load_scenario_file(path: str | Path) -> Scenario:
         size = p.stat().st_size
     except OSError as exc:
         raise LoadError.single(str(path), None, "", f"cannot read: {exc.strerror or exc}") from None
-    from .yamlsource import MAX_TEXT_BYTES
-
     if size > MAX_TEXT_BYTES:
-        raise LoadError.single(str(path), None, "", f"file is larger than {MAX_TEXT_BYTES // (1024 * 1024)} MiB")
+        shown, limit = describe_sizes(size, MAX_TEXT_BYTES)
+        raise LoadError.single(str(path), None, "", f"file is {shown}; the limit is {limit}")
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

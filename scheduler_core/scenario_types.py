@@ -64,3 +64,7 @@ class Scenario:
     watch_for: list[str] = field(default_factory=list)  # what a learner should look at
     end_ms: int | None = None  # stop the run at this virtual time (None: run to quiescence)
     source: str = ""
+    # What loads but will not do what its author likely meant ("source:line path: message"):
+    # no nodes at all, a pod whose spec.nodeName names no node. Shown at upload and by the CLI.
+    warnings: list[str] = field(default_factory=list)
+    nodes_from_cluster: bool = False  # the nodes are load_scenario's cluster_nodes (the document has none)

@@ -1,52 +1,103 @@
-"""YAML/JSON text → plain Python values, with the line of every field.
+"""YAML/JSON text → plain Python values, with the line of every field — at a bounded cost.
 
-PyYAML's SafeLoader only *composes* the text into nodes (no object construction, no Python
-tags); :func:`load_documents` converts the nodes to dict/list/str/int/float/bool/None itself
-and records the line of every mapping key and sequence item under its field path
-(``spec.nodes[2].allocatable.cpu``). Limits keep a hostile upload cheap: text size, number of
-documents, nesting depth and the number of nodes after alias expansion (billion-laughs).
+:func:`load_documents` reads the parser's *events* (libyaml when PyYAML has it) and builds
+dict/list/str/int/float/bool/None itself: no object construction, no Python tags. It records
+the line of every mapping key and sequence item under its field path
+(``spec.nodes[2].allocatable.cpu``).
+
+What a hostile document can cost is bounded while it is read, before anything is built from it:
+
+- the text's size (:data:`MAX_TEXT_BYTES`), the number of documents and the nesting depth;
+- the values after expanding aliases (:data:`MAX_VALUES`) and the bytes of the field paths
+  recorded for them (:data:`MAX_PATH_BYTES`, which long keys nested deeply would blow up).
+  Both are memoised per anchor — an alias counts as the size of what it points to — and
+  checked *before* the alias is expanded, so the refusal names the alias and its line;
+- a :class:`Watcher` (the scenario loader's node and pod counter) sees every mapping as it
+  completes and may stop the read at a cap;
+- :func:`cpu_budget` gives a block of code a deadline in CPU seconds of the current thread,
+  which the reader here, the object builders and the validators check as they go.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 from yaml.constructor import SafeConstructor
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.events import (
+    AliasEvent,
+    DocumentEndEvent,
+    DocumentStartEvent,
+    Event,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+)
+from yaml.nodes import ScalarNode
+from yaml.resolver import Resolver
 
-from .errors import LoadError
+from .errors import LoadError, Problem
 
 __all__ = [
     "MAX_TEXT_BYTES",
     "MAX_DOCUMENTS",
     "MAX_DEPTH",
-    "MAX_NODES",
+    "MAX_VALUES",
+    "MAX_PATH_BYTES",
+    "CpuBudgetExceeded",
     "Document",
-    "load_documents",
-    "key_path",
-    "index_path",
-    "parent_path",
+    "Watcher",
+    "check_cpu",
+    "cpu_budget",
     "describe",
+    "describe_sizes",
+    "index_path",
+    "key_path",
+    "load_documents",
+    "parent_path",
 ]
 
 MAX_TEXT_BYTES = 2 * 1024 * 1024
 MAX_DOCUMENTS = 10_000
 MAX_DEPTH = 64
-MAX_NODES = 200_000
+MAX_VALUES = 200_000
+MAX_PATH_BYTES = 32 * 1024 * 1024
+# libyaml reports syntax errors in its own words; the pure-Python parser's are the ones our
+# docs show. Re-reading with it costs ~1.5 s per MiB, so only this much text is re-read.
+PYTHON_WORDING_BYTES = 128 * 1024
 
 _TAG = "tag:yaml.org,2002:"
+_STR, _SEQ, _MAP = _TAG + "str", _TAG + "seq", _TAG + "map"
 _SIMPLE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 _LAST_INDEX = re.compile(r"\[[^\[\]]*\]$")
 _LAST_KEY = re.compile(r"\.?[A-Za-z0-9_-]+$")
+_IMPLICIT = Resolver.yaml_implicit_resolvers
+_WILDCARD = _IMPLICIT.get(None, [])
+_CPU_CHECK_EVERY = 2048  # events between two looks at the CPU clock
+_SHOWN_PATH = 512  # characters of a field path an error shows
+
+
+# -- field paths -------------------------------------------------------------------------
+
+_simple_keys: dict[str, bool] = {}
 
 
 def key_path(base: str, key: str) -> str:
     """``spec`` + ``nodes`` → ``spec.nodes``; keys with dots or slashes are quoted: ``labels["a/b"]``."""
-    if _SIMPLE_KEY.match(key):
+    simple = _simple_keys.get(key)
+    if simple is None:
+        simple = _SIMPLE_KEY.match(key) is not None
+        if len(_simple_keys) < 4096 and len(key) <= 64:
+            _simple_keys[key] = simple
+    if simple:
         return f"{base}.{key}" if base else key
     quoted = key.replace("\\", "\\\\").replace('"', '\\"')
     return f'{base}["{quoted}"]'
@@ -86,6 +137,71 @@ def describe(value: Any) -> str:
     return type(value).__name__
 
 
+def describe_sizes(size: int, limit: int) -> tuple[str, str]:
+    """``size`` and ``limit`` in MiB/KiB, precise enough that the two never read the same.
+
+    ``(2_411_725, 2_097_152)`` → ``("2.3 MiB", "2.0 MiB")``; one byte over → exact byte counts.
+    """
+    for unit, scale in (("MiB", 1024 * 1024), ("KiB", 1024)):
+        if limit >= scale:
+            for decimals in (1, 2, 3):
+                a, b = f"{size / scale:.{decimals}f} {unit}", f"{limit / scale:.{decimals}f} {unit}"
+                if (a != b) == (size != limit):
+                    return a, b
+            break
+    return f"{size:,} bytes", f"{limit:,} bytes"
+
+
+# -- the CPU budget ------------------------------------------------------------------------
+
+
+class CpuBudgetExceeded(LoadError):
+    """The :func:`cpu_budget` ran out: the document may load another time, or with a bigger budget."""
+
+
+@dataclass(frozen=True)
+class _Deadline:
+    at: float  # time.thread_time() value
+    seconds: float
+
+
+_DEADLINE: ContextVar[_Deadline | None] = ContextVar("kubeviz_read_deadline", default=None)
+
+
+@contextmanager
+def cpu_budget(seconds: float | None) -> Iterator[None]:
+    """Loads inside this block give up after ``seconds`` of this thread's CPU time.
+
+    A web request that parses YAML runs in a thread shared with other requests; a budget in
+    CPU time (not wall time) is the same on a busy and an idle machine. Nested budgets never
+    extend an outer one. ``None`` or 0: no budget of its own.
+    """
+    outer = _DEADLINE.get()
+    deadline = outer
+    if seconds:
+        mine = _Deadline(time.thread_time() + seconds, seconds)
+        deadline = mine if outer is None or mine.at < outer.at else outer
+    token = _DEADLINE.set(deadline)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def check_cpu(source: str = "", line: int | None = None, path: str = "") -> None:
+    """Raise CpuBudgetExceeded when the current :func:`cpu_budget` is spent (cheap: call it often)."""
+    deadline = _DEADLINE.get()
+    if deadline is not None and time.thread_time() > deadline.at:
+        message = (
+            f"gave up after {deadline.seconds:g} s of CPU time: the document is too expensive to read "
+            "(fewer objects or aliases will load)"
+        )
+        raise CpuBudgetExceeded([Problem(source, line, path, message)])
+
+
+# -- documents -----------------------------------------------------------------------------
+
+
 @dataclass
 class Document:
     """One YAML document: its value, the line of each field path, and where it starts."""
@@ -106,71 +222,332 @@ class Document:
         return self.line
 
 
-class _Converter:
-    def __init__(self, source: str) -> None:
+class Watcher(Protocol):
+    """Sees each mapping as it is read (aliases included) and may raise LoadError to stop.
+
+    ``segments`` is the mapping's place in its document (``("spec", "nodes", 3)``); only
+    mappings at most ``depth`` segments deep are shown.
+    """
+
+    depth: int
+
+    def mapping(self, segments: tuple[str | int, ...], data: dict[str, Any], line: int, path: str) -> None: ...
+
+
+@dataclass
+class _Anchor:
+    """What an anchored node costs wherever an alias repeats it (memoised once)."""
+
+    value: Any
+    values: int  # values after expansion, the node itself included
+    height: int  # nesting below the node
+    lines: list[tuple[str, int]]  # (path suffix, line) of every field inside it
+    path_bytes: int  # sum of the suffixes' lengths
+
+
+class _Frame:
+    __slots__ = ("value", "path", "segment", "line", "anchor", "values", "height", "log_start", "key", "key_lines")
+
+    def __init__(self, value: Any, path: str, segment: str | int, line: int, anchor: str | None, log_start: int):
+        self.value = value
+        self.path = path
+        self.segment = segment
+        self.line = line
+        self.anchor = anchor
+        self.values = 1
+        self.height = 0
+        self.log_start = log_start
+        self.key: str | None = None  # a mapping's key waiting for its value
+        self.key_lines: dict[str, int] = {}
+
+
+def _line(event: Event) -> int:
+    """The 1-based line an event starts on."""
+    return event.start_mark.line + 1 if event.start_mark is not None else 0
+
+
+def _copy(value: Any) -> Any:
+    """A fresh copy of the containers of an anchored value (scalars are immutable)."""
+    if type(value) is dict:
+        return {k: _copy(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_copy(v) for v in value]
+    return value
+
+
+class _Reader:
+    """Builds one file's documents from parser events, keeping every limit as it goes."""
+
+    def __init__(self, source: str, watcher: Watcher | None) -> None:
         self.source = source
+        self.watcher = watcher
         self.constructor = SafeConstructor()
-        self.count = 0
+        self.values = 0
+        self.path_bytes = 0
+        self.documents: list[Document] = []
+        self.seen = 0
+        self.root: Any = None
+        self.root_line = 1
+        self._new_document()
 
-    def fail(self, node: Node, message: str, path: str = "") -> LoadError:
-        return LoadError.single(self.source, node.start_mark.line + 1, path, message)
+    def _new_document(self) -> None:
+        self.stack: list[_Frame] = []
+        self.lines: dict[str, int] = {}
+        self.anchors: dict[str, _Anchor] = {}
+        self.open_anchors: set[str] = set()
+        self.log: list[tuple[str, int]] = []  # (path, line) while an anchored node is open
+        self.recording = 0
 
-    def convert(self, node: Node, path: str, lines: dict[str, int], depth: int) -> Any:
-        self.count += 1
-        if self.count > MAX_NODES:
-            raise self.fail(node, f"document too large: more than {MAX_NODES} values (after expanding aliases)")
-        if depth > MAX_DEPTH:
-            raise self.fail(node, f"nested more than {MAX_DEPTH} levels deep", path)
-        if isinstance(node, ScalarNode):
-            return self.scalar(node, path)
-        if isinstance(node, SequenceNode):
-            if node.tag != _TAG + "seq":
-                raise self.fail(node, f"unsupported YAML tag {node.tag}", path)
-            items = []
-            for i, item in enumerate(node.value):
-                item_path = index_path(path, i)
-                lines.setdefault(item_path, item.start_mark.line + 1)
-                items.append(self.convert(item, item_path, lines, depth + 1))
-            return items
-        if isinstance(node, MappingNode):
-            if node.tag != _TAG + "map":
-                raise self.fail(node, f"unsupported YAML tag {node.tag}", path)
-            result: dict[str, Any] = {}
-            for key_node, value_node in node.value:
-                if not isinstance(key_node, ScalarNode):
-                    raise self.fail(key_node, "mapping keys must be plain strings", path)
-                if key_node.tag == _TAG + "merge":
-                    raise self.fail(key_node, "YAML merge keys (<<) are not supported", path)
-                key = str(key_node.value)
-                child = key_path(path, key)
-                if key in result:
-                    first = lines.get(child)
-                    where = f", first defined on line {first}" if first else ""
-                    raise self.fail(key_node, f"duplicate key{where}", child)
-                lines[child] = key_node.start_mark.line + 1
-                result[key] = self.convert(value_node, child, lines, depth + 1)
-            return result
-        raise self.fail(node, "unsupported YAML node", path)  # pragma: no cover
+    def fail(self, line: int | None, path: str, message: str) -> LoadError:
+        if len(path) > _SHOWN_PATH:  # a hostile document's paths can be megabytes long
+            path = f"{path[: _SHOWN_PATH // 2]}…{path[-_SHOWN_PATH // 2 :]}"
+        return LoadError.single(self.source, line, path, message)
 
-    def scalar(self, node: ScalarNode, path: str) -> Any:
-        tag = node.tag
+    # -- where the next node goes
+
+    def _slot(self, line: int) -> tuple[str, str | int]:
+        """The path and segment of the node that starts now (recording its line), or raise for a key."""
+        if not self.stack:
+            return "", ""
+        parent = self.stack[-1]
+        if type(parent.value) is list:
+            index = len(parent.value)
+            path = index_path(parent.path, index)
+            self._record(path, line)
+            return path, index
+        if parent.key is None:
+            raise self.fail(line, parent.path, "mapping keys must be plain strings")
+        return key_path(parent.path, parent.key), parent.key
+
+    def _record(self, path: str, line: int) -> None:
+        self.lines.setdefault(path, line)
+        self.path_bytes += len(path)
+        if self.path_bytes > MAX_PATH_BYTES:
+            raise self.fail(
+                line,
+                path,
+                f"document too large: its field paths add up to more than {MAX_PATH_BYTES // (1024 * 1024)} MiB "
+                "(long keys nested deeply)",
+            )
+        if self.recording:
+            self.log.append((path, line))
+
+    def _count(self, line: int, path: str) -> None:
+        self.values += 1
+        if self.values > MAX_VALUES:
+            raise self.fail(line, path, f"document too large: more than {MAX_VALUES:,} values")
+
+    def _attach(self, value: Any, values: int, height: int) -> None:
+        """Put a finished node into its parent (or make it the document)."""
+        if not self.stack:
+            self.root = value
+            return
+        parent = self.stack[-1]
+        parent.values += values
+        parent.height = max(parent.height, height + 1)
+        if type(parent.value) is list:
+            parent.value.append(value)
+        else:
+            assert parent.key is not None
+            parent.value[parent.key] = value
+            parent.key = None
+
+    def _key(self, event: ScalarEvent) -> None:
+        frame = self.stack[-1]
+        line = _line(event)
+        key = str(event.value)
+        if (event.tag is None and event.implicit[0] and key == "<<") or event.tag == _TAG + "merge":
+            raise self.fail(line, frame.path, "YAML merge keys (<<) are not supported")
+        child = key_path(frame.path, key)
+        first = frame.key_lines.get(key)
+        if first is not None:
+            raise self.fail(line, child, f"duplicate key, first defined on line {first}")
+        frame.key_lines[key] = line
+        self._record(child, line)
+        frame.key = key
+        if event.anchor is not None:  # `&k name: ...`: *k elsewhere is the key's value
+            self._define(event.anchor, line, _Anchor(self._scalar_value(event, line, child), 1, 0, [], 0))
+
+    # -- events
+
+    def scalar(self, event: ScalarEvent) -> None:
+        if self.stack and type(self.stack[-1].value) is dict and self.stack[-1].key is None:
+            self._key(event)
+            return
+        line = _line(event)
+        path, _ = self._slot(line)
+        self._depth(line, path, 0)
+        self._count(line, path)
+        value = self._scalar_value(event, line, path)
+        if event.anchor is not None:
+            self._define(event.anchor, line, _Anchor(value, 1, 0, [], 0))
+        self._attach(value, 1, 0)
+
+    def start(self, event: MappingStartEvent | SequenceStartEvent) -> None:
+        line = _line(event)
+        path, segment = self._slot(line)
+        mapping = isinstance(event, MappingStartEvent)
+        expected = _MAP if mapping else _SEQ
+        if event.tag not in (None, "!", expected):
+            raise self.fail(line, path, f"unsupported YAML tag {event.tag}")
+        self._depth(line, path, 0)
+        self._count(line, path)
+        if event.anchor is not None:
+            if event.anchor in self.anchors or event.anchor in self.open_anchors:
+                raise self.fail(line, path, f"invalid YAML: found duplicate anchor &{event.anchor}")
+            self.open_anchors.add(event.anchor)
+            self.recording += 1
+        frame = _Frame({} if mapping else [], path, segment, line, event.anchor, len(self.log))
+        self.stack.append(frame)
+
+    def end(self) -> None:
+        frame = self.stack.pop()
+        value = frame.value
+        if frame.anchor is not None:
+            base = len(frame.path)
+            lines = [(p[base:], n) for p, n in self.log[frame.log_start :]]
+            self.recording -= 1
+            if not self.recording:
+                del self.log[:]
+            self.open_anchors.discard(frame.anchor)
+            self._define(
+                frame.anchor,
+                frame.line,
+                _Anchor(value, frame.values, frame.height, lines, sum(len(p) for p, _ in lines)),
+            )
+        if type(value) is dict and self.watcher is not None and len(self.stack) <= self.watcher.depth:
+            self._watch(value, frame.line, frame.path, frame.segment)
+        self._attach(value, frame.values, frame.height)
+
+    def alias(self, event: AliasEvent) -> None:
+        line = _line(event)
+        name = str(event.anchor)
+        path, segment = self._slot(line)
+        anchor = self.anchors.get(name)
+        if anchor is None:
+            what = "an anchor that contains it (a recursive structure)" if name in self.open_anchors else "no anchor"
+            raise self.fail(line, path, f"invalid YAML: alias *{name} refers to {what}")
+        self._depth(line, path, anchor.height, name)
+        if self.values + anchor.values > MAX_VALUES:
+            raise self.fail(
+                line,
+                path,
+                f"alias *{name} expands to {anchor.values:,} values, which takes the document past "
+                f"{MAX_VALUES:,} (an alias counts as everything it points to)",
+            )
+        cost = len(anchor.lines) * len(path) + anchor.path_bytes
+        if self.path_bytes + cost > MAX_PATH_BYTES:
+            raise self.fail(
+                line,
+                path,
+                f"alias *{name} repeats {len(anchor.lines):,} fields whose paths add up to {cost:,} bytes, which "
+                f"takes the document past {MAX_PATH_BYTES // (1024 * 1024)} MiB of field paths "
+                "(long keys repeated by aliases)",
+            )
+        self.values += anchor.values
+        for suffix, at in anchor.lines:
+            self._record(path + suffix, at)
+        value = _copy(anchor.value)
+        if self.watcher is not None and len(self.stack) <= self.watcher.depth:
+            if type(value) is dict:
+                self._watch(value, line, path, segment)
+            elif type(value) is list and len(self.stack) + 1 <= self.watcher.depth:
+                segments = (*self._segments(), segment)
+                for i, item in enumerate(value):
+                    if type(item) is dict:
+                        self.watcher.mapping((*segments, i), item, line, index_path(path, i))
+        self._attach(value, anchor.values, anchor.height)
+
+    # -- helpers
+
+    def _depth(self, line: int, path: str, height: int, alias: str = "") -> None:
+        if len(self.stack) + height > MAX_DEPTH:
+            what = f" once alias *{alias} is expanded" if alias else ""
+            raise self.fail(line, path, f"nested more than {MAX_DEPTH} levels deep{what}")
+
+    def _define(self, name: str, line: int, anchor: _Anchor) -> None:
+        if name in self.anchors:
+            raise self.fail(line, "", f"invalid YAML: found duplicate anchor &{name}")
+        self.anchors[name] = anchor
+
+    def _segments(self) -> tuple[str | int, ...]:
+        return tuple(frame.segment for frame in self.stack[1:])
+
+    def _watch(self, value: dict[str, Any], line: int, path: str, segment: str | int) -> None:
+        assert self.watcher is not None
+        segments = (*self._segments(), segment) if self.stack else ()
+        self.watcher.mapping(segments, value, line, path)
+
+    def _scalar_value(self, event: ScalarEvent, line: int, path: str) -> Any:
+        tag = event.tag
+        value = event.value
+        if tag is None or tag == "!":
+            tag = _STR
+            if event.implicit[0]:
+                for candidate, regexp in _IMPLICIT.get(value[0] if value else "", []) + _WILDCARD:
+                    if regexp.match(value):
+                        tag = candidate
+                        break
+        if tag == _STR:
+            return str(value)
+        if tag == _TAG + "null":
+            return None
+        if tag == _TAG + "timestamp":
+            return str(value)  # kept as text; the scheduler reads no timestamps
         c = self.constructor
+        node = ScalarNode(tag, value)
         try:
-            if tag == _TAG + "str":
-                return str(node.value)
             if tag == _TAG + "int":
                 return c.construct_yaml_int(node)
             if tag == _TAG + "float":
                 return c.construct_yaml_float(node)
             if tag == _TAG + "bool":
                 return c.construct_yaml_bool(node)
-            if tag == _TAG + "null":
-                return None
-            if tag == _TAG + "timestamp":
-                return str(node.value)  # kept as text; the scheduler reads no timestamps
         except (ValueError, yaml.YAMLError) as exc:
-            raise self.fail(node, f"bad {tag.removeprefix(_TAG)} value {node.value!r}: {exc}", path) from None
-        raise self.fail(node, f"unsupported YAML tag {tag}", path)
+            raise self.fail(line, path, f"bad {tag.removeprefix(_TAG)} value {value!r}: {exc}") from None
+        raise self.fail(line, path, f"unsupported YAML tag {tag}")
+
+    # -- the stream
+
+    def document_start(self, event: DocumentStartEvent) -> None:
+        self.seen += 1
+        if self.seen > MAX_DOCUMENTS:
+            raise self.fail(_line(event), "", f"more than {MAX_DOCUMENTS:,} documents")
+        self._new_document()
+        self.root = None
+
+    def document_end(self) -> None:
+        if self.root is None:
+            return  # an empty document, or one that is only null
+        self.lines[""] = self.root_line
+        self.documents.append(Document(self.root, self.lines, self.root_line, len(self.documents)))
+
+    def read(self, text: str) -> list[Document]:
+        countdown = _CPU_CHECK_EVERY
+        for event in yaml.parse(text, Loader=_LOADER):
+            countdown -= 1
+            if not countdown:
+                countdown = _CPU_CHECK_EVERY
+                check_cpu(self.source, _line(event))
+            if isinstance(event, ScalarEvent):
+                if not self.stack:
+                    self.root_line = _line(event)
+                self.scalar(event)
+            elif isinstance(event, MappingStartEvent | SequenceStartEvent):
+                if not self.stack:
+                    self.root_line = _line(event)
+                self.start(event)
+            elif isinstance(event, MappingEndEvent | SequenceEndEvent):
+                self.end()
+            elif isinstance(event, AliasEvent):
+                if not self.stack:
+                    raise self.fail(_line(event), "", "a document cannot be only an alias")
+                self.alias(event)
+            elif isinstance(event, DocumentStartEvent):
+                self.document_start(event)
+            elif isinstance(event, DocumentEndEvent):
+                self.document_end()
+        return self.documents
 
 
 def _yaml_problem(source: str, exc: yaml.YAMLError) -> LoadError:
@@ -181,53 +558,46 @@ def _yaml_problem(source: str, exc: yaml.YAMLError) -> LoadError:
     return LoadError.single(source, None, "", f"invalid YAML: {exc}")
 
 
-# libyaml's composer (when PyYAML was built with it) is ~10× faster and keeps the same marks.
+# libyaml's parser (when PyYAML was built with it) is ~10× faster and keeps the same marks.
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def _nodes(text: str) -> Iterator[Node | None]:
-    yield from yaml.compose_all(text, Loader=_LOADER)
-
-
-def _python_loader_error(text: str) -> yaml.YAMLError | None:
-    """The pure-Python composer's error for ``text`` (its wording is the one our docs show)."""
-    if _LOADER is yaml.SafeLoader:
-        return None
-    try:
-        for _ in yaml.compose_all(text, Loader=yaml.SafeLoader):
-            pass
-    except yaml.YAMLError as exc:
+def _python_wording(text: str, exc: yaml.YAMLError) -> yaml.YAMLError:
+    """The pure-Python parser's error for the same place, when it is cheap to ask for (see PYTHON_WORDING_BYTES)."""
+    if _LOADER is yaml.SafeLoader or not isinstance(exc, yaml.MarkedYAMLError) or exc.problem_mark is None:
         return exc
-    except RecursionError:
-        return None
-    return None
+    line = exc.problem_mark.line
+    cut = -1
+    for _ in range(line + 2):  # through the line after the problem
+        cut = text.find("\n", cut + 1)
+        if cut < 0:
+            cut = len(text)
+            break
+    if cut > PYTHON_WORDING_BYTES:
+        return exc
+    try:
+        for _ in yaml.parse(text[:cut], Loader=yaml.SafeLoader):
+            pass
+    except yaml.MarkedYAMLError as python_exc:
+        if python_exc.problem_mark is not None and python_exc.problem_mark.line == line:
+            return python_exc
+    except yaml.YAMLError:
+        pass
+    return exc
 
 
-def load_documents(text: str, source: str = "input.yaml") -> list[Document]:
+def load_documents(text: str, source: str = "input.yaml", *, watcher: Watcher | None = None) -> list[Document]:
     """Parse YAML (or JSON) text into documents; empty documents are skipped.
 
     Raises :class:`LoadError` naming the line for syntax errors, duplicate keys, unsupported
-    tags and the size limits.
+    tags, the size limits, a ``watcher``'s caps and the :func:`cpu_budget`.
     """
     if len(text) > MAX_TEXT_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_TEXT_BYTES:
-        raise LoadError.single(source, None, "", f"text is larger than {MAX_TEXT_BYTES // (1024 * 1024)} MiB")
-    converter = _Converter(source)
-    documents: list[Document] = []
-    seen = 0
+        size = len(text.encode("utf-8", "surrogatepass"))
+        shown, limit = describe_sizes(size, MAX_TEXT_BYTES)
+        raise LoadError.single(source, None, "", f"text is {shown}; the limit is {limit}")
+    reader = _Reader(source, watcher)
     try:
-        for node in _nodes(text):
-            seen += 1
-            if seen > MAX_DOCUMENTS:
-                raise LoadError.single(source, None, "", f"more than {MAX_DOCUMENTS} documents")
-            if node is None:
-                continue
-            if isinstance(node, ScalarNode) and node.tag == _TAG + "null":
-                continue
-            lines: dict[str, int] = {"": node.start_mark.line + 1}
-            data = converter.convert(node, "", lines, 0)
-            documents.append(Document(data, lines, node.start_mark.line + 1, len(documents)))
+        return reader.read(text)
     except yaml.YAMLError as exc:
-        raise _yaml_problem(source, _python_loader_error(text) or exc) from None
-    except RecursionError:
-        raise LoadError.single(source, None, "", f"nested more than {MAX_DEPTH} levels deep") from None
-    return documents
+        raise _yaml_problem(source, _python_wording(text, exc)) from None

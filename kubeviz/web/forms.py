@@ -8,20 +8,15 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
-from django.template.defaultfilters import filesizeformat
 
 from .models import Cluster, Visibility
+from .services.read_limits import size_error
 from .services.scenarios import Upload
 
 __all__ = ["ScenarioUploadForm", "DOCUMENT_EXTENSIONS"]
 
 DOCUMENT_EXTENSIONS = (".yaml", ".yml", ".json")
 PASTED_SOURCE = "scenario.yaml"
-
-
-def _too_big(size: int) -> str:
-    limit = settings.KUBEVIZ_MAX_UPLOAD_BYTES
-    return f"is {filesizeformat(size)}; the limit is {filesizeformat(limit)}."
 
 
 class ScenarioUploadForm(forms.Form):
@@ -71,6 +66,15 @@ class ScenarioUploadForm(forms.Form):
     def __init__(self, *args: Any, user: Any = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["cluster"].queryset = Cluster.objects.visible_to(user).order_by("name")
+        self.text_dropped = False  # the pasted text was too big to send back in the page
+
+    def full_clean(self) -> None:
+        super().full_clean()
+        if self.text_dropped:
+            # The page shows the error, not a copy of the megabytes that caused it.
+            data = self.data.copy()
+            data["text"] = ""
+            self.data = data
 
     def clean_file(self) -> UploadedFile | None:
         upload: UploadedFile | None = self.cleaned_data.get("file")
@@ -79,16 +83,17 @@ class ScenarioUploadForm(forms.Form):
         name = PurePath(upload.name or "").name
         if not name.lower().endswith(DOCUMENT_EXTENSIONS):
             raise forms.ValidationError(f"{name!r} is not a .yaml, .yml or .json file.")
-        size = upload.size or 0
-        if size > settings.KUBEVIZ_MAX_UPLOAD_BYTES:
-            raise forms.ValidationError(f"The file {_too_big(size)}")
+        error = size_error(upload.size or 0, settings.KUBEVIZ_MAX_UPLOAD_BYTES)
+        if error:
+            raise forms.ValidationError(f"The file {error}")
         return upload
 
     def clean_text(self) -> str:
         text: str = self.cleaned_data.get("text", "")
-        size = len(text.encode("utf-8"))
-        if size > settings.KUBEVIZ_MAX_UPLOAD_BYTES:
-            raise forms.ValidationError(f"The pasted text {_too_big(size)}")
+        error = size_error(len(text.encode("utf-8", "surrogatepass")), settings.KUBEVIZ_MAX_UPLOAD_BYTES)
+        if error:
+            self.text_dropped = True
+            raise forms.ValidationError(f"The pasted text {error}")
         return text
 
     def clean(self) -> dict[str, Any]:

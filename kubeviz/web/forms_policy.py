@@ -16,6 +16,7 @@ from django.conf import settings
 
 from .models import Visibility
 from .services.policy_editor import FILTER_PLUGINS, SCORE_PLUGINS, STRATEGIES
+from .services.read_limits import size_error
 
 __all__ = ["PolicyKnobsForm", "PolicySaveForm", "MIN_SHAPE_ROWS"]
 
@@ -23,7 +24,7 @@ __all__ = ["PolicyKnobsForm", "PolicySaveForm", "MIN_SHAPE_ROWS"]
 # than the shape has points, so a point can be added without JavaScript.
 MIN_SHAPE_ROWS = 4
 MAX_SHAPE_ROWS = 50
-_SHAPE_KEY = re.compile(r"^shape_(\d+)_(?:utilization|score)$")
+_SHAPE_KEY = re.compile(r"^shape_([0-9]{1,4})_(?:utilization|score)$")  # ASCII, short: int() of 5,000 digits raises
 
 
 def _number(minimum: int, maximum: int | None = None, *, label: str = "", help_text: str = "") -> forms.IntegerField:
@@ -186,7 +187,7 @@ class PolicySaveForm(forms.Form):
 
     def clean_document(self) -> str:
         text: str = self.cleaned_data["document"]
-        limit = settings.KUBEVIZ_MAX_UPLOAD_BYTES
-        if len(text.encode("utf-8")) > limit:
-            raise forms.ValidationError(f"The document is larger than {limit} bytes.")
+        error = size_error(len(text.encode("utf-8", "surrogatepass")), settings.KUBEVIZ_MAX_POLICY_BYTES)
+        if error:
+            raise forms.ValidationError(f"The document {error}")
         return text

@@ -325,7 +325,7 @@ def test_problem_text_omits_unknown_parts() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("a: " + "x" * (MAX_TEXT_BYTES + 1), "scenario.yaml: text is larger than 2 MiB"),
+        ("a: " + "x" * (MAX_TEXT_BYTES + 1), "scenario.yaml: text is 2,097,156 bytes; the limit is 2,097,152 bytes"),
         (
             HEAD + "  nodeGroups:\n    - {count: 6000, namePrefix: a-, template: {}}\n"
             "    - {count: 6000, namePrefix: b-, template: {}}\n",
@@ -336,7 +336,8 @@ def test_problem_text_omits_unknown_parts() -> None:
             "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
             "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
             "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n",
-            "scenario.yaml:1: document too large: more than 200000 values (after expanding aliases)",
+            "scenario.yaml:6 f[0]: alias *e expands to 111,111 values, which takes the document past 200,000 "
+            "(an alias counts as everything it points to)",
         ),
     ],
     ids=[

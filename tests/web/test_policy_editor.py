@@ -8,16 +8,25 @@ from typing import Any
 
 import pytest
 import yaml
+from django.core.cache import cache
 from django.test import Client
 from django.urls import reverse
 
 from kubeviz.web.forms_policy import PolicyKnobsForm
 from kubeviz.web.models import Policy, Visibility
 from kubeviz.web.services import policy_editor as editor
+from kubeviz.web.services.read_limits import editor_check_wait
 from scheduler_core.config import Policy as EnginePolicy
 from scheduler_core.policy import builtin_policy, builtin_policy_names, load_policy
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def unlimited_checks(settings: Any) -> None:
+    """The live checks' rate limit is off unless a test sets it (the tests here check fast)."""
+    settings.KUBEVIZ_EDITOR_CHECKS = 0
+
 
 PRESETS = (
     "default",
@@ -288,7 +297,8 @@ def test_new_page_starts_from_a_preset(logged_in_client: Client) -> None:
     assert "type: MostAllocated" in html
     assert re.search(r'<option value="MostAllocated" selected>', html)
     assert 'hx-post="/policies/editor/yaml/"' in html
-    assert 'hx-trigger="keyup changed delay:600ms, change"' in html
+    assert 'hx-trigger="keyup changed delay:500ms, change"' in html
+    assert html.count('hx-sync="closest form:replace"') == 2  # the YAML and the settings: the newest wins
 
 
 def test_new_page_unknown_preset_is_404(logged_in_client: Client) -> None:
@@ -303,9 +313,10 @@ def test_saving_a_new_policy(logged_in_client: Client, user: Any) -> None:
         editor.default_knobs(), name="My packing", description="<b>fills</b>", visibility="private", document=document
     )
     response = logged_in_client.post(reverse("policy-new"), data)
-    saved = Policy.objects.get(slug="my-packing-2")
+    saved = Policy.objects.get(owner=user)
+    assert re.fullmatch(r"my-packing-[a-z0-9]{6}", saved.slug)
     assert response.status_code == 302
-    assert response["Location"] == reverse("policy-detail", args=["my-packing-2"])
+    assert response["Location"] == reverse("policy-detail", args=[saved.slug])
     assert (saved.name, saved.owner, saved.visibility, saved.builtin) == ("My packing", user, Visibility.PRIVATE, False)
     assert saved.document == document  # the YAML is authoritative, not the (default) knobs
     detail = logged_in_client.get(response["Location"]).content.decode()
@@ -315,7 +326,7 @@ def test_saving_a_new_policy(logged_in_client: Client, user: Any) -> None:
 def test_saving_without_a_name_uses_metadata_name(logged_in_client: Client) -> None:
     data = _post_data(editor.default_knobs(), name="", visibility="public", document=editor.preset_document("spread"))
     logged_in_client.post(reverse("policy-new"), data)
-    assert Policy.objects.filter(slug="spread", builtin=False).exists()
+    assert Policy.objects.filter(slug__regex=r"^spread-[a-z0-9]{6}$", builtin=False).exists()
 
 
 def test_invalid_document_is_not_saved(logged_in_client: Client) -> None:
@@ -490,5 +501,104 @@ def test_owner_sees_edit_link(logged_in_client: Client, mine: Policy) -> None:
 
 def test_new_is_not_a_slug(logged_in_client: Client) -> None:
     """A policy named "new" or "editor" gets a slug the URL map does not use."""
-    assert editor.unique_policy_slug("New") == "new-2"
-    assert editor.unique_policy_slug("editor") == "editor-2"
+    assert re.fullmatch(r"new-[a-z0-9]{6}", editor.unique_policy_slug("New"))
+    assert re.fullmatch(r"editor-[a-z0-9]{6}", editor.unique_policy_slug("editor"))
+
+
+# Limits on the live checks
+
+
+@pytest.fixture
+def three_checks(settings: Any, user: Any) -> None:
+    """At most three live checks per user in ten seconds, counted from nothing."""
+    settings.KUBEVIZ_EDITOR_CHECKS = 3
+    settings.KUBEVIZ_EDITOR_WINDOW_SECONDS = 10
+    cache.delete(f"kubeviz:editor-checks:{user.pk}")
+
+
+def test_live_checks_past_the_limit_get_a_polite_429_in_the_problems_box(
+    logged_in_client: Client, three_checks: None
+) -> None:
+    """Validate and render share the budget; the fourth check is refused with Retry-After, shown inline."""
+    document = {"document": editor.preset_document("default")}
+    answers = [
+        logged_in_client.post(reverse("policy-validate"), document, HTTP_HX_REQUEST="true"),
+        logged_in_client.post(reverse("policy-yaml"), _post_data(editor.default_knobs()), HTTP_HX_REQUEST="true"),
+        logged_in_client.post(reverse("policy-validate"), document, HTTP_HX_REQUEST="true"),
+        logged_in_client.post(reverse("policy-validate"), document, HTTP_HX_REQUEST="true"),
+    ]
+    assert [a.status_code for a in answers] == [200, 200, 200, 429]
+    refused = answers[-1]
+    html = refused.content.decode()
+    assert 1 <= int(refused["Retry-After"]) <= 10
+    assert (refused["HX-Retarget"], refused["HX-Reswap"]) == ("#yaml-problems", "outerHTML")
+    assert '<div id="yaml-problems"' in html
+    assert "Checked too often" in html and "at most 3 times in 10 s" in html
+
+
+def test_the_limit_is_per_user(logged_in_client: Client, three_checks: None, other_user: Any) -> None:
+    document = {"document": editor.preset_document("default")}
+    for _ in range(3):
+        logged_in_client.post(reverse("policy-validate"), document)
+    assert logged_in_client.post(reverse("policy-validate"), document).status_code == 429
+    other = Client()
+    other.force_login(other_user)
+    cache.delete(f"kubeviz:editor-checks:{other_user.pk}")
+    assert other.post(reverse("policy-validate"), document).status_code == 200
+
+
+def test_the_window_slides(three_checks: None, user: Any) -> None:
+    """Checks older than the window no longer count; the wait is until the oldest one leaves it."""
+    assert [editor_check_wait(user.pk, now=t) for t in (100.0, 101.0, 102.0)] == [0, 0, 0]
+    assert editor_check_wait(user.pk, now=105.0) == 5
+    assert editor_check_wait(user.pk, now=110.5) == 0
+
+
+def test_the_page_loads_the_script_that_shows_refused_checks(logged_in_client: Client) -> None:
+    html = logged_in_client.get(reverse("policy-new")).content.decode()
+    assert "kubeviz/policy_editor.js" in html
+
+
+def test_a_policy_over_its_size_limit_is_not_read(logged_in_client: Client, settings: Any) -> None:
+    settings.KUBEVIZ_MAX_POLICY_BYTES = 1024
+    document = editor.preset_document("default") + "#" * 2000 + "\n"
+    html = logged_in_client.post(reverse("policy-validate"), {"document": document}).content.decode()
+    assert re.search(r"policy\.yaml: the document is 2\.\d KiB; the limit is 1\.0 KiB\.", html)
+
+
+def test_a_check_too_big_to_read_is_refused_in_the_problems_box(logged_in_client: Client, settings: Any) -> None:
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 10_000
+    response = logged_in_client.post(reverse("policy-validate"), {"document": "#" * 20_000})
+    assert response.status_code == 413
+    assert response["HX-Retarget"] == "#yaml-problems"
+    assert "Too big to check" in response.content.decode()
+
+
+def test_saving_a_body_too_big_to_read_saves_nothing(logged_in_client: Client, settings: Any) -> None:
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 10_000
+    before = Policy.objects.count()
+    data = _post_data(editor.default_knobs(), name="Big", visibility="public", document="#" * 20_000)
+    response = logged_in_client.post(reverse("policy-new"), data, follow=True)
+    assert Policy.objects.count() == before
+    assert "Nothing was saved." in response.content.decode()
+
+
+def test_an_alias_fan_out_is_refused_by_the_live_check(logged_in_client: Client) -> None:
+    """The 5-second fan-out of the issue: the alias is refused, with its line, before it is expanded."""
+    document = (
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nleaderElection:\n"
+        "  a: &a [" + ", ".join(["x"] * 1000) + "]\n  b: [" + ", ".join(["*a"] * 250) + "]\n"
+    )
+    html = logged_in_client.post(reverse("policy-validate"), {"document": document}).content.decode()
+    assert "policy.yaml:5 leaderElection.b[198]: alias *a expands to 1,001 values" in html
+
+
+def test_live_checks_run_under_the_cpu_budget(logged_in_client: Client, settings: Any) -> None:
+    settings.KUBEVIZ_READ_CPU_SECONDS = 1e-9
+    document = (
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nleaderElection:\n  x: ["
+        + ", ".join(["1"] * 5000)
+        + "]\n"
+    )
+    html = logged_in_client.post(reverse("policy-validate"), {"document": document}).content.decode()
+    assert "gave up after 1e-09 s of CPU time" in html

@@ -335,3 +335,32 @@ def test_requested_pages_reads_whole_numbers_only() -> None:
     with pytest.raises(service.BadPage, match=r"\?workloads= takes a page number"):
         requested_pages({"workloads": "2a"})
     assert requested_pages({"workloads": "2a", "nodes": "3"}, strict=False) == {"nodes": 3}
+
+
+def test_the_page_shows_the_loaders_warnings(client: Client) -> None:
+    """A scenario that loads but cannot run as meant says why, with the line (Scenario.warnings)."""
+    pinned = stored(
+        "kind: Node\nmetadata: {name: a}\n---\nkind: Pod\nmetadata: {name: p}\n"
+        "spec: {nodeName: b, containers: [{name: c}]}\n",
+        slug="pinned",
+    )
+    html = client.get(pinned.get_absolute_url()).content.decode()
+    assert "1 warning" in html
+    assert "pinned.yaml:6 spec.nodeName: node &quot;b&quot; is not in the scenario; the pod will never run" in html
+
+
+def test_a_scenario_without_warnings_shows_none(client: Client, big: Scenario) -> None:
+    assert "load-warnings" not in client.get(big.get_absolute_url()).content.decode()
+
+
+def test_a_scenario_page_reads_under_the_cpu_budget(client: Client, settings: Any) -> None:
+    """A stored document that has become too expensive to read shows the problem instead of holding the page."""
+    settings.KUBEVIZ_READ_CPU_SECONDS = 1e-9
+    slow = stored(big_document(10, pods=300), slug="slow")
+    html = client.get(slow.get_absolute_url()).content.decode()
+    assert "This scenario no longer loads" in html
+    assert "gave up after 1e-09 s of CPU time" in html
+    settings.KUBEVIZ_READ_CPU_SECONDS = 5
+    html = client.get(slow.get_absolute_url()).content.decode()  # the refusal was not cached
+    assert "This scenario no longer loads" not in html
+    assert "<code>p-000</code>" in html

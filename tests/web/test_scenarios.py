@@ -10,6 +10,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
+from django.utils.html import escape
 
 from kubeviz.web.models import Cluster, Policy, Run, RunStatus, Scenario, Visibility
 from kubeviz.web.services.scenarios import first_sentence, format_ms, numbered_lines, unique_slug
@@ -174,11 +175,14 @@ def test_detail_shows_watch_for_tables_and_the_run_form(client: Client, builtins
     assert reverse("scenario-download", args=["sts-upgrade-under-pressure"]) in html
 
 
-def test_detail_lists_recent_runs(client: Client, builtins: None) -> None:
-    """The last five runs of the scenario link to their pages, newest first."""
+def test_detail_lists_recent_runs(client: Client, builtins: None, user: Any) -> None:
+    """The last five listed runs of the scenario (here a signed-in user's) link to their pages, newest first."""
     scenario = Scenario.objects.get(slug="mixed-small")
     policy = Policy.objects.get(slug="default")
-    runs = [Run.objects.create(scenario=scenario, policy=policy, seed=i, status=RunStatus.FINISHED) for i in range(7)]
+    runs = [
+        Run.objects.create(scenario=scenario, policy=policy, seed=i, status=RunStatus.FINISHED, owner=user)
+        for i in range(7)
+    ]
     html = client.get(scenario.get_absolute_url()).content.decode()
     shown = [run for run in runs if run.get_absolute_url() in html]
     assert len(shown) == 5
@@ -239,7 +243,8 @@ def test_upload_form_renders(logged_in_client: Client) -> None:
 def test_valid_pasted_upload_creates_a_scenario_and_redirects(logged_in_client: Client, user: Any) -> None:
     """Name defaults to metadata.name; preview, owner and visibility are stored."""
     response = post_upload(logged_in_client, text=SMALL, visibility="private")
-    scenario = Scenario.objects.get(slug="two-nodes")
+    scenario = Scenario.objects.get()
+    assert re.fullmatch(r"two-nodes-[a-z0-9]{6}", scenario.slug)
     assert response.status_code == 302
     assert response["Location"] == scenario.get_absolute_url()
     assert scenario.name == "two-nodes"
@@ -255,24 +260,47 @@ def test_valid_pasted_upload_creates_a_scenario_and_redirects(logged_in_client: 
 
 
 def test_upload_slugs_are_unique(logged_in_client: Client) -> None:
-    """The same name twice gives name, name-2, name-3."""
+    """The same name three times gives three slugs: the name and a random token each."""
     for _ in range(3):
         post_upload(logged_in_client, text=SMALL, name="My Cluster!")
-    assert sorted(Scenario.objects.values_list("slug", flat=True)) == ["my-cluster", "my-cluster-2", "my-cluster-3"]
+    slugs = set(Scenario.objects.values_list("slug", flat=True))
+    assert len(slugs) == 3
+    assert all(re.fullmatch(r"my-cluster-[a-z0-9]{6}", slug) for slug in slugs)
     assert set(Scenario.objects.values_list("name", flat=True)) == {"My Cluster!"}
 
 
 def test_unique_slug_never_takes_a_url_of_its_own() -> None:
     """/scenarios/new/ is the upload page, so a scenario called "new" gets another slug."""
-    assert unique_slug("New") == "new-2"
-    assert unique_slug("日本") == "scenario"
+    assert re.fullmatch(r"new-[a-z0-9]{6}", unique_slug("New"))
+    assert re.fullmatch(r"scenario-[a-z0-9]{6}", unique_slug("日本"))
+
+
+def test_a_slug_does_not_reveal_someone_elses_private_scenario(
+    logged_in_client: Client, user: Any, other_user: Any
+) -> None:
+    """bob's slug for "secret" looks the same whether or not alice has a private "secret" (no -2)."""
+    private_scenario(other_user, slug="secret")
+    post_upload(logged_in_client, text=SMALL, name="secret")
+    taken = Scenario.objects.get(owner=user).slug
+    Scenario.objects.filter(owner=other_user).delete()
+    post_upload(logged_in_client, text=SMALL, name="secret")
+    free = Scenario.objects.filter(owner=user).exclude(slug=taken).get().slug
+    for slug in (taken, free):
+        assert re.fullmatch(r"secret-[a-z0-9]{6}", slug), slug
+    assert taken != "secret-2"
+
+
+def test_existing_slugs_keep_their_urls(logged_in_client: Client, user: Any) -> None:
+    """A scenario stored before tokens keeps its plain slug and its page."""
+    private_scenario(user, slug="old-plain-slug")
+    assert logged_in_client.get(reverse("scenario-detail", args=["old-plain-slug"])).status_code == 200
 
 
 def test_valid_file_upload_creates_a_scenario(logged_in_client: Client) -> None:
     """A .yaml file works like pasted text and keeps its file name."""
     upload = SimpleUploadedFile("two.yaml", SMALL.encode(), content_type="application/yaml")
     response = post_upload(logged_in_client, file=upload, name="From a file")
-    scenario = Scenario.objects.get(slug="from-a-file")
+    scenario = Scenario.objects.get(slug__startswith="from-a-file-")
     assert response.status_code == 302
     assert scenario.source_name == "two.yaml"
     assert scenario.document == SMALL
@@ -412,6 +440,149 @@ def test_real_kubernetes_examples_upload_or_explain_why_not(logged_in_client: Cl
     assert stored["zookeeper.yaml"].preview["workload_kinds"] == {"StatefulSet": 1}
     assert stored["node-with-taint.yaml"].preview["nodes"] == 1
     assert "high-priority-pod.yaml" not in stored  # PriorityClass "high" is defined nowhere
+
+
+# Hostile uploads: refused with field path and line, nothing saved; or saved with warnings
+
+NODE_LINE = '    - {name: n%04d, allocatable: {cpu: "4", memory: 8Gi}}\n'
+SCENARIO_HEAD = "apiVersion: kubeviz.dev/v1\nkind: Scenario\nmetadata:\n  name: hostile\nspec:\n"
+
+
+def test_a_paste_over_the_limit_is_a_form_error_without_the_text(logged_in_client: Client) -> None:
+    """2.3 MiB pasted: the form says so in figures that differ, and does not send the megabytes back."""
+    text = "# " + "x" * (int(2.3 * 1024 * 1024) - 3) + "\n"
+    response = post_upload(logged_in_client, text=text)
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "Pasted text: The pasted text is 2.3 MiB; the limit is 2.0 MiB." in html
+    assert "x" * 1000 not in html
+    assert len(response.content) < 100_000
+    assert Scenario.objects.count() == 0
+
+
+def test_a_paste_one_byte_over_the_limit_reads_in_bytes(logged_in_client: Client) -> None:
+    html = post_upload(logged_in_client, text="#" * 2 * 1024 * 1024 + "\n").content.decode()
+    assert "The pasted text is 2,097,153 bytes; the limit is 2,097,152 bytes." in html
+
+
+def test_a_body_too_big_to_read_gets_the_form_with_the_size(logged_in_client: Client, settings: Any) -> None:
+    """Over DATA_UPLOAD_MAX_MEMORY_SIZE Django cannot read the body: the page says what was sent, not a bare 400."""
+    settings.KUBEVIZ_MAX_UPLOAD_BYTES = 5000
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 10_000
+    response = post_upload(logged_in_client, text="#" * 20_000)
+    html = response.content.decode()
+    assert response.status_code == 413
+    assert re.search(
+        r"The form sent 19\.\d KiB; the limit is 4\.9 KiB\. Upload a smaller document; nothing was saved\.", html
+    )
+    assert 'name="text"' in html and "#" * 100 not in html
+    assert Scenario.objects.count() == 0
+
+
+def test_the_upload_still_checks_csrf_when_the_body_can_be_read(user: Any) -> None:
+    """The size check runs before Django's CSRF check; an ordinary post must still carry the token."""
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user)
+    assert post_upload(client, text=SMALL).status_code == 403
+    client.get(reverse("scenario-new"))
+    assert post_upload(client, text=SMALL, csrfmiddlewaretoken=client.cookies["csrftoken"].value).status_code == 302
+    assert Scenario.objects.count() == 1
+
+
+def fan_out() -> str:
+    """Five levels of ten aliases (111,111 values at *e) and a list of two *e."""
+    text = "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+    for name, prev in zip("bcde", "abcd", strict=True):
+        text += f"{name}: &{name} [{', '.join(['*' + prev] * 10)}]\n"
+    return text + "f: [*e, *e]\n"
+
+
+HOSTILE = [
+    (
+        fan_out(),
+        "scenario.yaml:6 f[0]: alias *e expands to 111,111 values, which takes the document past 200,000",
+    ),
+    (
+        "a: " + "[" * 70 + "]" * 70 + "\n",
+        "scenario.yaml:1 a" + "[0]" * 64 + ": nested more than 64 levels deep",
+    ),
+    (
+        SCENARIO_HEAD + "  nodes:\n" + "".join(NODE_LINE % i for i in range(5)),
+        "scenario.yaml:10 spec.nodes[3]: too many nodes: this is node 4; a scenario holds at most 3",
+    ),
+    (
+        SCENARIO_HEAD + "  nodes: []\n  bogus: 1\n",
+        "scenario.yaml:7 spec.bogus: unknown field",
+    ),
+    (
+        SCENARIO_HEAD + "  nodes:\n    - name: n\n      labels: {bad key!: x}\n",
+        'scenario.yaml:8 spec.nodes[0].labels: "bad key!" is not a valid label key',
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    HOSTILE,
+    ids=[
+        "an alias fan-out is refused at the alias",
+        "deep nesting is refused",
+        "too many nodes are refused at the first one past the cap",
+        "an unknown field is refused",
+        "a bad label key is refused",
+    ],
+)
+def test_hostile_uploads_are_refused_with_path_and_line_and_nothing_saved(
+    logged_in_client: Client, monkeypatch: pytest.MonkeyPatch, text: str, expected: str
+) -> None:
+    monkeypatch.setattr("scheduler_core.scenario.MAX_NODES", 3)
+    response = post_upload(logged_in_client, text=text)
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "nothing was saved" in html
+    assert escape(expected) in html
+    assert Scenario.objects.count() == 0
+
+
+def test_an_upload_past_the_cpu_budget_is_refused_and_nothing_saved(logged_in_client: Client, settings: Any) -> None:
+    settings.KUBEVIZ_READ_CPU_SECONDS = 1e-9
+    text = SCENARIO_HEAD + "  nodes:\n" + "".join(NODE_LINE % i for i in range(500))
+    html = post_upload(logged_in_client, text=text).content.decode()
+    assert "gave up after 1e-09 s of CPU time" in html
+    assert Scenario.objects.count() == 0
+
+
+def test_a_cluster_that_no_longer_loads_saves_nothing(logged_in_client: Client) -> None:
+    cluster = Cluster.objects.create(name="broken", document="kind: Node\nmetadata: {name: Bad_Name}\n")
+    pod_only = MANIFESTS.split("---\n", 1)[1]
+    html = post_upload(logged_in_client, text=pod_only, cluster=str(cluster.pk)).content.decode()
+    assert "cluster.yaml:2 metadata.name: &quot;Bad_Name&quot; is not a valid name" in html
+    assert Scenario.objects.count() == 0
+
+
+def test_a_long_document_with_problems_is_not_sent_back(logged_in_client: Client, settings: Any) -> None:
+    settings.KUBEVIZ_UPLOAD_ECHO_BYTES = 100
+    html = post_upload(logged_in_client, text=INVALID).content.decode()
+    assert "too long to send back here" in html
+    assert re.search(r'<textarea name="text"[^>]*>\s*</textarea>', html)
+    assert "scenario.yaml:8 spec.nodes[0].allocatable.cpu" in html  # the problems and their lines still show
+
+
+def test_a_pod_on_a_missing_node_is_saved_with_a_warning(logged_in_client: Client) -> None:
+    pod_spec = "metadata: {name: web}\n      spec:\n"
+    text = SMALL.replace(pod_spec, pod_spec + "        nodeName: x\n")
+    response = post_upload(logged_in_client, text=text)
+    assert response.status_code == 302
+    page = logged_in_client.get(response["Location"]).content.decode()
+    warning = escape('scenario.yaml:18 spec.objects[0].spec.nodeName: node "x" is not in the scenario')
+    assert page.count(warning) == 2  # once as the upload's message, once on the scenario page
+    assert "1 warning" in page
+
+
+def test_a_scenario_without_nodes_is_saved_with_a_warning(logged_in_client: Client) -> None:
+    response = post_upload(logged_in_client, text=MANIFESTS.split("---\n", 1)[1])
+    page = logged_in_client.get(response["Location"]).content.decode()
+    assert "Warning: scenario.yaml: no nodes: every pod will stay pending (add nodes, or pick a cluster" in page
 
 
 # Policies

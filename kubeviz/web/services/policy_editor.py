@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import yaml
+from django.conf import settings
 
 from scheduler_core.config import DEFAULT_PLUGINS
 from scheduler_core.config import Policy as EnginePolicy
@@ -32,8 +33,10 @@ from scheduler_core.policy import (
     builtin_policy_names,
     load_policy,
 )
+from scheduler_core.yamlsource import load_documents
 
 from ..models import Policy
+from .read_limits import size_error
 from .scenarios import format_ms
 from .slugs import unique_slug
 
@@ -107,7 +110,13 @@ def preset_document(name: str) -> str:
 
 
 def validate(text: str) -> list[Problem]:
-    """What the engine's loader says about the document; empty when it loads."""
+    """What the engine's loader says about the document; empty when it loads.
+
+    A document over KUBEVIZ_MAX_POLICY_BYTES is not read at all (real policies are a few KiB).
+    """
+    too_big = size_error(len(text.encode("utf-8", "surrogatepass")), settings.KUBEVIZ_MAX_POLICY_BYTES)
+    if too_big:
+        return [Problem(SOURCE_NAME, None, "", f"the document {too_big}")]
     try:
         load_policy(text, SOURCE_NAME)
     except LoadError as exc:
@@ -261,7 +270,8 @@ def _base(base_text: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
     """(wrapper, configuration) of the document being edited, or two empty dicts if it does not load."""
     if not base_text or validate(base_text):
         return {}, {}
-    data = yaml.safe_load(base_text)
+    # The loader's reader (bounded and ~10× faster than yaml.safe_load); the text just loaded.
+    data: dict[str, Any] = load_documents(base_text, SOURCE_NAME)[0].data
     if data.get("kind") == "KubeSchedulerConfiguration":
         return {}, data
     return data, dict((data.get("spec") or {}).get("configuration") or {})

@@ -20,13 +20,16 @@ from django.db.models import Q, QuerySet
 from scheduler_core.errors import LoadError, Problem
 from scheduler_core.model import CPU, LABEL_HOSTNAME, MEMORY, PODS, Node, Pod, PodDisruptionBudget, PriorityClass
 from scheduler_core.quantity import format_quantity
+from scheduler_core.scenario import load_scenario
 from scheduler_core.scenario_types import Scenario as EngineScenario
 from scheduler_core.scenario_types import TimelineAction
 from scheduler_core.workloads import Deployment, Job, ReplicaSet, Service, StatefulSet, Workload
+from scheduler_core.yamlsource import CpuBudgetExceeded
 
+from ..access import listed_runs
 from ..models import Cluster, Policy, Run, Scenario, Visibility
 from . import slugs
-from .engine import parse_scenario, scenario_preview
+from .engine import scenario_preview
 
 __all__ = [
     "FLAGSHIP_SLUG",
@@ -120,7 +123,7 @@ TABLES: dict[str, str] = {"nodes": "nodes", "workloads": "workloads", "objects":
 WHAT_LIMIT = 10
 # Parsing is most of a big scenario's page (pure-Python YAML), so its rows are cached by content:
 # a new document, source name or cluster is a new key. Bump the version when a row's keys change.
-DETAIL_CACHE_VERSION = 1
+DETAIL_CACHE_VERSION = 2
 DETAIL_CACHE_SECONDS = 60 * 60
 
 
@@ -311,6 +314,7 @@ class ScenarioDetail:
     pod_startup: str = ""
     end_at: str = ""
     problems: list[Problem] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # the loader's (Scenario.warnings)
 
 
 def _detail_of(parsed: EngineScenario) -> ScenarioDetail:
@@ -334,6 +338,7 @@ def _detail_of(parsed: EngineScenario) -> ScenarioDetail:
         seed=parsed.seed,
         pod_startup=format_ms(parsed.pod_startup_ms) if parsed.pod_startup_ms else "",
         end_at=format_ms(parsed.end_ms),
+        warnings=list(parsed.warnings),
     )
 
 
@@ -353,6 +358,8 @@ def scenario_detail(scenario: Scenario) -> ScenarioDetail:
     if not isinstance(detail, ScenarioDetail):
         try:
             detail = _detail_of(parse_stored(scenario))
+        except CpuBudgetExceeded as exc:  # not the document's fault alone: try again next time
+            return ScenarioDetail(problems=exc.problems)
         except LoadError as exc:  # stored before the engine learned to refuse it
             detail = ScenarioDetail(problems=exc.problems)
         cache.set(key, detail, DETAIL_CACHE_SECONDS)
@@ -522,18 +529,30 @@ def detail_tables(detail: ScenarioDetail, pages: Mapping[str, int], path: str) -
 
 
 def parse_stored(scenario: Scenario) -> EngineScenario:
-    """Parse a stored scenario (with its cluster's nodes when it has none); raises LoadError."""
-    cluster_document = scenario.cluster.document if scenario.cluster_id else None
-    return parse_scenario(scenario.document, scenario.source_name, cluster_document)
+    """Parse a stored scenario (with its cluster's nodes when it has none); raises LoadError.
+
+    What engine.parse_scenario runs, with the warnings counting the cluster's nodes.
+    """
+    cluster = scenario.cluster if scenario.cluster_id else None
+    return load_scenario(scenario.document, scenario.source_name, cluster_nodes=_cluster_nodes(cluster))
+
+
+def _cluster_nodes(cluster: Cluster | None) -> list[Node] | None:
+    """A cluster's nodes (None without a cluster); raises LoadError naming cluster.yaml."""
+    return None if cluster is None else load_scenario(cluster.document, "cluster.yaml").nodes
 
 
 def recent_runs(scenario: Scenario, user: Any, limit: int = 5) -> list[Run]:
-    """The scenario's latest runs this user may see, newest first."""
-    runs = scenario.runs.select_related("policy", "scenario").order_by("-created")[: limit * 4]
-    return [run for run in runs if run.visible_to(user)][:limit]
+    """The scenario's latest runs listed for this user (the run list's rule, access.listed_runs), newest first."""
+    runs = listed_runs(user).filter(scenario=scenario).select_related("policy", "scenario").order_by("-created")
+    return list(runs[:limit])
 
 
 # Upload
+
+
+# Characters of one line the upload page shows back next to its problems.
+SHOWN_LINE_CHARS = 240
 
 
 @dataclass
@@ -549,9 +568,13 @@ class DocumentLine:
 def numbered_lines(text: str, problems: Sequence[Problem], source: str, context: int = 4) -> list[DocumentLine]:
     """The document as numbered lines, problems attached to their line.
 
-    Short documents are shown whole; long ones only around the problem lines.
+    Short documents are shown whole; long ones only around the problem lines. A line longer
+    than SHOWN_LINE_CHARS is cut (a hostile document can hold megabyte lines).
     """
-    lines = [DocumentLine(i, line) for i, line in enumerate(text.splitlines(), start=1)]
+    lines = [
+        DocumentLine(i, line if len(line) <= SHOWN_LINE_CHARS else line[: SHOWN_LINE_CHARS - 1] + "…")
+        for i, line in enumerate(text.splitlines(), start=1)
+    ]
     for problem in problems:
         if problem.source == source and problem.line is not None and 1 <= problem.line <= len(lines):
             lines[problem.line - 1].problems.append(problem)
@@ -590,16 +613,18 @@ class Upload:
 class Created:
     scenario: Scenario
     cluster_ignored: bool  # a cluster was chosen but the document has nodes of its own
-    has_nodes: bool
+    warnings: list[str] = field(default_factory=list)  # the loader's (Scenario.warnings)
 
 
 def create_scenario(upload: Upload, owner: Any) -> Created:
-    """Validate the document with the engine and store it; raises LoadError, storing nothing."""
-    parsed = parse_scenario(upload.text, upload.source_name)
-    cluster_ignored = upload.cluster is not None and bool(parsed.nodes)
-    if upload.cluster is not None and not parsed.nodes:
-        # What engine.parse_scenario does at run time: the cluster's nodes, nothing else.
-        parsed.nodes = parse_scenario(upload.cluster.document, "cluster.yaml").nodes
+    """Validate the document with the engine and store it; raises LoadError, storing nothing.
+
+    Everything that can refuse the upload (reading, the caps, validation) runs before the one
+    INSERT, which is a transaction of its own: a refused upload leaves no row behind.
+    """
+    # What engine.parse_scenario does at run time: the cluster's nodes when the document has none.
+    parsed = load_scenario(upload.text, upload.source_name, cluster_nodes=_cluster_nodes(upload.cluster))
+    cluster_ignored = upload.cluster is not None and bool(parsed.nodes) and not parsed.nodes_from_cluster
     name = (upload.name.strip() or parsed.name or "scenario")[:120]
     fields = {
         "name": name,
@@ -617,7 +642,7 @@ def create_scenario(upload: Upload, owner: Any) -> Created:
         try:
             with transaction.atomic():
                 scenario = Scenario.objects.create(slug=unique_slug(name), **fields)
-            return Created(scenario, cluster_ignored, bool(parsed.nodes))
+            return Created(scenario, cluster_ignored, list(parsed.warnings))
         except IntegrityError:
             continue
     raise LoadError.single(upload.source_name, None, "", "could not choose a unique name; try another one")

@@ -5,12 +5,17 @@
 - ``policy_render_yaml`` (htmx, on any knob change): the knobs → the YAML pane.
 - ``policy_validate`` (htmx, as the YAML is typed): the problems box, and on success the knobs
   pane re-read from the YAML (out of band); on problems the knobs stay as they were.
+
+Every view here reads YAML under the CPU budget (read_limits.read_budget). The two live
+endpoints are debounced in the page and limited per user (KUBEVIZ_EDITOR_CHECKS per
+KUBEVIZ_EDITOR_WINDOW_SECONDS): past it they answer 429 with a note in the problems box.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import IntegrityError, transaction
@@ -26,6 +31,7 @@ from scheduler_core.policy import load_policy
 from ..forms_policy import PolicyKnobsForm, PolicySaveForm
 from ..models import Policy, Visibility
 from ..services import policy_editor as editor
+from ..services.read_limits import body_limit, editor_check_wait, read_budget, size_error
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -33,6 +39,7 @@ class HtmxHttpRequest(HttpRequest):
 
 
 EDIT_TEMPLATE = "web/policies/edit.html"
+REFUSED_TEMPLATE = "web/policies/partials/refused.html"
 
 
 # Helpers
@@ -188,6 +195,42 @@ def _editor(request: HtmxHttpRequest, policy: Policy | None) -> HttpResponse:
     )
 
 
+def _refused(request: HttpRequest, status: int, title: str, message: str) -> HttpResponse:
+    """A live check the server will not run: said in the problems box, where its answer would be."""
+    response = render(request, REFUSED_TEMPLATE, {"title": title, "message": message}, status=status)
+    response["HX-Retarget"] = "#yaml-problems"
+    response["HX-Reswap"] = "outerHTML"
+    return response
+
+
+def _too_often(request: HttpRequest) -> HttpResponse | None:
+    """The 429 answer when this user made KUBEVIZ_EDITOR_CHECKS live checks within the window."""
+    wait = editor_check_wait(request.user.pk)
+    if not wait:
+        return None
+    response = _refused(
+        request,
+        429,
+        "Checked too often",
+        f"The editor checks at most {settings.KUBEVIZ_EDITOR_CHECKS} times in "
+        f"{settings.KUBEVIZ_EDITOR_WINDOW_SECONDS} s. Wait {wait} s; the next change is checked again.",
+    )
+    response["Retry-After"] = str(wait)
+    return response
+
+
+def _check_too_big(request: HttpRequest, sent: int) -> HttpResponse:
+    error = size_error(sent, settings.KUBEVIZ_MAX_POLICY_BYTES) or "is over the limit."
+    return _refused(request, 413, "Too big to check", f"The YAML sent {error.removeprefix('is ')}")
+
+
+def _page_too_big(request: HttpRequest, sent: int) -> HttpResponse:
+    """The page again (a GET): the body that could not be read is not saved."""
+    error = size_error(sent, settings.KUBEVIZ_MAX_POLICY_BYTES) or "is over the limit."
+    messages.error(request, f"The form sent {error.removeprefix('is ')} Nothing was saved.")
+    return redirect(request.get_full_path())
+
+
 def _own_policy(request: HttpRequest, slug: str) -> Policy | HttpResponse:
     """The user's own policy, or the response that says why it cannot be edited."""
     policy = get_object_or_404(Policy.objects.visible_to(request.user).select_related("owner"), slug=slug)
@@ -201,14 +244,18 @@ def _own_policy(request: HttpRequest, slug: str) -> Policy | HttpResponse:
 
 
 @login_required
+@body_limit(_page_too_big)
 @require_http_methods(["GET", "POST"])
+@read_budget
 def policy_new(request: HtmxHttpRequest) -> HttpResponse:
     """A new policy, starting from a built-in preset (``?from=``) or a copy of any visible one (``?copy=``)."""
     return _editor(request, None)
 
 
 @login_required
+@body_limit(_page_too_big)
 @require_http_methods(["GET", "POST"])
+@read_budget
 def policy_edit(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """Edit one of your own policies; built-ins and other people's can only be copied."""
     policy = _own_policy(request, slug)
@@ -221,12 +268,17 @@ def policy_edit(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
+@body_limit(_check_too_big)
 @require_POST
+@read_budget
 def policy_render_yaml(request: HtmxHttpRequest) -> HttpResponse:
     """The YAML pane for the posted knobs (the posted YAML is the base: what the form lacks is kept).
 
     Invalid knobs leave the YAML as posted and come back, with their errors, out of band.
     """
+    refused = _too_often(request)
+    if refused is not None:
+        return refused
     knobs_form = PolicyKnobsForm(request.POST)
     document = request.POST.get("document", "")
     knobs_ok = knobs_form.is_valid()
@@ -245,9 +297,14 @@ def policy_render_yaml(request: HtmxHttpRequest) -> HttpResponse:
 
 
 @login_required
+@body_limit(_check_too_big)
 @require_POST
+@read_budget
 def policy_validate(request: HtmxHttpRequest) -> HttpResponse:
     """The problems box for the posted YAML; when it loads, the knobs pane too (out of band)."""
+    refused = _too_often(request)
+    if refused is not None:
+        return refused
     document = request.POST.get("document", "")
     problems = editor.validate(document)
     context: dict[str, Any] = {"problems": problems, "notes": [], "source_name": editor.SOURCE_NAME}

@@ -14,12 +14,11 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import push_url
 from django_htmx.middleware import HtmxDetails
 
-from scheduler_core.errors import Problem
-
 from ..forms import ScenarioUploadForm
 from ..models import Policy, Scenario
 from ..services import scenarios as service
 from ..services.engine import LoadError
+from ..services.read_limits import body_limit, read_budget, size_error
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -56,6 +55,7 @@ def _visible_scenario(request: HttpRequest, slug: str) -> Scenario:
 
 @require_GET
 @vary_on_headers("HX-Request", "HX-Target")
+@read_budget
 def detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """What the scenario holds and does, and the form that starts a run of it.
 
@@ -84,6 +84,7 @@ def detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         "policies": Policy.objects.visible_to(request.user),
         "seed": tables.seed if tables else 0,
         "runs": service.recent_runs(scenario, request.user),
+        "warnings": detail.warnings,
     }
     return render(request, "web/scenarios/detail.html", context)
 
@@ -116,42 +117,59 @@ def download(request: HttpRequest, slug: str) -> HttpResponse:
 # Upload
 
 
+def _too_big(request: HttpRequest, sent: int) -> HttpResponse:
+    """The empty form with the size error: the body could not be read (read_limits.body_limit)."""
+    error = size_error(sent, settings.KUBEVIZ_MAX_UPLOAD_BYTES) or "is over the limit."
+    body_error = f"The form sent {error.removeprefix('is ')} Upload a smaller document; nothing was saved."
+    return _upload_page(request, ScenarioUploadForm(user=request.user), status=413, body_error=body_error)
+
+
 @login_required
+@body_limit(_too_big)
 @require_http_methods(["GET", "POST"])
+@read_budget
 def upload(request: HtmxHttpRequest) -> HttpResponse:
     """Validate a document with the engine; store it only when it loads."""
     form = ScenarioUploadForm(request.POST or None, request.FILES or None, user=request.user)
-    problems: list[Problem] = []
-    lines: list[service.DocumentLine] = []
-    source_name = ""
-    if request.method == "POST" and form.is_valid():
-        submitted = form.upload()
-        try:
-            created = service.create_scenario(submitted, request.user)
-        except LoadError as exc:
-            # In document order, so the list reads alongside the numbered lines below it.
-            problems = sorted(exc.problems, key=lambda p: (p.line is None, p.line or 0))
-            source_name = submitted.source_name
-            lines = service.numbered_lines(submitted.text, problems, submitted.source_name)
-            # Show the text back so it can be fixed in place (a file input cannot be refilled).
-            data = {**request.POST.dict(), "text": submitted.text, "source_name": submitted.source_name}
-            form = ScenarioUploadForm(data, user=request.user)
-        else:
-            scenario = created.scenario
-            messages.success(request, f"Scenario “{scenario.name}” saved.")
-            if created.cluster_ignored:
-                messages.info(request, "The document has nodes of its own, so the chosen cluster is not used.")
-            if not created.has_nodes:
-                messages.warning(request, "This scenario has no nodes: every pod will stay Pending.")
-            return redirect(scenario)
+    if request.method != "POST" or not form.is_valid():
+        return _upload_page(request, form)
+    submitted = form.upload()
+    try:
+        created = service.create_scenario(submitted, request.user)
+    except LoadError as exc:
+        # In document order, so the list reads alongside the numbered lines below it.
+        problems = sorted(exc.problems, key=lambda p: (p.line is None, p.line or 0))
+        lines = service.numbered_lines(submitted.text, problems, submitted.source_name)
+        # Show the text back so it can be fixed in place (a file input cannot be refilled),
+        # unless it is too big to send back and forth.
+        echo = len(submitted.text) <= settings.KUBEVIZ_UPLOAD_ECHO_BYTES
+        data = {**request.POST.dict(), "text": submitted.text if echo else "", "source_name": submitted.source_name}
+        form = ScenarioUploadForm(data, user=request.user)
+        context = {"problems": problems, "lines": lines, "source_name": submitted.source_name, "echoed": echo}
+        return _upload_page(request, form, **context)
+    scenario = created.scenario
+    messages.success(request, f"Scenario “{scenario.name}” saved.")
+    if created.cluster_ignored:
+        messages.info(request, "The document has nodes of its own, so the chosen cluster is not used.")
+    for warning in created.warnings:
+        messages.warning(request, f"Warning: {warning}")
+    return redirect(scenario)
+
+
+def _upload_page(
+    request: HttpRequest, form: ScenarioUploadForm, *, status: int = 200, **context: object
+) -> HttpResponse:
     context = {
         "form": form,
-        "problems": problems,
-        "lines": lines,
-        "source_name": source_name,
+        "problems": [],
+        "lines": [],
+        "source_name": "",
+        "echoed": True,
+        "body_error": "",
         "max_bytes": settings.KUBEVIZ_MAX_UPLOAD_BYTES,
+        **context,
     }
-    return render(request, "web/scenarios/upload.html", context)
+    return render(request, "web/scenarios/upload.html", context, status=status)
 
 
 # Policies
