@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -20,7 +23,7 @@ def app_env(database: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KUBEVIZ_", "DJANGO_", "CELERY_"))}
     env.pop("REDIS_URL", None)
     env.update(
-        DJANGO_SETTINGS_MODULE="kubeviz.settings",
+        DJANGO_SETTINGS_MODULE="kubeviz.settings_test",  # production settings + the tests' secret key
         DATABASE_URL=f"sqlite:///{database}",
         KUBEVIZ_LOG_LEVEL="INFO",
         PYTHONPATH=str(ROOT),
@@ -79,3 +82,60 @@ def stop(process: subprocess.Popen[bytes], grace: float = 10.0) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait(grace)
+
+
+def start_worker(
+    env: Mapping[str, str], log: Path, name: str, *, pool: str = "solo", concurrency: int = 1
+) -> subprocess.Popen[bytes]:
+    """``celery -A kubeviz worker`` with ``env``, its output appended to ``log``. It leads a process
+    group of its own (``start_new_session``), so :func:`kill_group` can kill it whole, pool and all."""
+    options = ["--loglevel=INFO", "--without-gossip", "--without-mingle", "--without-heartbeat"]
+    if pool == "prefork":
+        options.append(f"--concurrency={concurrency}")
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "kubeviz", "worker", f"--pool={pool}", *options, "--hostname", name],
+            cwd=ROOT,
+            env=dict(env),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+
+def children(pid: int) -> list[int]:
+    """The pids of ``pid``'s child processes (read from /proc: each process's stat names its parent)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:  # it exited meanwhile
+            continue
+        # "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after the last ")".
+        fields = text.rsplit(")", 1)[1].split()
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return sorted(found)
+
+
+def kill_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL ``process`` and everything in its process group (a worker and its pool), then reap it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait(COMMAND_TIMEOUT_SECONDS)
+
+
+def start_redis_server(port: int, directory: Path, log: Path) -> subprocess.Popen[bytes]:
+    """A private ``redis-server`` on ``port`` that keeps nothing on disk: stopped and started again,
+    it is empty (what a Redis without persistence does when it restarts)."""
+    binary = shutil.which("redis-server")
+    assert binary, "redis-server is not installed (apt-get install redis-server)"
+    with log.open("ab") as out:
+        server = subprocess.Popen(
+            [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            cwd=directory,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    wait_for_port(server, "127.0.0.1", port, 30.0, log)
+    return server

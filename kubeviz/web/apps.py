@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.apps import AppConfig
 
 
@@ -8,3 +10,25 @@ class WebConfig(AppConfig):
     label = "web"
     verbose_name = "kubeviz"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from django.core.signals import request_started
+
+        request_started.connect(start_reaper_in_web_process, dispatch_uid="kubeviz-web-reaper")
+
+
+def start_reaper_in_web_process(sender: Any, **_: Any) -> None:
+    """In thread mode the web process computes the runs, so it also runs the reaper: from its
+    first request on, runs orphaned when it last stopped are resumed (services/reaper.py). Not
+    for Django's test client (a test's database is not the place for a background thread), and
+    not in celery mode (the workers run it)."""
+    from django.conf import settings
+    from django.test.client import AsyncClientHandler, ClientHandler
+
+    from .services import dispatch, reaper
+
+    if reaper.running() or settings.KUBEVIZ_RUN_MODE != "thread":
+        return
+    if isinstance(sender, type) and issubclass(sender, (ClientHandler, AsyncClientHandler)):
+        return
+    reaper.start(dispatch.server_loop())

@@ -10,11 +10,12 @@ import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.test import Client
 from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
 
 from kubeviz.web.access import can_cancel
 from kubeviz.web.models import Policy, Run, RunStatus, Scenario, TraceEvent, Visibility
+from kubeviz.web.services import dispatch
 from kubeviz.web.services.runs import cancel_run
-from kubeviz.web.views import run_actions
 
 pytestmark = pytest.mark.django_db
 
@@ -42,7 +43,7 @@ spec:
 def started(monkeypatch: pytest.MonkeyPatch) -> list[Run]:
     """Runs the view asked to start (start_run replaced: these tests are about the view)."""
     runs: list[Run] = []
-    monkeypatch.setattr(run_actions, "start_run", runs.append)
+    monkeypatch.setattr(dispatch, "start_run", runs.append)
     return runs
 
 
@@ -74,8 +75,11 @@ def test_create_makes_the_run_starts_it_and_goes_to_its_page(
 def test_create_remembers_who_started_the_run(
     logged_in_client: Client, user: Any, builtins: None, started: list[Run]
 ) -> None:
-    create(logged_in_client, scenario="mixed-small", policy="default", seed="0")
-    assert Run.objects.get().owner == user
+    """A run of the user's own scenario is theirs (a built-in one is shared: tests/web/test_limits.py)."""
+    private_scenario(user)
+    create(logged_in_client, scenario="mine", policy="default", seed="0")
+    run = Run.objects.get()
+    assert run.owner == user and run.shared_key is None and len(run.client_key) == 64
 
 
 def test_without_a_policy_or_seed_the_default_policy_and_the_scenarios_seed_are_used(
@@ -229,9 +233,9 @@ def test_the_owner_is_matched_by_id(queued_run: Run, user: Any, other_user: Any)
     assert not can_cancel(Run.objects.get(id=queued_run.id), other_user)
 
 
-@pytest.mark.parametrize("status", [RunStatus.QUEUED, RunStatus.RUNNING])
-def test_cancel_asks_the_step_loop_to_stop_and_changes_nothing_else(queued_run: Run, status: str) -> None:
-    Run.objects.filter(id=queued_run.id).update(status=status)
+def test_cancel_asks_the_step_loop_to_stop_and_changes_nothing_else(queued_run: Run) -> None:
+    """A run its executor holds (fresh heartbeat); one nothing holds ends at once (test_runner.py)."""
+    Run.objects.filter(id=queued_run.id).update(status=RunStatus.RUNNING, lease="executor", heartbeat=timezone.now())
     run = Run.objects.get(id=queued_run.id)
     before = {f.name: getattr(run, f.name) for f in Run._meta.concrete_fields if f.name != "stop_requested"}
     message = cancel_run(run)

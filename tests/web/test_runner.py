@@ -9,15 +9,17 @@ import json
 import threading
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from channels.layers import get_channel_layer
 from django.db import connection
+from django.utils import timezone
 
 from kubeviz.web import tasks
 from kubeviz.web.models import Policy, Run, RunStatus, Scenario, Snapshot, TraceEvent
-from kubeviz.web.services import dispatch, runner
+from kubeviz.web.services import dispatch, reaper, runner
 from kubeviz.web.services.builtins import ENGINE_DIR
 from kubeviz.web.services.runner import step_loop
 from kubeviz.web.services.runs import cancel_run
@@ -257,9 +259,13 @@ def test_the_owners_cancel_ends_the_run_after_the_current_batch(
     assert as_json(state_at(run, run.last_seq).as_dict()) == as_json(replay_all(events).as_dict())
 
 
-def test_a_run_cancelled_before_it_starts_records_only_its_set_up(builtins: None, published: Published) -> None:
+def test_a_run_cancelled_once_its_executor_took_it_records_only_its_set_up(
+    builtins: None, published: Published
+) -> None:
+    """The cancel lands between the executor taking the run and its first batch (as another
+    process would write it: through the row)."""
     run = new_run()
-    cancel_run(run)
+    Run.objects.filter(id=run.id).update(stop_requested=True)
     step_loop(run.id, published)
     run.refresh_from_db()
     events = stored_events(run)
@@ -449,3 +455,454 @@ def test_publish_without_a_reachable_layer_does_not_stop_the_run(monkeypatch: py
 
     monkeypatch.setattr(dispatch, "get_channel_layer", lambda: Down())
     dispatch.publish("run-x", {"type": "run.update", "last_seq": 1})  # logged, not raised
+
+
+# Executors that die: the lease, resuming, the owner's cancel of an orphan (services/lease.py,
+# services/resume.py). An executor "dies" by raising Killed out of its publish: nothing in the
+# step loop catches a BaseException, just as nothing runs after SIGKILL. Its run is then left
+# "running" with a fresh heartbeat, as a killed worker leaves it; executor_gone() ages the
+# heartbeat past the lease, as time would.
+
+
+class Killed(BaseException):
+    """The executor dies here."""
+
+
+def dies_after(messages: int, published: Published) -> Callable[[str, dict[str, Any]], None]:
+    """A publish that records, and kills its executor at its ``messages``-th message."""
+
+    def publish(group: str, message: dict[str, Any]) -> None:
+        published(group, message)
+        if len(published.messages) == messages:
+            raise Killed
+
+    return publish
+
+
+def executor_gone(run: Run) -> None:
+    Run.objects.filter(id=run.id).update(heartbeat=timezone.now() - timedelta(hours=1))
+
+
+def record_until_killed(run: Run, messages: int) -> dict[int, int]:
+    """Run ``run``'s step loop until it dies at its ``messages``-th publish; the stored rows then
+    (seq -> row id), after checking the run was left running in the middle."""
+    with pytest.raises(Killed):
+        step_loop(run.id, dies_after(messages, Published()))
+    run.refresh_from_db()
+    rows = dict(TraceEvent.objects.filter(run=run).values_list("seq", "id"))
+    assert run.status == "running" and run.lease and run.attempts == 1
+    assert sorted(rows) == list(range(run.last_seq + 1)) and run.last_seq > 0
+    return rows
+
+
+def fork_of(parent: Run, seq: int = 20) -> Run:
+    return Run.objects.create(
+        scenario=parent.scenario,
+        policy=parent.policy,
+        seed=parent.seed,
+        parent=parent,
+        fork_seq=seq,
+        fork_action={"action": "cordon", "target": "node-a"},
+    )
+
+
+@pytest.mark.parametrize(
+    ("scenario", "policy", "seed", "messages"),
+    [
+        ("preemption-basics", "default", 3, 2),
+        ("preemption-basics", "default", 3, 5),
+        ("mixed-small", "default", 1, 7),
+        ("sts-upgrade-under-pressure", "upgrade-aware", 7, 4),
+    ],
+    ids=[
+        "a run killed after its first batch goes on from the next seq to the engine's own trace",
+        "a run killed after a few batches goes on from the next seq to the engine's own trace",
+        "a run with a timeline killed part-way goes on to the engine's own trace",
+        "controllers and reservations replay to the same state and go on to the engine's own trace",
+    ],
+)
+def test_a_run_whose_executor_died_is_resumed_with_contiguous_seq_and_the_same_trace(
+    builtins: None,
+    small_batches: Callable[[int], None],
+    settings: Any,
+    scenario: str,
+    policy: str,
+    seed: int,
+    messages: int,
+) -> None:
+    settings.KUBEVIZ_SNAPSHOT_EVERY = 10
+    small_batches(2)
+    run = new_run(scenario, policy, seed)
+    kept = record_until_killed(run, messages)
+    executor_gone(run)
+
+    resumed = Published()
+    step_loop(run.id, resumed)
+    run.refresh_from_db()
+    assert run.status == "finished", run.error
+    assert (run.attempts, run.lease) == (2, "")
+    events = stored_events(run)
+    sim = engine_run(scenario, policy, seed)
+    assert [e["seq"] for e in events] == list(range(len(events)))
+    assert events == as_json(sim.trace.events)
+    # The first executor's rows were kept as they were, not written again.
+    assert {seq: row for seq, row in TraceEvent.objects.filter(run=run).values_list("seq", "id") if seq in kept} == kept
+    assert resumed.last_seqs[0] > max(kept), "the resumed executor tells only what it stored"
+    assert run.summary == as_json(sim.summary().as_dict())
+    assert run.metrics == as_json(compute_metrics(events).as_dict())
+    assert run.end_reason == events[-1]["reason"] and run.end_reason != CANCELLED
+    for snapshot in Snapshot.objects.filter(run=run):
+        assert snapshot.state == as_json(replay_all(events[: snapshot.seq + 1]).as_dict()), snapshot.seq
+
+
+def test_a_fork_whose_executor_died_is_resumed_to_the_same_trace_as_an_uninterrupted_fork(
+    finished_run: Run, small_batches: Callable[[int], None]
+) -> None:
+    small_batches(2)
+    whole = fork_of(finished_run)
+    step_loop(whole.id, Published())
+    run = fork_of(finished_run)
+    kept = record_until_killed(run, 3)
+    assert max(kept) > 20, "killed after the fork point"
+    executor_gone(run)
+    step_loop(run.id, Published())
+    run.refresh_from_db()
+    assert run.status == "finished", run.error
+    assert stored_events(run) == stored_events(whole)
+    assert any(e.get("what_if") == "cordon node-a" for e in stored_events(run))
+
+
+def test_a_second_executor_leaves_a_run_whose_executor_is_alive(
+    builtins: None, small_batches: Callable[[int], None]
+) -> None:
+    """A redelivered message while the first executor still beats: nothing is stored twice."""
+    small_batches(2)
+    run = new_run()
+    kept = record_until_killed(run, 3)  # its heartbeat is fresh: as good as alive
+    second = Published()
+    step_loop(run.id, second)
+    run.refresh_from_db()
+    assert second.messages == []
+    assert (run.status, run.attempts) == ("running", 1)
+    assert dict(TraceEvent.objects.filter(run=run).values_list("seq", "id")) == kept
+
+
+def test_an_executor_that_lost_its_lease_stores_nothing_more_and_stops_quietly(
+    builtins: None, small_batches: Callable[[int], None]
+) -> None:
+    """Taken over after its second batch (as the reaper does to an executor it thought dead):
+    its next batch is not stored, and it neither fails nor finishes the run."""
+    small_batches(2)
+    run = new_run()
+    published = Published()
+
+    def publish(group: str, message: dict[str, Any]) -> None:
+        published(group, message)
+        if len(published.messages) == 3:
+            Run.objects.filter(id=run.id).update(lease="another-executor")
+
+    step_loop(run.id, publish)
+    run.refresh_from_db()
+    assert (run.status, run.lease, run.error, run.end_reason) == ("running", "another-executor", "", "")
+    assert run.last_seq == published.last_seqs[-1] and len(published.messages) == 3
+    assert TraceEvent.objects.filter(run=run).count() == run.last_seq + 1
+
+
+def test_a_run_whose_stored_trace_does_not_replay_fails_with_the_reason(
+    builtins: None, small_batches: Callable[[int], None]
+) -> None:
+    """The engine must emit the very event stored last; if not, the run fails rather than
+    going on with a trace that does not fit together."""
+    small_batches(2)
+    run = new_run()
+    record_until_killed(run, 3)
+    last = TraceEvent.objects.get(run=run, seq=run.last_seq)
+    last.data = {**last.data, "t_ms": last.data["t_ms"] + 1}
+    last.save()
+    executor_gone(run)
+    step_loop(run.id, Published())
+    run.refresh_from_db()
+    assert run.status == "failed"
+    assert run.end_reason.startswith(f"failed: worker lost, and replaying it gave a different event {run.last_seq} "), (
+        run.end_reason
+    )
+    assert TraceEvent.objects.filter(run=run).count() == run.last_seq + 1
+
+
+def test_a_run_that_lost_every_allowed_executor_fails_as_worker_lost(
+    builtins: None, settings: Any, small_batches: Callable[[int], None]
+) -> None:
+    settings.KUBEVIZ_RUN_MAX_ATTEMPTS = 1
+    small_batches(2)
+    run = new_run()
+    record_until_killed(run, 3)
+    executor_gone(run)
+    published = Published()
+    step_loop(run.id, published)
+    run.refresh_from_db()
+    assert (run.status, run.end_reason) == ("failed", "failed: worker lost 1 time; not tried again")
+    assert run.error == run.end_reason and run.finished is not None and run.lease == ""
+    assert published.messages == [(run.group_name, {"type": "run.update", "last_seq": run.last_seq})]
+
+
+def test_the_end_reason_is_the_engines_or_the_failures(finished_run: Run, published: Published) -> None:
+    assert finished_run.end_reason == stored_events(finished_run)[-1]["reason"]
+    assert finished_run.end_reason.startswith("quiescent")
+    broken = Scenario.objects.create(slug="broken", name="broken", document="kind: Scenario\nspec: {nodes: 3}\n")
+    failed = Run.objects.create(scenario=broken, policy=Policy.objects.get(slug="default"))
+    step_loop(failed.id, published)
+    failed.refresh_from_db()
+    assert failed.status == "failed" and failed.end_reason.startswith("failed: ")
+    assert failed.end_reason.splitlines() == [failed.end_reason] and len(failed.end_reason) <= 300
+
+
+# The owner's cancel of a run nothing computes
+
+
+def test_cancel_ends_a_queued_run_at_once(builtins: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No worker took it (none running, or its message was lost): it ends now, with nothing recorded."""
+    told = Published()
+    monkeypatch.setattr(dispatch, "publish", told)
+    run = new_run()
+    assert cancel_run(run).startswith("Cancelled")
+    run.refresh_from_db()
+    assert (run.status, run.end_reason, run.stop_requested) == ("finished", CANCELLED, True)
+    assert run.finished is not None and not TraceEvent.objects.filter(run=run).exists()
+    assert told.messages == [(run.group_name, {"type": "run.update", "last_seq": -1, "finished": True})]
+    step_loop(run.id, Published())  # its message, arriving late, finds it done
+    assert not TraceEvent.objects.filter(run=run).exists()
+
+
+def test_cancel_ends_a_run_whose_executor_died_at_once_keeping_what_was_recorded(
+    builtins: None, small_batches: Callable[[int], None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(dispatch, "publish", Published())
+    small_batches(2)
+    run = new_run()
+    kept = record_until_killed(run, 3)
+    executor_gone(run)
+    assert cancel_run(Run.objects.get(id=run.id)).startswith("Cancelled")
+    run.refresh_from_db()
+    assert (run.status, run.end_reason, run.lease) == ("finished", CANCELLED, "")
+    assert dict(TraceEvent.objects.filter(run=run).values_list("seq", "id")) == kept
+
+
+def test_cancel_of_a_run_being_computed_is_left_to_its_executor(
+    builtins: None, small_batches: Callable[[int], None]
+) -> None:
+    small_batches(2)
+    run = new_run()
+    record_until_killed(run, 3)  # fresh heartbeat: its executor is alive as far as anyone can tell
+    assert cancel_run(Run.objects.get(id=run.id)).startswith("Cancelling")
+    run.refresh_from_db()
+    assert (run.status, run.stop_requested) == ("running", True)
+
+
+# The reaper (services/reaper.py): one pass, run in the test's thread, dispatch recorded
+
+
+@pytest.fixture
+def requeued(monkeypatch: pytest.MonkeyPatch, thread_mode: None) -> list[str]:
+    """Runs the reaper sends again (recorded, not started)."""
+    sent: list[str] = []
+    monkeypatch.setattr(dispatch, "requeue", lambda run_id, loop=None: sent.append(run_id))
+    monkeypatch.setattr(dispatch, "publish", Published())
+    return sent
+
+
+def aged(run: Run, **fields: Any) -> Run:
+    """``run`` with ``fields`` written (timestamps set in the past), fresh from the database."""
+    Run.objects.filter(id=run.id).update(**fields)
+    return Run.objects.get(id=run.id)
+
+
+def ago(seconds: float) -> Any:
+    return timezone.now() - timedelta(seconds=seconds)
+
+
+def test_the_reaper_queues_again_a_running_run_whose_heartbeat_is_stale(builtins: None, requeued: list[str]) -> None:
+    lost = aged(new_run(), status=RunStatus.RUNNING, lease="dead", heartbeat=ago(60), attempts=1, last_seq=40)
+    alive = aged(new_run(seed=4), status=RunStatus.RUNNING, lease="alive", heartbeat=ago(1), attempts=1)
+    done = reaper.reap()
+    assert done.requeued == requeued == [str(lost.id)] and done.failed == done.cancelled == []
+    lost.refresh_from_db()
+    assert (lost.status, lost.lease, lost.attempts, lost.last_seq) == ("queued", "", 1, 40)
+    assert lost.heartbeat is not None and lost.heartbeat > ago(5), "sent just now"
+    assert Run.objects.get(id=alive.id).lease == "alive"
+    assert reaper.reap().requeued == [], "sent once: a second pass leaves it to the queue"
+
+
+def test_the_reaper_fails_a_run_that_lost_its_last_allowed_executor(
+    builtins: None, requeued: list[str], settings: Any
+) -> None:
+    settings.KUBEVIZ_RUN_MAX_ATTEMPTS = 3
+    run = aged(new_run(), status=RunStatus.RUNNING, lease="dead", heartbeat=ago(60), attempts=3)
+    done = reaper.reap()
+    run.refresh_from_db()
+    assert done.failed == [str(run.id)] and requeued == []
+    assert (run.status, run.end_reason, run.lease) == ("failed", "failed: worker lost 3 times; not tried again", "")
+
+
+def test_the_reaper_ends_a_lost_run_its_owner_cancelled(builtins: None, requeued: list[str]) -> None:
+    run = aged(new_run(), status=RunStatus.RUNNING, lease="dead", heartbeat=ago(60), stop_requested=True)
+    assert reaper.reap().cancelled == [str(run.id)] and requeued == []
+    run.refresh_from_db()
+    assert (run.status, run.end_reason) == ("finished", CANCELLED)
+
+
+def test_the_reaper_sends_again_an_old_queued_run_whose_message_is_gone(
+    builtins: None, requeued: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lost = aged(new_run(), created=ago(120))
+    waiting = aged(new_run(seed=4), created=ago(120))
+    young = new_run(seed=5)
+    monkeypatch.setattr(dispatch, "waiting_run_ids", lambda ids: {str(waiting.id)} & set(ids))
+    assert reaper.reap().requeued == requeued == [str(lost.id)]
+    assert Run.objects.get(id=lost.id).status == "queued"
+    assert Run.objects.get(id=young.id).heartbeat is None
+    assert reaper.reap().requeued == [], "sent once: then it is waiting for KUBEVIZ_RUN_QUEUED_SECONDS again"
+
+
+def test_the_reaper_leaves_queued_runs_when_it_cannot_tell_what_is_waiting(
+    builtins: None, requeued: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    aged(new_run(), created=ago(120))
+    monkeypatch.setattr(dispatch, "waiting_run_ids", lambda ids: None)
+    assert reaper.reap().requeued == requeued == []
+
+
+def test_in_thread_mode_a_queued_run_with_a_live_thread_is_waiting(builtins: None, thread_mode: None) -> None:
+    run = new_run()
+    release = threading.Event()
+    thread = threading.Thread(target=release.wait, name=f"kubeviz-run-{run.id}", daemon=True)
+    thread.start()
+    try:
+        assert dispatch.waiting_run_ids([str(run.id), "other"]) == {str(run.id)}
+    finally:
+        release.set()
+        thread.join(5)
+    assert dispatch.waiting_run_ids([str(run.id)]) == set()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_in_thread_mode_a_run_orphaned_by_a_restart_is_resumed_by_the_reaper(
+    builtins: None, thread_mode: None, wait_for_run: Any, small_batches: Callable[[int], None]
+) -> None:
+    """The web process died mid-run (the run is left running, its heartbeat going stale); the
+    reaper of the next process sends it again and a thread resumes it to the engine's trace."""
+    small_batches(2)
+    run = new_run()
+    record_until_killed(run, 3)
+    executor_gone(run)
+    assert reaper.reap().requeued == [str(run.id)]
+    done = wait_for_run(run.id)
+    assert done.status == "finished", done.error
+    assert done.attempts == 2
+    assert stored_events(done) == as_json(engine_run("preemption-basics", "default", 3).trace.events)
+
+
+def test_the_web_process_starts_the_reaper_on_a_real_request_only(
+    thread_mode: None, monkeypatch: pytest.MonkeyPatch, client: Any
+) -> None:
+    """Django's test client is not a server: no background thread in a test's database."""
+    started: list[Any] = []
+    monkeypatch.setattr(reaper, "start", started.append)
+    monkeypatch.setattr(reaper, "running", lambda: bool(started))
+    client.get("/")
+    assert started == []
+    from django.core.handlers.asgi import ASGIHandler
+    from django.core.signals import request_started
+
+    request_started.send(sender=ASGIHandler, scope={})
+    request_started.send(sender=ASGIHandler, scope={})
+    assert len(started) == 1
+
+
+def test_the_reaper_thread_starts_once_and_stops(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    passes = threading.Semaphore(0)
+    monkeypatch.setattr(reaper, "reap", lambda loop=None: passes.release())
+    settings.KUBEVIZ_REAPER_SECONDS = 3600
+    thread = reaper.start()
+    try:
+        assert thread is not None and reaper.start() is thread
+        assert passes.acquire(timeout=30), "a first pass at once"
+    finally:
+        reaper.stop()
+    assert not thread.is_alive() and not reaper.running()
+    settings.KUBEVIZ_REAPER_SECONDS = 0
+    assert reaper.start() is None
+
+
+# Redis down: queueing a new run
+
+
+class BrokerDown:
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        from kombu.exceptions import OperationalError
+
+        raise OperationalError("Error 111 connecting to 127.0.0.1:6399. Connection refused.")
+
+
+def test_a_new_run_that_cannot_be_queued_is_deleted_and_the_error_says_so(
+    builtins: None, settings: Any, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+) -> None:
+    settings.KUBEVIZ_RUN_MODE = "celery"
+    monkeypatch.setattr(tasks.run_simulation, "delay", BrokerDown())
+    run = new_run()
+    with (
+        pytest.raises(dispatch.RunQueueUnavailable, match="can't be reached right now; nothing was started"),
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        dispatch.start_run(run)
+    assert not Run.objects.filter(id=run.id).exists()
+
+
+def test_the_reaper_keeps_a_run_it_cannot_send_again(
+    builtins: None, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.KUBEVIZ_RUN_MODE = "celery"
+    monkeypatch.setattr(tasks.run_simulation, "delay", BrokerDown())
+    monkeypatch.setattr(tasks.run_simulation, "apply_async", BrokerDown())
+    run = aged(new_run(), status=RunStatus.RUNNING, lease="dead", heartbeat=ago(60), attempts=1)
+    assert reaper.reap().requeued == []
+    run.refresh_from_db()
+    assert run.status == "queued", "left for a later pass, once the queue is back"
+
+
+def test_publish_gives_up_on_a_layer_that_does_not_answer_and_rests_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Hung:
+        sends = 0
+
+        async def group_send(self, group: str, message: dict[str, Any]) -> None:
+            Hung.sends += 1
+            await asyncio.Event().wait()
+
+    layer = Hung()
+    monkeypatch.setattr(dispatch, "get_channel_layer", lambda: layer)
+    monkeypatch.setattr(dispatch, "PUBLISH_TIMEOUT_SECONDS", 0.05)
+    dispatch.publish("run-x", {"type": "run.update", "last_seq": 1})  # returns: gave up
+    dispatch.publish("run-x", {"type": "run.update", "last_seq": 2})  # not even tried
+    assert Hung.sends == 1
+
+
+def test_an_error_its_caller_knows_fails_the_run_in_the_callers_words(
+    builtins: None, small_batches: Callable[[int], None]
+) -> None:
+    """The Celery task names its time limit this way (tasks.run_simulation)."""
+    small_batches(2)
+
+    class TookTooLong(Exception):
+        pass
+
+    told = Published()
+
+    def publish(group: str, message: dict[str, Any]) -> None:
+        told(group, message)
+        if len(told.messages) == 2:
+            raise TookTooLong()
+
+    run = new_run()
+    step_loop(run.id, publish, failure_reasons={TookTooLong: "failed: the run took longer than allowed"})
+    run.refresh_from_db()
+    assert (run.status, run.end_reason) == ("failed", "failed: the run took longer than allowed")
+    assert run.error.startswith("failed: the run took longer than allowed\n\nTraceback")

@@ -4,6 +4,10 @@
 "thread" (the embedded default) starts a daemon thread. Both call the same
 :func:`~kubeviz.web.services.runner.step_loop` with a ``publish`` that sends each update to the
 run's group on the Channels layer.
+
+A new run that cannot be queued (Redis down) is deleted and :class:`RunQueueUnavailable` raised,
+so nothing is left "queued" that no worker will ever see. The reaper (``services/reaper.py``)
+uses :func:`requeue` and :func:`waiting_run_ids` to put back runs whose message was lost.
 """
 
 from __future__ import annotations
@@ -11,6 +15,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
+import weakref
+from collections.abc import Iterable
 from typing import Any
 
 from asgiref.sync import SyncToAsync, async_to_sync
@@ -21,24 +28,48 @@ from django.db import connections, transaction
 from ..models import Run
 from .runner import Publish, step_loop
 
-__all__ = ["start_run", "publish", "RUN_MODES"]
+__all__ = ["start_run", "requeue", "waiting_run_ids", "publish", "RUN_MODES", "RunQueueUnavailable"]
 
 log = logging.getLogger(__name__)
 
 RUN_MODES = ("celery", "thread")
-PUBLISH_TIMEOUT_SECONDS = 5.0
+# A viewer's live update is worth little next to the run: give up on one after this long, and
+# after a failure send none for a while (the pages re-read the run once a second anyway).
+PUBLISH_TIMEOUT_SECONDS = 2.0
+PUBLISH_BACKOFF_SECONDS = 10.0
+THREAD_PREFIX = "kubeviz-run-"
+
+
+class RunQueueUnavailable(RuntimeError):
+    """The run queue (Redis) could not be reached; the run that could not be queued was deleted."""
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(
+            message or "The run queue can't be reached right now; nothing was started. Try again in a minute."
+        )
+
+
+# -- telling viewers -----------------------------------------------------------------------
+
+_quiet_until: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
 
 
 def publish(group: str, message: dict[str, Any]) -> None:
     """Send ``message`` to ``group`` on the channel layer. The database is the truth, so a
-    layer that cannot be reached costs the viewers a live update, never the run."""
+    layer that cannot be reached costs the viewers a live update, never the run: a send waits
+    at most ``PUBLISH_TIMEOUT_SECONDS``, and after a failure none is tried for a while."""
     layer = get_channel_layer()
-    if layer is None:
+    if layer is None or time.monotonic() < _quiet_until.get(layer, 0.0):
         return
     try:
-        async_to_sync(layer.group_send)(group, message)
+        async_to_sync(_send_within)(layer, group, message)
     except Exception:
-        log.warning("could not publish to %s", group, exc_info=True)
+        _quiet_until[layer] = time.monotonic() + PUBLISH_BACKOFF_SECONDS
+        log.warning("could not publish to %s; not trying for %gs", group, PUBLISH_BACKOFF_SECONDS, exc_info=True)
+
+
+async def _send_within(layer: Any, group: str, message: dict[str, Any]) -> None:
+    await asyncio.wait_for(layer.group_send(group, message), PUBLISH_TIMEOUT_SECONDS)
 
 
 def _publisher_on(loop: asyncio.AbstractEventLoop) -> Publish:
@@ -63,10 +94,21 @@ def _publisher_on(loop: asyncio.AbstractEventLoop) -> Publish:
     return publish_on_loop
 
 
-def _server_loop() -> asyncio.AbstractEventLoop | None:
+def server_loop() -> asyncio.AbstractEventLoop | None:
     """The ASGI server's event loop when called from a sync view it runs (asgiref records it)."""
     loop = getattr(SyncToAsync.threadlocal, "main_event_loop", None)
     return loop if isinstance(loop, asyncio.AbstractEventLoop) and loop.is_running() else None
+
+
+_server_loop = server_loop  # the name the tests have used
+
+
+def publisher_for(loop: asyncio.AbstractEventLoop | None) -> Publish:
+    """The publish a run thread uses: onto the server's loop when known, else a loop of its own."""
+    return _publisher_on(loop) if loop is not None else publish
+
+
+# -- starting runs -------------------------------------------------------------------------
 
 
 def _run_in_thread(run_id: str, publisher: Publish) -> None:
@@ -76,30 +118,120 @@ def _run_in_thread(run_id: str, publisher: Publish) -> None:
         connections.close_all()  # this thread's connections, opened by the step loop
 
 
-def start_run(run: Run) -> None:
-    """Start ``run`` in the configured mode once the current transaction commits (so the worker
-    or thread finds the row); returns at once, the run goes on elsewhere."""
+def _mode() -> str:
     mode = settings.KUBEVIZ_RUN_MODE
     if mode not in RUN_MODES:
         raise ValueError(f"KUBEVIZ_RUN_MODE must be one of {', '.join(RUN_MODES)}, not {mode!r}")
+    return str(mode)
+
+
+def start_run(run: Run) -> None:
+    """Start a new ``run`` in the configured mode once the current transaction commits (so the
+    worker or thread finds the row); returns at once, the run goes on elsewhere.
+
+    In celery mode, when the run queue cannot be reached within about
+    ``KUBEVIZ_QUEUE_TIMEOUT_SECONDS``, the run is deleted and :class:`RunQueueUnavailable` raised:
+    at once when no transaction is open, else when it commits.
+    """
+    mode = _mode()
     run_id = str(run.id)
     if mode == "thread":
         # Captured here, in the request's thread: the server's loop is only known there.
-        loop = _server_loop()
-        publisher = _publisher_on(loop) if loop is not None else publish
+        publisher = publisher_for(server_loop())
         transaction.on_commit(lambda: _start_thread(run_id, publisher))
     else:
-        transaction.on_commit(lambda: _enqueue(run_id))
+        transaction.on_commit(lambda: _enqueue_new(run_id))
 
 
-def _enqueue(run_id: str) -> None:
+def requeue(run_id: str, loop: asyncio.AbstractEventLoop | None = None) -> None:
+    """Start ``run_id`` again (the reaper's way: the row stays whatever happens). In celery mode
+    raises :class:`RunQueueUnavailable` when the queue cannot be reached."""
+    if _mode() == "thread":
+        _start_thread(run_id, publisher_for(loop))
+    else:
+        _send(run_id, own_connection=True)
+
+
+def _enqueue_new(run_id: str) -> None:
+    try:
+        _send(run_id)
+    except RunQueueUnavailable:
+        Run.objects.filter(id=run_id).delete()  # nothing half-saved: no run waits for a message never sent
+        raise
+
+
+def _queue_errors() -> tuple[type[BaseException], ...]:
+    """What publishing a task raises when the broker (Redis) cannot be reached."""
+    from kombu.exceptions import OperationalError
+    from redis.exceptions import RedisError
+
+    return (OperationalError, RedisError, OSError)
+
+
+def _send(run_id: str, *, own_connection: bool = False) -> None:
+    """Queue the task. ``own_connection``: on a connection of its own rather than the app's pool
+    (the reaper, from a thread of a worker whose main thread drives the pool's connections)."""
     from ..tasks import run_simulation  # Celery is only imported where it is used
 
-    run_simulation.delay(run_id)
+    try:
+        if own_connection:
+            with run_simulation.app.connection_for_write() as conn:
+                run_simulation.apply_async((run_id,), connection=conn)
+        else:
+            run_simulation.delay(run_id)
+    except _queue_errors() as err:
+        log.warning("could not queue run %s: %s", run_id, err)
+        raise RunQueueUnavailable() from err
 
 
 def _start_thread(run_id: str, publisher: Publish) -> None:
     thread = threading.Thread(
-        target=_run_in_thread, args=(run_id, publisher), name=f"kubeviz-run-{run_id}", daemon=True
+        target=_run_in_thread, args=(run_id, publisher), name=f"{THREAD_PREFIX}{run_id}", daemon=True
     )
     thread.start()
+
+
+# -- what is waiting -----------------------------------------------------------------------
+
+
+def waiting_run_ids(run_ids: Iterable[str]) -> set[str] | None:
+    """Which of ``run_ids`` something is still going to start: in thread mode, a live thread of
+    this process; in celery mode, a message waiting in the run queue (Redis). None when that
+    cannot be told (another broker, or Redis not answering)."""
+    wanted = {str(r) for r in run_ids}
+    if _mode() == "thread":
+        alive = {t.name.removeprefix(THREAD_PREFIX) for t in threading.enumerate() if t.name.startswith(THREAD_PREFIX)}
+        return wanted & alive
+    messages = _queued_messages()
+    if messages is None:
+        return None
+    return {run_id for run_id in wanted if any(run_id.encode() in message for message in messages)}
+
+
+QUEUE_SCAN_LIMIT = 100_000
+
+
+def _queued_messages() -> list[bytes] | None:
+    """The raw messages waiting in the run queue (kombu's Redis transport keeps a queue as a
+    list named after it, behind the ``global_keyprefix``; runs are sent without a priority, so
+    all of them are in that one list). A message carries its arguments (the run id) in its
+    ``argsrepr`` header, in plain text."""
+    import redis
+
+    from kubeviz.celery import app
+
+    url = str(app.conf.broker_url or "")
+    if not url.startswith(("redis://", "rediss://")):
+        return None
+    options = app.conf.broker_transport_options or {}
+    key = f"{options.get('global_keyprefix', '')}{app.conf.task_default_queue}"
+    timeout = float(settings.KUBEVIZ_QUEUE_TIMEOUT_SECONDS)
+    client = redis.Redis.from_url(url, socket_timeout=max(2.0, timeout), socket_connect_timeout=timeout)
+    try:
+        raw = client.lrange(key, 0, QUEUE_SCAN_LIMIT - 1)
+        return [m if isinstance(m, bytes) else str(m).encode() for m in raw]
+    except redis.RedisError as err:
+        log.warning("could not read the run queue: %s", err)
+        return None
+    finally:
+        client.close()

@@ -5,6 +5,12 @@ both call it; it never imports Celery or Channels. It never waits for anyone: vi
 recording with playheads of their own, so pausing never holds a worker. Between batches it reads
 one thing from the Run row, the owner's cancel (the database is the truth, so a cancel sent to
 any web process reaches the worker).
+
+It computes a run only while it holds the run's lease (``services/lease.py``): every batch is
+stored on that condition, so a second executor of the same run (a redelivered message, a
+reaper's guess) stores nothing twice. A run whose executor died part-way is resumed: the engine
+is deterministic, so the next executor replays the run silently to the last stored event, checks
+that it replayed the same event, and goes on from the next ``seq`` (``services/resume.py``).
 """
 
 from __future__ import annotations
@@ -12,19 +18,23 @@ from __future__ import annotations
 import logging
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from scheduler_core.metrics import compute_metrics
+from scheduler_core.metrics import MetricsAccumulator
 from scheduler_core.replay import ViewState
+from scheduler_core.run_end import END_CANCELLED
 from scheduler_core.simulation import Simulation
 
 from ..models import Run, RunStatus, Snapshot, TraceEvent
+from . import lease as leases
 from .engine import build_simulation
+from .lease import CANCELLED, Lease, LeaseLost
+from .resume import ResumeError, replay_to, stored_events
 
 __all__ = ["step_loop", "Publish", "BATCH_SECONDS", "BATCH_MAX_STEPS"]
 
@@ -41,13 +51,16 @@ class _Recorder:
 
     Rows go in through one ``executemany`` per table rather than model instances (the
     recording's hot path: a model object per event cost more than the engine's own step), and
-    the events stay in memory for the run's metrics, so nothing is read back at the end.
+    the run's metrics are accumulated as the events go by, so nothing is read back at the end and
+    memory stays flat however long the run. Each batch is stored only while this executor holds
+    the run's lease.
     """
 
-    def __init__(self, run: Run) -> None:
+    def __init__(self, run: Run, lease: Lease) -> None:
         self.run = run
+        self.lease = lease
         self.pending: list[dict[str, Any]] = []
-        self.events: list[dict[str, Any]] = []
+        self.metrics = MetricsAccumulator()
         self.state = ViewState()
         self.snapshot_every = max(1, settings.KUBEVIZ_SNAPSHOT_EVERY)
         self.run_key = TraceEvent._meta.get_field("run").get_db_prep_value(run.id, connection)
@@ -61,15 +74,52 @@ class _Recorder:
         )
         self.snapshot_every = max(self.snapshot_every, objects)
 
+    def restore(self, events: list[dict[str, Any]]) -> None:
+        """Start from what a previous executor stored: its events (for the metrics) and the view
+        state after them (for the next snapshots)."""
+        for event in events:
+            self.state.apply(event)
+            self.metrics.add(event)
+
+    def take(self, event: dict[str, Any]) -> None:
+        """The trace's listener: the event waits for the next batch and counts in the metrics."""
+        self.pending.append(event)
+        self.metrics.add(event)
+
     def _json(self, value: Any) -> Any:
         return self.json.get_db_prep_value(value, connection)
 
     def flush(self, sim: Simulation, publish: Publish) -> None:
+        """Store the pending events and the run's progress; tell the viewers."""
         if not self.pending:
+            self.lease.beat_if_due()
             return
+        last = self._store(sim, self._progress(sim))
+        publish(self.run.group_name, {"type": "run.update", "last_seq": last})
+
+    def finish(self, sim: Simulation, publish: Publish, reason: str) -> None:
+        """Store the last events, a snapshot of the end and the finished run in one transaction,
+        so a run is never left with its last event stored but not marked finished."""
+        fields = {
+            **self._progress(sim),
+            "status": RunStatus.FINISHED,
+            "end_reason": reason[:300],
+            "finished": timezone.now(),
+            "lease": "",
+            "progress": 1.0,
+            "summary": sim.summary().as_dict(),
+            "metrics": self.metrics.result().as_dict(),
+        }
+        last = self._store(sim, fields, final=True)
+        publish(self.run.group_name, {"type": "run.update", "last_seq": last, "finished": True})
+
+    @staticmethod
+    def _progress(sim: Simulation) -> dict[str, Any]:
+        return {"t_ms": sim.now_ms, "steps": sim.steps, "progress": _progress(sim)}
+
+    def _store(self, sim: Simulation, fields: dict[str, Any], *, final: bool = False) -> int:
         events = list(self.pending)
-        self.pending.clear()  # in place: the trace's listener is this list's append
-        self.events.extend(events)
+        self.pending.clear()  # in place: the trace's listener (take) appends to this list
         rows = []
         snapshots = []
         for event in events:
@@ -78,16 +128,25 @@ class _Recorder:
             if event["seq"] % self.snapshot_every == 0:
                 state = self._json(self.state.as_dict(copy_state=False))
                 snapshots.append((self.run_key, event["seq"], event["t_ms"], state))
-        last = events[-1]
+        last = events[-1]["seq"] if events else self.state.seq
+        if events:
+            fields = {"last_seq": last, **fields}
         with transaction.atomic():
+            # The run's row first: the lease is checked (and, on PostgreSQL, the row locked)
+            # before anything is inserted, so a lost lease stores nothing.
+            self.lease.write(**fields)
             with connection.cursor() as cursor:
-                cursor.executemany(_insert_sql(TraceEvent, ("run_id", "seq", "t_ms", "type", "data")), rows)
+                if rows:
+                    cursor.executemany(_insert_sql(TraceEvent, ("run_id", "seq", "t_ms", "type", "data")), rows)
                 if snapshots:
                     cursor.executemany(_insert_sql(Snapshot, ("run_id", "seq", "t_ms", "state")), snapshots)
-            Run.objects.filter(id=self.run.id).update(
-                last_seq=last["seq"], t_ms=last["t_ms"], steps=sim.steps, progress=_progress(sim)
-            )
-        publish(self.run.group_name, {"type": "run.update", "last_seq": last["seq"]})
+            if final:
+                Snapshot.objects.update_or_create(
+                    run_id=self.run.id,
+                    seq=self.state.seq,
+                    defaults={"t_ms": self.state.t_ms, "state": self.state.as_dict()},
+                )
+        return last
 
 
 def _insert_sql(model: Any, columns: tuple[str, ...]) -> str:
@@ -107,32 +166,72 @@ def _progress(sim: Simulation) -> float:
     return min(0.99, placed / total) if total else 0.0
 
 
-def step_loop(run_id: Any, publish: Publish) -> None:
-    """Record ``run_id`` to its end (or until its owner cancels it), publishing as it goes."""
-    run = Run.objects.select_related("scenario", "policy", "scenario__cluster").get(id=run_id)
-    if run.done:
+def step_loop(
+    run_id: Any, publish: Publish, *, failure_reasons: Mapping[type[BaseException], str] | None = None
+) -> None:
+    """Record ``run_id`` to its end (or until its owner cancels it), publishing as it goes.
+
+    Takes the run's lease first and does nothing when another executor holds it (or the run is
+    done). A run with stored events is resumed after them. Any error fails the run with the
+    reason ("failed: " and the error's first line, or ``failure_reasons[type(err)]`` for errors
+    the caller knows better, e.g. the Celery task's time limit); losing the lease stops quietly
+    (the new holder carries on).
+    """
+    lease = leases.take(run_id)
+    if lease is None:
+        log.info("run %s is done or held by another executor; nothing to do", run_id)
         return
-    recorder = _Recorder(run)
+    run = Run.objects.select_related("scenario", "policy", "scenario__cluster").get(id=run_id)
     try:
-        sim = build_simulation(run)
-        recorder.scale_snapshots_to(sim)
-        recorder.pending.extend(sim.trace.events)  # emitted while setting up
-        sim.trace.listeners.append(recorder.pending.append)
-        sim.trace.keep = False  # the database keeps them; don't hold a second copy
-        sim.trace.events = []
-        Run.objects.filter(id=run.id).update(status=RunStatus.RUNNING, started=timezone.now(), detail=sim.trace.detail)
-        recorder.flush(sim, publish)
+        if lease.attempts > settings.KUBEVIZ_RUN_MAX_ATTEMPTS:
+            _fail(lease, run, leases.worker_lost_reason(lease.attempts - 1), publish)
+            return
+        with lease.kept_alive():
+            sim, recorder = _prepare(run, lease)
+        if run.last_seq < 0:
+            recorder.flush(sim, publish)
         _loop(run, sim, recorder, publish)
+    except LeaseLost:
+        log.warning("run %s was taken over by another executor; this one stops", run_id)
+    except ResumeError as err:
+        log.error("run %s cannot be resumed: %s", run_id, err)
+        _fail(lease, run, f"failed: worker lost, and {err}", publish)
     except Exception as err:  # a failed run records why and tells its viewers
         log.exception("run %s failed", run_id)
-        Run.objects.filter(id=run.id).update(
-            status=RunStatus.FAILED, error=f"{err}\n\n{traceback.format_exc(limit=5)}", finished=timezone.now()
-        )
-        publish(run.group_name, {"type": "run.update", "last_seq": run.last_seq})
+        known = (failure_reasons or {}).get(type(err))
+        first_line = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        reason = known or f"failed: {first_line}"
+        _fail(lease, run, reason, publish, f"{known or err}\n\n{traceback.format_exc(limit=5)}")
+
+
+def _prepare(run: Run, lease: Lease) -> tuple[Simulation, _Recorder]:
+    """The simulation and recorder to go on with: fresh, or replayed to the run's last stored
+    event when a previous executor stored some."""
+    sim = build_simulation(run)
+    recorder = _Recorder(run, lease)
+    recorder.scale_snapshots_to(sim)
+    if run.last_seq < 0:
+        for event in sim.trace.events:  # emitted while setting up
+            recorder.take(event)
+    else:
+        stored = stored_events(run)
+        replay_to(sim, stored)
+        recorder.restore(stored)
+        log.info("run %s resumed after event %s (attempt %s)", run.id, run.last_seq, lease.attempts)
+    sim.trace.listeners.append(recorder.take)
+    sim.trace.keep = False  # the database keeps them; don't hold a second copy
+    sim.trace.events = []
+    lease.write(detail=sim.trace.detail)
+    return sim, recorder
 
 
 def _loop(run: Run, sim: Simulation, recorder: _Recorder, publish: Publish) -> None:
-    while not Run.objects.filter(id=run.id, stop_requested=True).exists():
+    while True:
+        held, stop = recorder.lease.still_held()
+        if not held:
+            raise LeaseLost(f"run {run.id} is no longer held by this executor")
+        if stop:
+            break
         deadline = time.monotonic() + BATCH_SECONDS
         ended = False
         for _ in range(BATCH_MAX_STEPS):
@@ -141,29 +240,28 @@ def _loop(run: Run, sim: Simulation, recorder: _Recorder, publish: Publish) -> N
                 break
             if time.monotonic() > deadline:
                 break
-        recorder.flush(sim, publish)
         if ended:
             break
-    _finish(run, sim, recorder, publish)
+        recorder.flush(sim, publish)
+    _finish(sim, recorder, publish)
 
 
-def _finish(run: Run, sim: Simulation, recorder: _Recorder, publish: Publish) -> None:
-    stopped = not sim.finished
-    if stopped:
+def _finish(sim: Simulation, recorder: _Recorder, publish: Publish) -> None:
+    if not sim.finished:
         summary = sim.summary()
-        sim.trace.emit("run_finished", bound=summary.bound, pending=summary.pending, reason="cancelled by its owner")
-    recorder.flush(sim, publish)
-    metrics = compute_metrics(recorder.events).as_dict()
-    final = recorder.state
-    with transaction.atomic():
-        Snapshot.objects.update_or_create(
-            run=run, seq=final.seq, defaults={"t_ms": final.t_ms, "state": final.as_dict()}
+        sim.trace.emit(
+            "run_finished", bound=summary.bound, pending=summary.pending, reason=CANCELLED, end=END_CANCELLED
         )
-        Run.objects.filter(id=run.id).update(
-            status=RunStatus.FINISHED,
-            finished=timezone.now(),
-            progress=1.0,
-            summary=sim.summary().as_dict(),
-            metrics=metrics,
-        )
-    publish(run.group_name, {"type": "run.update", "last_seq": final.seq, "finished": True})
+    finished = [e for e in recorder.pending if e["type"] == "run_finished"]
+    reason = finished[-1]["reason"] if finished else (sim.end_reason or CANCELLED)
+    recorder.finish(sim, publish, reason)
+
+
+def _fail(lease: Lease, run: Run, reason: str, publish: Publish, error: str = "") -> None:
+    """Fail the run with ``reason`` (and ``error``, the details), if this executor still holds it."""
+    try:
+        lease.end(RunStatus.FAILED, reason, error=error or reason)
+    except LeaseLost:
+        return
+    last_seq = Run.objects.filter(id=run.id).values_list("last_seq", flat=True).first()
+    publish(run.group_name, {"type": "run.update", "last_seq": -1 if last_seq is None else last_seq})
