@@ -1,23 +1,174 @@
-"""Who may do what to a run: anyone who may see it watches it; only its owner cancels it.
+"""Who may see what, and who may stop a run: every access rule of the web app, in one place.
 
-Watching is playback (every viewer has a playhead of their own), so the only control that
-needs a rule is the owner's cancel, which stops the computation for everyone. Runs nobody owns
-(anonymous runs, the shared built-in comparisons) cannot be cancelled by a visitor; staff can
-cancel anything.
+**Seeing.** A scenario, policy or cluster is visible when it is built in, public, or the
+viewer's own. A run is visible when everything that shaped its trace is: its scenario, its
+policy and, for a what-if fork, the policy of every run it descends from (a fork replays its
+parent, so the parent's plugin scores are in the fork's trace). A comparison is visible when
+its scenario and every one of its runs are. So a run or comparison that uses something private
+is seen by the owner of that private thing only, on every page, list, export and websocket.
+Staff are not an exception here: they have the admin.
+
+**Listing.** The run and comparison lists show less than the URL opens. Listed are: the
+shared built-in runs and comparisons, the viewer's own, and those that signed-in users started
+from public or built-in scenarios and policies. Runs started without an account are watchable
+by whoever has their URL but listed nowhere (docs/limits.md).
+
+**Stopping.** Watching is playback (every viewer has a playhead of their own), so the only
+control that needs a rule is the owner's cancel, which stops the computation for everyone.
+Runs nobody owns (anonymous runs, the shared built-in ones) cannot be cancelled by a visitor;
+staff can cancel anything.
+
+Every rule is a ``Q`` over the database, so lists filter in SQL and a single object is checked
+with the same rule (``can_see_run`` asks the database whether the run passes it).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .models import Run
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
-__all__ = ["can_cancel"]
+from .models import Cluster, Comparison, ComparisonRun, Policy, Run, Scenario, Visibility
+
+__all__ = [
+    "MAX_FORK_DEPTH",
+    "can_cancel",
+    "can_see",
+    "can_see_comparison",
+    "can_see_run",
+    "fork_depth",
+    "listed_comparisons",
+    "listed_runs",
+    "signed_in",
+    "visible_clusters",
+    "visible_comparisons",
+    "visible_policies",
+    "visible_q",
+    "visible_runs",
+    "visible_scenarios",
+]
+
+# How many runs a fork may descend from. The run rule follows a fork's ancestors in SQL, one
+# join per generation, so the chain is bounded; services/forks.py refuses a deeper fork.
+MAX_FORK_DEPTH = 5
+
+
+def signed_in(user: Any) -> bool:
+    return user is not None and bool(getattr(user, "is_authenticated", False))
+
+
+# Scenarios, policies and clusters
+
+
+def visible_q(user: Any, prefix: str = "") -> Q:
+    """Built in, public, or the user's own; ``prefix`` reaches the object through a relation
+    (``"policy__"`` on a Run)."""
+    visible = Q(**{f"{prefix}builtin": True}) | Q(**{f"{prefix}visibility": Visibility.PUBLIC})
+    if signed_in(user):
+        visible |= Q(**{f"{prefix}owner_id": user.pk})
+    return visible
+
+
+def can_see(obj: Scenario | Policy | Cluster, user: Any) -> bool:
+    """:func:`visible_q` for one object already loaded (no query)."""
+    return (
+        obj.builtin
+        or obj.visibility == Visibility.PUBLIC
+        or (signed_in(user) and obj.owner_id is not None and obj.owner_id == user.pk)
+    )
+
+
+def visible_scenarios(user: Any) -> QuerySet[Scenario]:
+    return Scenario.objects.filter(visible_q(user))
+
+
+def visible_policies(user: Any) -> QuerySet[Policy]:
+    return Policy.objects.filter(visible_q(user))
+
+
+def visible_clusters(user: Any) -> QuerySet[Cluster]:
+    return Cluster.objects.filter(visible_q(user))
+
+
+# Runs
+
+
+def _run_q(user: Any, prefix: str = "") -> Q:
+    """The run rule as a Q over ``prefix`` (a Run, or ``"run__"`` from a ComparisonRun).
+
+    A fork's scenario is its parent's (services/forks.py), so only the ancestors' policies are
+    checked; past MAX_FORK_DEPTH generations nothing is visible (such forks are never made).
+    """
+    q = visible_q(user, f"{prefix}scenario__") & visible_q(user, f"{prefix}policy__")
+    ancestor = prefix
+    for _ in range(MAX_FORK_DEPTH):
+        ancestor += "parent__"
+        # Once an ancestor is missing every later one is too, so these hold for them.
+        q &= Q(**{f"{ancestor}isnull": True}) | visible_q(user, f"{ancestor}policy__")
+    return q & Q(**{f"{ancestor}parent__isnull": True})
+
+
+def visible_runs(user: Any) -> QuerySet[Run]:
+    """Every run the user may open (page, node card, events.json, websocket, fork)."""
+    return Run.objects.filter(_run_q(user))
+
+
+def can_see_run(run: Run, user: Any) -> bool:
+    """Whether ``user`` may open ``run``: the rule of :func:`visible_runs`, asked of the database."""
+    return visible_runs(user).filter(pk=run.pk).exists()
+
+
+def listed_runs(user: Any) -> QuerySet[Run]:
+    """The runs the run list (and a scenario's recent runs) show ``user``: shared built-in runs,
+    the user's own, and public runs started by signed-in users — never anonymous ones."""
+    listed = _run_q(None) & (Q(shared_key__isnull=False) | Q(owner__isnull=False))
+    if signed_in(user):
+        listed |= Q(owner_id=user.pk) & _run_q(user)
+    return Run.objects.filter(listed)
+
+
+def fork_depth(run: Run) -> int:
+    """How many runs ``run`` descends from (0 for a run that is not a fork)."""
+    depth, parent_id = 0, run.parent_id
+    while parent_id is not None and depth <= MAX_FORK_DEPTH:
+        depth += 1
+        parent_id = Run.objects.filter(pk=parent_id).values_list("parent_id", flat=True).first()
+    return depth
+
+
+# Comparisons
+
+
+def _comparison_q(user: Any) -> Q:
+    """The scenario is visible and no member run is hidden (checked per member, not over every run)."""
+    hidden_member = ComparisonRun.objects.filter(comparison=OuterRef("pk")).filter(~_run_q(user, "run__"))
+    return visible_q(user, "scenario__") & ~Exists(hidden_member)
+
+
+def visible_comparisons(user: Any) -> QuerySet[Comparison]:
+    """Every comparison the user may open (page, exports, websocket)."""
+    return Comparison.objects.filter(_comparison_q(user))
+
+
+def can_see_comparison(comparison: Comparison, user: Any) -> bool:
+    return visible_comparisons(user).filter(pk=comparison.pk).exists()
+
+
+def listed_comparisons(user: Any) -> QuerySet[Comparison]:
+    """The comparisons the comparison list shows ``user``: the rule of :func:`listed_runs`."""
+    listed = _comparison_q(None) & (Q(builtin_key__isnull=False) | Q(owner__isnull=False))
+    if signed_in(user):
+        listed |= Q(owner_id=user.pk) & _comparison_q(user)
+    return Comparison.objects.filter(listed)
+
+
+# Stopping
 
 
 def can_cancel(run: Run, user: Any) -> bool:
-    if user is None or not getattr(user, "is_authenticated", False):
+    """The run's owner, or staff; nobody else, and nobody for a run nobody owns but staff."""
+    if not signed_in(user):
         return False
     if getattr(user, "is_staff", False):
         return True
-    return run.owner_id is not None and run.owner_id == user.id
+    return run.owner_id is not None and run.owner_id == user.pk

@@ -10,7 +10,7 @@ from __future__ import annotations
 from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
 
-from .access import can_cancel
+from .access import can_cancel, can_see_run
 from .live import CLOSE_FORBIDDEN, CLOSE_NOT_FOUND, MAX_MESSAGE_CHARS, PlaybackConsumer, Source
 from .models import Run
 from .run_frames import render_playhead
@@ -35,7 +35,7 @@ class RunConsumer(PlaybackConsumer):
         run = Run.objects.select_related("scenario").filter(id=self.run_id).first()
         if run is None:
             return CLOSE_NOT_FOUND, "", []
-        if not run.visible_to(self.scope.get("user")):
+        if not can_see_run(run, self.scope.get("user")):
             return CLOSE_FORBIDDEN, "", []
         return 0, f"run:{run.id}", [run.group_name]
 

@@ -13,13 +13,14 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 
-from .access import can_cancel
+from .access import can_cancel, can_see_comparison
 from .frames import Frame
 from .live import CLOSE_FORBIDDEN, CLOSE_NOT_FOUND, MAX_MESSAGE_CHARS, PlaybackConsumer, Source
 from .models import Comparison, ComparisonRun, Run
 from .run_frames import render_playhead
 from .services.compare_recording import CompareRecording
 from .services.comparisons import render_control_message
+from .services.numbers import BadNumber, whole_number
 from .services.playhead import PlayheadError, Timeline
 from .services.runs import cancel_run
 
@@ -43,7 +44,7 @@ class CompareConsumer(PlaybackConsumer):
         comparison = Comparison.objects.select_related("scenario").filter(id=self.comparison_id).first()
         if comparison is None:
             return CLOSE_NOT_FOUND, "", []
-        if not comparison.visible_to(self.scope.get("user")):
+        if not can_see_comparison(comparison, self.scope.get("user")):
             return CLOSE_FORBIDDEN, "", []
         run_ids = ComparisonRun.objects.filter(comparison=comparison).values_list("run_id", flat=True)
         return 0, f"compare:{comparison.id}", [Run(id=run_id).group_name for run_id in run_ids]
@@ -70,9 +71,9 @@ class CompareConsumer(PlaybackConsumer):
         assert isinstance(source, CompareRecording)
         divs = (source.comparison.divergences if source.comparison is not None else None) or []
         try:
-            index = int(value)
-        except (TypeError, ValueError):
-            await self._error(f"value: a divergence number from 0 to {max(0, len(divs) - 1)}, not {value!r}")
+            index = whole_number(value, "value")
+        except BadNumber:
+            await self._error(f"value: a divergence number from 0 to {max(0, len(divs) - 1)}, not {value!r:.20}")
             return
         if not 0 <= index < len(divs):
             await self._error(f"value: there is no divergence {index} (there are {len(divs)})")

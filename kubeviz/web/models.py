@@ -12,7 +12,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
 from django.urls import reverse
 
 
@@ -23,11 +22,10 @@ class Visibility(models.TextChoices):
 
 class VisibleQuerySet(models.QuerySet["Any"]):
     def visible_to(self, user: Any) -> VisibleQuerySet:
-        """Built-in and public objects, plus the user's own private ones."""
-        visible = Q(builtin=True) | Q(visibility=Visibility.PUBLIC)
-        if user is not None and user.is_authenticated:
-            visible |= Q(owner=user)
-        return self.filter(visible)
+        """Built-in and public objects, plus the user's own private ones (the rule is access.visible_q)."""
+        from .access import visible_q  # access imports these models
+
+        return self.filter(visible_q(user))
 
 
 class Cluster(models.Model):
@@ -76,11 +74,10 @@ class Scenario(models.Model):
         return reverse("scenario-detail", args=[self.slug])
 
     def visible_to(self, user: Any) -> bool:
-        return (
-            self.builtin
-            or self.visibility == Visibility.PUBLIC
-            or (user is not None and user.is_authenticated and self.owner_id == user.id)
-        )
+        """Whether ``user`` may see this scenario (the rule is access.can_see)."""
+        from .access import can_see
+
+        return can_see(self, user)
 
 
 class Policy(models.Model):
@@ -177,7 +174,10 @@ class Run(models.Model):
         return self.status in (RunStatus.FINISHED, RunStatus.FAILED)
 
     def visible_to(self, user: Any) -> bool:
-        return self.scenario.visible_to(user)
+        """Whether ``user`` may open this run (the rule is access.can_see_run: scenario, policy, ancestors)."""
+        from .access import can_see_run
+
+        return can_see_run(self, user)
 
 
 class TraceEvent(models.Model):
@@ -237,7 +237,10 @@ class Comparison(models.Model):
         return f"compare-{self.id}"
 
     def visible_to(self, user: Any) -> bool:
-        return self.scenario.visible_to(user)
+        """Whether ``user`` may open this comparison (the rule is access.can_see_comparison: every run)."""
+        from .access import can_see_comparison
+
+        return can_see_comparison(self, user)
 
 
 class ComparisonRun(models.Model):

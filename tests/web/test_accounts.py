@@ -11,7 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from kubeviz.web.models import Policy, Run, Scenario, Visibility
-from kubeviz.web.views import run_actions
+from kubeviz.web.services import dispatch
 
 from .conftest import PASSWORD
 
@@ -80,7 +80,7 @@ def test_logout_is_a_post_and_goes_home(logged_in_client: Client) -> None:
 def test_anonymous_visitors_can_start_runs_of_builtin_and_public_scenarios(
     client: Client, other_user: Any, builtins: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(run_actions, "start_run", lambda run: None)
+    monkeypatch.setattr(dispatch, "start_run", lambda run: None)
     Scenario.objects.create(
         slug="shared", name="shared", document=Scenario.objects.get(slug="mixed-small").document, owner=other_user
     )

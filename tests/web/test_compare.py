@@ -149,7 +149,7 @@ def test_celery_mode_starts_one_group(
 ) -> None:
     settings.KUBEVIZ_RUN_MODE = "celery"
     groups: list[list[str]] = []
-    monkeypatch.setattr(service, "_start_group", groups.append)
+    monkeypatch.setattr(service, "_start_group", lambda run_ids, comparison_id: groups.append(run_ids))
     monkeypatch.setattr(dispatch, "start_run", lambda run: pytest.fail("celery mode starts a group, not each run"))
     with django_capture_on_commit_callbacks(execute=True):
         comparison = make(STS, ["default", "upgrade-aware"], seeds=2)
@@ -299,10 +299,14 @@ def test_scenario_page_links_to_the_form(client: Client, builtins: None) -> None
     assert f'href="{reverse("compare-list")}"' in body  # the nav link
 
 
-def test_list_shows_comparisons(client: Client, builtins: None, started: list[Run]) -> None:
-    make(STS, ["default", "upgrade-aware"])
+def test_list_shows_comparisons(client: Client, user: Any, builtins: None, started: list[Run]) -> None:
+    """Comparisons by signed-in users are listed; anonymous ones open by their link only (docs/limits.md)."""
+    make(STS, ["default", "upgrade-aware"], owner=user)
+    anonymous = make("preemption-basics", ["default", "spread"])
     body = client.get(reverse("compare-list")).content.decode()
     assert "default vs upgrade-aware" in body and "0 / 2 finished" in body
+    assert anonymous.get_absolute_url() not in body and "default vs spread" not in body
+    assert client.get(anonymous.get_absolute_url()).status_code == 200
 
 
 def test_private_scenario_comparison_is_hidden_from_others(

@@ -282,8 +282,14 @@ def test_a_private_run_is_404_for_everyone_but_its_owner(
         assert client.get(url).status_code == 200, url
 
 
-def test_the_run_list_shows_visible_runs_only(client: Client, finished_run: Run, private_run: Run) -> None:
-    """Anonymous visitors see the built-in run, not the private one."""
+def test_the_run_list_shows_listed_runs_only(
+    client: Client, finished_run: Run, private_run: Run, other_user: Any
+) -> None:
+    """Anonymous visitors see public runs of signed-in users, not private ones nor anonymous ones."""
+    html = client.get(reverse("run-list")).content.decode()
+    assert finished_run.get_absolute_url() not in html  # started without an account: by its link only
+    assert private_run.get_absolute_url() not in html
+    Run.objects.filter(id=finished_run.id).update(owner=other_user)
     html = client.get(reverse("run-list")).content.decode()
     assert finished_run.get_absolute_url() in html
     assert private_run.get_absolute_url() not in html

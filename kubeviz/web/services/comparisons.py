@@ -31,12 +31,13 @@ from scheduler_core.metrics import Fragmentation, PodMetrics, RolloutMetrics, Ru
 from scheduler_core.replay import ViewState
 
 from .. import rendering
+from ..access import listed_comparisons, signed_in, visible_policies, visible_scenarios
 from ..charts import PALETTE, ChartSeries, line_chart, node_bars_chart, sum_step_series
 from ..models import Comparison, ComparisonRun, Policy, Run, Scenario, TraceEvent
 from ..node_view import GRID_AFTER, cell_id
 from ..run_frames import frame_header
-from . import dispatch
-from .engine import LoadError, parse_scenario
+from . import dispatch, limits
+from .shared_runs import scenario_seed, shared_key, shared_run
 from .view_state import latest_state, state_at
 
 __all__ = [
@@ -58,11 +59,13 @@ __all__ = [
     "export_dict",
     "metrics_from_dict",
     "moment_context",
+    "recent_comparisons",
     "recording_context",
     "render_control_message",
+    "scenario_seed",
     "seq_at",
+    "start_comparison",
     "validate_request",
-    "visible_comparisons",
 ]
 
 log = logging.getLogger(__name__)
@@ -150,24 +153,47 @@ class BuiltinUnavailable(LookupError):
 
 
 def builtin_comparison(key: str) -> Comparison:
-    """The shared comparison for ``key``, created (and its runs started) on the first visit.
+    """The shared comparison for ``key``: its columns are the shared runs (services/shared_runs.py)
+    of its policies at the scenario's seed, created and started on the first visit.
 
-    Raises KeyError for an unknown key and BuiltinUnavailable when the built-ins are not loaded.
+    When those shared runs have changed since (a new ENGINE_VERSION or built-in document, a
+    failed run recomputed), the next visit makes a new comparison of the current ones; the old
+    one keeps its URL but is no longer the built-in. Raises KeyError for an unknown key and
+    BuiltinUnavailable when the built-ins are not loaded; RunQueueUnavailable from dispatch.
     """
     spec = BUILTIN_COMPARISONS[key]
+    scenario = Scenario.objects.filter(slug=spec.scenario, builtin=True).first()
+    found = {p.slug: p for p in Policy.objects.filter(slug__in=spec.policies, builtin=True)}
+    if scenario is None or len(found) != len(spec.policies):
+        raise BuiltinUnavailable(f"the built-in scenario and policies of {key!r} are not loaded")
+    policies = [found[s] for s in spec.policies]
+    seed = scenario_seed(scenario)
+    wanted = [shared_key(scenario, policy, seed) for policy in policies]
     existing = Comparison.objects.filter(builtin_key=key).first()
     if existing is not None:
-        return existing
-    scenario = Scenario.objects.filter(slug=spec.scenario, builtin=True).first()
-    policies = {p.slug: p for p in Policy.objects.filter(slug__in=spec.policies, builtin=True)}
-    if scenario is None or len(policies) != len(spec.policies):
-        raise BuiltinUnavailable(f"the built-in scenario and policies of {key!r} are not loaded")
+        keys = ComparisonRun.objects.filter(comparison=existing).order_by("column", "seed")
+        if list(keys.values_list("run__shared_key", flat=True)) == wanted:
+            return existing
+    made: list[Run] = []
     try:
-        return create_comparison(
-            scenario, [policies[s] for s in spec.policies], [scenario_seed(scenario)], None, builtin_key=key
-        )
-    except IntegrityError:  # someone else created it a moment ago
+        with transaction.atomic():
+            runs = []
+            for policy in policies:
+                run, created = shared_run(scenario, policy, seed, None)
+                runs.append(run)
+                if created:
+                    made.append(run)
+            if existing is not None:
+                Comparison.objects.filter(id=existing.id, builtin_key=key).update(builtin_key=None)
+            comparison = Comparison.objects.create(scenario=scenario, seeds=[seed], owner=None, builtin_key=key)
+            for column, run in enumerate(runs):
+                ComparisonRun.objects.create(
+                    comparison=comparison, run=run, policy=run.policy, seed=seed, column=column
+                )
+    except IntegrityError:  # someone else made it a moment ago
         return Comparison.objects.get(builtin_key=key)
+    _start(comparison, made)
+    return comparison
 
 
 # -- creating ----------------------------------------------------------------------------
@@ -188,15 +214,6 @@ class ComparisonRequest:
     seeds: list[int]
 
 
-def scenario_seed(scenario: Scenario) -> int:
-    """The scenario document's own seed (0 when it no longer loads: its runs will fail and say why)."""
-    cluster_document = scenario.cluster.document if scenario.cluster_id else None
-    try:
-        return parse_scenario(scenario.document, scenario.source_name, cluster_document).seed
-    except LoadError:
-        return 0
-
-
 def validate_request(user: Any, scenario_slug: str, policy_slugs: list[str], seeds_text: str) -> ComparisonRequest:
     """Check the form's fields against what ``user`` may see; raises ComparisonInputError."""
     errors: dict[str, list[str]] = {}
@@ -205,7 +222,7 @@ def validate_request(user: Any, scenario_slug: str, policy_slugs: list[str], see
     if not scenario_slug:
         errors["scenario"] = ["Choose a scenario."]
     else:
-        scenario = Scenario.objects.visible_to(user).filter(slug=scenario_slug).first()
+        scenario = visible_scenarios(user).filter(slug=scenario_slug).first()
         if scenario is None:
             errors["scenario"] = [f"No scenario “{scenario_slug}” you can see."]
     slugs = [s.strip() for s in policy_slugs if s and s.strip()]
@@ -215,7 +232,7 @@ def validate_request(user: Any, scenario_slug: str, policy_slugs: list[str], see
     elif len(set(slugs)) != len(slugs):
         errors["policies"] = ["Choose each policy only once."]
     else:
-        found = {p.slug: p for p in Policy.objects.visible_to(user).filter(slug__in=slugs)}
+        found = {p.slug: p for p in visible_policies(user).filter(slug__in=slugs)}
         missing = [s for s in slugs if s not in found]
         if missing:
             errors["policies"] = [f"No policy “{s}” you can use." for s in missing]
@@ -235,42 +252,87 @@ def validate_request(user: Any, scenario_slug: str, policy_slugs: list[str], see
     return ComparisonRequest(scenario, policies, [first + i for i in range(count)])
 
 
-def create_comparison(
-    scenario: Scenario, policies: list[Policy], seeds: list[int], owner: Any, *, builtin_key: str | None = None
-) -> Comparison:
-    """Create the comparison and one run per policy × seed, and start them all (in parallel)."""
-    owner = owner if owner is not None and owner.is_authenticated else None
-    with transaction.atomic():
-        comparison = Comparison.objects.create(
-            scenario=scenario, seeds=list(seeds), owner=owner, builtin_key=builtin_key
-        )
-        runs = []
-        for column, policy in enumerate(policies):
-            for seed in seeds:
-                run = Run.objects.create(scenario=scenario, policy=policy, seed=seed, owner=owner)
-                ComparisonRun.objects.create(comparison=comparison, run=run, policy=policy, seed=seed, column=column)
-                runs.append(run)
-        start_runs(runs)
+def start_comparison(wanted: ComparisonRequest, who: limits.Requester) -> Comparison:
+    """The compare form's comparison for ``who``, within their limits (LimitExceeded), started
+    (RunQueueUnavailable: nothing is kept)."""
+    shape = (len(wanted.policies), len(wanted.seeds))
+    with limits.admission(who, runs=shape[0] * shape[1], comparison=shape):
+        comparison, runs = _create(wanted.scenario, wanted.policies, wanted.seeds, who.user, who.key)
+    _start(comparison, runs)
     return comparison
 
 
-def start_runs(runs: list[Run]) -> None:
+def create_comparison(scenario: Scenario, policies: list[Policy], seeds: list[int], owner: Any) -> Comparison:
+    """Create the comparison and one run per policy × seed, and start them all (in parallel)."""
+    comparison, runs = _create(scenario, policies, seeds, owner, "")
+    _start(comparison, runs)
+    return comparison
+
+
+def _create(
+    scenario: Scenario, policies: list[Policy], seeds: list[int], owner: Any, client_key: str
+) -> tuple[Comparison, list[Run]]:
+    owner = owner if signed_in(owner) else None
+    with transaction.atomic():
+        comparison = Comparison.objects.create(scenario=scenario, seeds=list(seeds), owner=owner, client_key=client_key)
+        runs = []
+        for column, policy in enumerate(policies):
+            for seed in seeds:
+                run = Run.objects.create(
+                    scenario=scenario, policy=policy, seed=seed, owner=owner, client_key=client_key
+                )
+                ComparisonRun.objects.create(comparison=comparison, run=run, policy=policy, seed=seed, column=column)
+                runs.append(run)
+    return comparison, runs
+
+
+def _start(comparison: Comparison, runs: list[Run]) -> None:
+    """Start ``runs`` (the ones made for ``comparison``); if the run queue cannot be reached,
+    delete the comparison and them (nothing half-saved) and raise RunQueueUnavailable."""
+    try:
+        start_runs(runs, comparison.id)
+    except dispatch.RunQueueUnavailable:
+        _discard(comparison.id, [r.id for r in runs])
+        raise
+
+
+def _discard(comparison_id: Any, run_ids: list[Any]) -> None:
+    Run.objects.filter(id__in=run_ids).delete()
+    Comparison.objects.filter(id=comparison_id).delete()
+
+
+def start_runs(runs: list[Run], comparison_id: Any = None) -> None:
     """Start every run: a Celery group in celery mode (the workers take them in parallel), else
     :func:`dispatch.start_run` each (a thread per run)."""
+    if not runs:
+        return
     if settings.KUBEVIZ_RUN_MODE == "celery":
         run_ids = [str(r.id) for r in runs]
-        transaction.on_commit(lambda: _start_group(run_ids))
+        transaction.on_commit(lambda: _start_group(run_ids, comparison_id))
         return
     for run in runs:
         dispatch.start_run(run)
 
 
-def _start_group(run_ids: list[str]) -> None:
+def _queue_errors() -> tuple[type[BaseException], ...]:
+    """What publishing a task raises when the broker (Redis) cannot be reached."""
+    from kombu.exceptions import OperationalError
+    from redis.exceptions import RedisError
+
+    return (OperationalError, RedisError, OSError)
+
+
+def _start_group(run_ids: list[str], comparison_id: Any = None) -> None:
     from celery import group  # Celery is only imported where it is used
 
     from ..tasks import run_simulation
 
-    group(run_simulation.si(run_id) for run_id in run_ids).apply_async()
+    try:
+        group(run_simulation.si(run_id) for run_id in run_ids).apply_async()
+    except _queue_errors() as exc:
+        log.warning("could not queue the runs of comparison %s", comparison_id, exc_info=True)
+        _discard(comparison_id, list(run_ids))
+        raise dispatch.RunQueueUnavailable(f"the run queue cannot be reached: {exc}") from exc
 
 
 # -- reading -----------------------------------------------------------------------------
@@ -312,10 +374,10 @@ def columns_of(comparison: Comparison) -> list[Column]:
     return columns
 
 
-def visible_comparisons(user: Any, limit: int = 50) -> list[dict[str, Any]]:
-    """The latest comparisons ``user`` may see, with their policies and how many runs finished."""
-    rows = Comparison.objects.select_related("scenario").order_by("-created")[: limit * 4]
-    shown = [c for c in rows if c.visible_to(user)][:limit]
+def recent_comparisons(user: Any, limit: int = 50) -> list[dict[str, Any]]:
+    """The latest comparisons listed for ``user`` (access.listed_comparisons), with their
+    policies and how many runs finished."""
+    shown = list(listed_comparisons(user).select_related("scenario").order_by("-created")[:limit])
     entries = (
         ComparisonRun.objects.filter(comparison__in=shown)
         .select_related("policy", "run")

@@ -16,15 +16,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
 from django.urls import reverse
 
 from scheduler_core.fork import FORK_ACTIONS, FORK_FIELDS, ForkAction, ForkError
 from scheduler_core.simulation import policy_switch_problem
 
+from ..access import MAX_FORK_DEPTH, can_see_run, fork_depth, signed_in, visible_policies
 from ..models import Comparison, ComparisonRun, Policy, Run, TraceEvent
-from . import dispatch
+from . import dispatch, limits
 from .engine import build_simulation, parse_policy
+from .numbers import BadNumber, whole_number
 from .view_state import state_at
 
 __all__ = [
@@ -69,15 +70,22 @@ class Fork:
 def create_fork(parent: Run, user: Any, seq: int, action: Mapping[str, Any]) -> Fork:
     """Fork ``parent`` at its event ``seq`` with ``action`` for ``user``, and start the fork.
 
-    Raises PermissionDenied unless ``user`` is signed in and may see ``parent``, and
+    Raises PermissionDenied unless ``user`` is signed in and may see ``parent``,
     :class:`ForkError` (its ``field`` is ``action``, ``target``, ``count``, ``replicas``,
-    ``policy`` or ``seq``) for input that cannot make a fork. A target that the stored trace
-    shows exists at ``seq`` but is gone by the end of that step fails the fork run instead.
+    ``policy``, ``seq`` or ``run``) for input that cannot make a fork, LimitExceeded over the
+    user's limit of runs at once, and RunQueueUnavailable (the fork and its comparison are not
+    kept). A target that the stored trace shows exists at ``seq`` but is gone by the end of that
+    step fails the fork run instead.
     """
-    if user is None or not user.is_authenticated:
+    if not signed_in(user):
         raise PermissionDenied("sign in to fork a run")
-    if not parent.visible_to(user):
+    if not can_see_run(parent, user):
         raise PermissionDenied("you cannot see this run")
+    depth = fork_depth(parent)
+    if depth >= MAX_FORK_DEPTH:
+        raise ForkError(
+            "run", f"this run is a what-if {depth} forks deep, the most there can be; fork an earlier run instead"
+        )
     fork = ForkAction.from_dict(action)
     if parent.last_seq < 0:
         raise ForkError("seq", "the run has recorded no events yet")
@@ -89,7 +97,8 @@ def create_fork(parent: Run, user: Any, seq: int, action: Mapping[str, Any]) -> 
     else:
         _check_target(parent, seq, fork)
     label = f"what if: {fork.describe()} at event {seq}"[:LABEL_MAX]
-    with transaction.atomic():
+    who = limits.user_requester(user)
+    with limits.admission(who, runs=1):
         run = Run.objects.create(
             scenario=parent.scenario,
             policy=policy,
@@ -98,19 +107,27 @@ def create_fork(parent: Run, user: Any, seq: int, action: Mapping[str, Any]) -> 
             parent=parent,
             fork_seq=seq,
             fork_action=fork.as_dict(),
+            client_key=who.key,
         )
-        comparison = Comparison.objects.create(scenario=parent.scenario, seeds=[parent.seed], owner=user)
+        comparison = Comparison.objects.create(
+            scenario=parent.scenario, seeds=[parent.seed], owner=user, client_key=who.key
+        )
         for column, (member, text) in enumerate(((parent, ORIGINAL_LABEL), (run, label))):
             ComparisonRun.objects.create(
                 comparison=comparison, run=member, policy=member.policy, seed=member.seed, column=column, label=text
             )
-        dispatch.start_run(run)
+    try:
+        dispatch.start_run(run)  # after the commit: a worker finds the row
+    except dispatch.RunQueueUnavailable:
+        Comparison.objects.filter(id=comparison.id).delete()
+        Run.objects.filter(id=run.id).delete()
+        raise
     return Fork(run, comparison)
 
 
 def _switch_to(parent: Run, user: Any, slug: str) -> Policy:
     """The policy a switchPolicy fork goes on under: one ``user`` may use, that can follow the parent's."""
-    policy = Policy.objects.visible_to(user).filter(slug=slug).first()
+    policy = visible_policies(user).filter(slug=slug).first()
     if policy is None:
         raise ForkError("policy", f"no policy {slug!r} you can use")
     if policy.id == parent.policy_id:
@@ -171,9 +188,11 @@ def fork_from_form(parent: Run, user: Any, data: Mapping[str, Any]) -> Fork:
     text = str(data.get("seq") or "").strip()
     if not text:
         raise ForkError("seq", "is required: the event to fork at")
-    if not text.lstrip("-").isdigit():
-        raise ForkError("seq", f"{text!r} is not a whole number")
-    return create_fork(parent, user, int(text), action_from_form(data))
+    try:
+        seq = whole_number(text, "seq")  # not isdigit() + int(): "²" passes the one, fails the other
+    except BadNumber:
+        raise ForkError("seq", f"{text[:20]!r} is not a whole number") from None
+    return create_fork(parent, user, seq, action_from_form(data))
 
 
 # -- reading ------------------------------------------------------------------------------
@@ -200,15 +219,14 @@ def fork_comparison(run: Run) -> Comparison | None:
 def fork_context(run: Run, user: Any) -> dict[str, Any]:
     """What templates/web/runs/partials/fork.html needs, under the ``fork`` key of the run page.
 
-    ``can_fork`` (signed in; the page only shows runs the user may see), ``fork_url``,
+    ``can_fork`` (signed in and may see the run), ``fork_url``,
     ``fork_seq`` (the hidden input's first value; the page's JS keeps it at the playhead),
     ``fork_actions`` ((value, label) pairs), ``fork_nodes`` and ``fork_workloads`` (datalist
     suggestions: every node and workload the recording has shown so far) and
     ``fork_policies`` (the policies the user may switch to, the run's own left out).
     """
-    signed_in = user is not None and user.is_authenticated
     context: dict[str, Any] = {
-        "can_fork": signed_in and run.visible_to(user),
+        "can_fork": signed_in(user) and can_see_run(run, user),
         "fork_url": reverse("run-fork", args=[run.id]),
         "fork_seq": max(0, run.last_seq),
         "fork_actions": ACTION_CHOICES,
@@ -223,7 +241,7 @@ def fork_context(run: Run, user: Any) -> dict[str, Any]:
     workloads = TraceEvent.objects.filter(run=run, type="workload_created").order_by("seq")
     keys = dict.fromkeys(workloads.values_list("data__workload", flat=True)[: DATALIST_MAX * 2])
     context["fork_workloads"] = [_short_workload(key) for key in list(keys)[:DATALIST_MAX]]
-    policies = Policy.objects.visible_to(user).exclude(id=run.policy_id).order_by("-builtin", "name")
+    policies = visible_policies(user).exclude(id=run.policy_id).order_by("-builtin", "name")
     context["fork_policies"] = [(p.slug, p.name) for p in policies]
     return context
 

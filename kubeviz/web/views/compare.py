@@ -10,22 +10,25 @@ import json
 from typing import Any
 from uuid import UUID
 
+from django.conf import settings
 from django.core.exceptions import BadRequest
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from ..models import Comparison, Policy, Scenario
+from ..access import signed_in, visible_comparisons, visible_policies, visible_scenarios
+from ..models import Comparison
 from ..services import comparisons as service
+from ..services import limits
 from ..services.compare_recording import page_context
+from ..services.dispatch import RunQueueUnavailable
+from .refusals import QUEUE_DOWN, queue_response
 from .runs import speed_choices
 
 
 def _visible_comparison(request: HttpRequest, comparison_id: UUID) -> Comparison:
-    comparison = get_object_or_404(Comparison.objects.select_related("scenario", "owner"), id=comparison_id)
-    if not comparison.visible_to(request.user):
-        raise Http404("No such comparison.")
-    return comparison
+    """The comparison, if ``request.user`` may open it (kubeviz/web/access.py); else 404."""
+    return get_object_or_404(visible_comparisons(request.user).select_related("scenario", "owner"), id=comparison_id)
 
 
 def _int_param(request: HttpRequest, name: str) -> int | None:
@@ -40,18 +43,26 @@ def _int_param(request: HttpRequest, name: str) -> int | None:
 
 @require_http_methods(["GET", "POST"])
 def compare_new(request: HttpRequest) -> HttpResponse:
-    """GET: the form (scenario, 2–4 policies, 1–5 seeds); POST: create, start, go to the page."""
+    """GET: the form (scenario, 2–4 policies, 1–5 seeds); POST: create, start, go to the page.
+
+    A refused POST shows the form again: 400 with field errors, 429 with the limit it is over
+    (services/limits.py), 503 when the run queue cannot be reached (nothing is kept)."""
     errors: dict[str, list[str]] = {}
+    status = 200
     if request.method == "POST":
         scenario_slug = request.POST.get("scenario", "")
         chosen = request.POST.getlist("policies")
         seeds = request.POST.get("seeds", "")
         try:
             wanted = service.validate_request(request.user, scenario_slug, chosen, seeds)
+            comparison = service.start_comparison(wanted, limits.requester(request))
         except service.ComparisonInputError as exc:
-            errors = exc.errors
+            errors, status = exc.errors, 400
+        except limits.LimitExceeded as refusal:
+            errors, status = {"limit": [refusal.message]}, 429
+        except RunQueueUnavailable:
+            errors, status = {"queue": [QUEUE_DOWN]}, 503
         else:
-            comparison = service.create_comparison(wanted.scenario, wanted.policies, wanted.seeds, request.user)
             return redirect(comparison)
     else:
         scenario_slug = request.GET.get("scenario", "")[:120]
@@ -59,16 +70,20 @@ def compare_new(request: HttpRequest) -> HttpResponse:
         seeds = request.GET.get("seeds", "1")[:3]
     chosen = (chosen + [""] * service.MAX_POLICIES)[: service.MAX_POLICIES]
     context: dict[str, Any] = {
-        "scenarios": Scenario.objects.visible_to(request.user),
-        "policies": Policy.objects.visible_to(request.user),
+        "scenarios": visible_scenarios(request.user),
+        "policies": visible_policies(request.user),
         "scenario_slug": scenario_slug,
         "chosen": chosen,
         "seeds": seeds,
         "errors": errors,
         "max_seeds": service.MAX_SEEDS,
         "builtins": service.BUILTIN_COMPARISONS.values(),
+        "anonymous_max_runs": None if signed_in(request.user) else settings.KUBEVIZ_ANON_COMPARISON_MAX_RUNS,
     }
-    return render(request, "web/compare/new.html", context, status=400 if errors else 200)
+    response = render(request, "web/compare/new.html", context, status=status)
+    if status == 503:
+        response["Retry-After"] = "60"
+    return response
 
 
 @require_GET
@@ -119,6 +134,8 @@ def compare_builtin(request: HttpRequest, key: str) -> HttpResponse:
         raise Http404("No such built-in comparison.") from None
     except service.BuiltinUnavailable as exc:
         raise Http404(str(exc)) from None
+    except RunQueueUnavailable as error:
+        return queue_response(request, error)
     return redirect(comparison)
 
 
@@ -126,6 +143,6 @@ def compare_builtin(request: HttpRequest, key: str) -> HttpResponse:
 def compare_list(request: HttpRequest) -> HttpResponse:
     context = {
         "builtins": service.BUILTIN_COMPARISONS.values(),
-        "comparisons": service.visible_comparisons(request.user),
+        "comparisons": service.recent_comparisons(request.user),
     }
     return render(request, "web/compare/list.html", context)

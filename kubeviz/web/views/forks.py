@@ -5,14 +5,17 @@ from __future__ import annotations
 from uuid import UUID
 
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseForbidden
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
-from ..models import Run
+from ..access import visible_runs
+from ..services.dispatch import RunQueueUnavailable
 from ..services.forks import ForkError, fork_from_form
+from ..services.limits import LimitExceeded
+from .refusals import limit_response, queue_response
 
 SIGN_IN = "sign in to fork a run"
 
@@ -24,19 +27,23 @@ class HtmxHttpRequest(HttpRequest):
 @require_POST
 def fork(request: HtmxHttpRequest, run_id: UUID) -> HttpResponse:
     """POST seq, action, target, count / replicas, policy: start the what-if run and go to it
-    (``?side_by_side=1``: to the comparison of it with this run). 403 when signed out, 400 with
-    ``field: what is wrong`` for bad input."""
+    (``?side_by_side=1``: to the comparison of it with this run). 404 for a run the visitor may
+    not see, 403 when signed out, 400 with ``field: what is wrong`` for bad input, 429 over the
+    user's limit of runs at once, 503 when the run queue cannot be reached."""
+    # The run first: a run the visitor may not see is not found, signed in or not.
+    parent = get_object_or_404(visible_runs(request.user).select_related("scenario", "policy"), id=run_id)
     if not request.user.is_authenticated:
         return HttpResponseForbidden(SIGN_IN, content_type="text/plain")
-    parent = get_object_or_404(Run.objects.select_related("scenario", "policy"), id=run_id)
-    if not parent.visible_to(request.user):
-        raise Http404("No such run.")
     try:
         made = fork_from_form(parent, request.user, request.POST)
     except ForkError as err:
         return HttpResponseBadRequest(str(err), content_type="text/plain")
     except PermissionDenied as err:
         return HttpResponseForbidden(str(err), content_type="text/plain")
+    except LimitExceeded as refusal:
+        return limit_response(request, refusal)
+    except RunQueueUnavailable as error:
+        return queue_response(request, error)
     side_by_side = "1" in (request.GET.get("side_by_side"), request.POST.get("side_by_side"))
     url = made.comparison.get_absolute_url() if side_by_side else made.run.get_absolute_url()
     if request.htmx:

@@ -1,4 +1,7 @@
-"""Starting a run (watching it is playback over the websocket: kubeviz/web/live.py)."""
+"""Starting a run (watching it is playback over the websocket: kubeviz/web/live.py).
+
+Built-in scenarios under built-in policies get the shared run; anything else is a new run of
+the requester's, within the limits of services/limits.py (docs/limits.md)."""
 
 from __future__ import annotations
 
@@ -7,9 +10,11 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 from django_htmx.middleware import HtmxDetails
 
-from ..models import Policy, Run, Scenario
-from ..services.dispatch import start_run
-from ..services.engine import LoadError, parse_scenario
+from ..access import visible_policies, visible_scenarios
+from ..services import limits
+from ..services.dispatch import RunQueueUnavailable
+from ..services.shared_runs import request_run, scenario_seed
+from .refusals import limit_response, queue_response
 
 DEFAULT_POLICY = "default"
 MAX_SEED = 2**31 - 1
@@ -25,15 +30,16 @@ class HtmxHttpRequest(HttpRequest):
 @require_POST
 def create(request: HtmxHttpRequest) -> HttpResponse:
     """POST scenario (slug), policy (slug, default "default"), seed (0..2**31-1, default the
-    scenario's own): create the run, start it, go to its page."""
+    scenario's own): go to the shared run, or create and start one; 429 over a limit, 503
+    when the run queue cannot be reached."""
     scenario_slug = request.POST.get("scenario", "").strip()
     if not scenario_slug:
         return HttpResponseBadRequest("scenario: choose a scenario to run", content_type="text/plain")
-    scenario = Scenario.objects.visible_to(request.user).filter(slug=scenario_slug).first()
+    scenario = visible_scenarios(request.user).filter(slug=scenario_slug).first()
     if scenario is None:
         return HttpResponseNotFound(f"scenario: no scenario {scenario_slug!r} you can run", content_type="text/plain")
     policy_slug = request.POST.get("policy", "").strip() or DEFAULT_POLICY
-    policy = Policy.objects.visible_to(request.user).filter(slug=policy_slug).first()
+    policy = visible_policies(request.user).filter(slug=policy_slug).first()
     if policy is None:
         return HttpResponseNotFound(f"policy: no policy {policy_slug!r} you can use", content_type="text/plain")
     seed_text = request.POST.get("seed", "").strip()
@@ -45,15 +51,11 @@ def create(request: HtmxHttpRequest) -> HttpResponse:
         if not 0 <= seed <= MAX_SEED:
             return HttpResponseBadRequest(f"seed: must be from 0 to {MAX_SEED}, not {seed}", content_type="text/plain")
     else:
-        try:
-            seed = parse_scenario(scenario.document, scenario.source_name).seed
-        except LoadError:
-            seed = 0  # the run itself will fail and say why
-    run = Run.objects.create(
-        scenario=scenario,
-        policy=policy,
-        seed=seed,
-        owner=request.user if request.user.is_authenticated else None,
-    )
-    start_run(run)
+        seed = scenario_seed(scenario)
+    try:
+        run = request_run(limits.requester(request), scenario, policy, seed)
+    except limits.LimitExceeded as refusal:
+        return limit_response(request, refusal)
+    except RunQueueUnavailable as error:
+        return queue_response(request, error)
     return redirect(run)

@@ -14,19 +14,20 @@ from typing import Any
 from uuid import UUID
 
 from django.core.exceptions import BadRequest
-from django.db.models import Q, QuerySet
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.html import format_html
 from django.views.decorators.http import require_GET
 
-from ..access import can_cancel
+from ..access import can_cancel, listed_runs, visible_runs
 from ..frames import in_page
-from ..models import Run, TraceEvent, Visibility
+from ..models import Run, TraceEvent
 from ..node_view import card_context
 from ..rendering import format_time
 from ..run_frames import render_frame, render_playhead, render_recording
 from ..services.forks import fork_context, fork_label
+from ..services.numbers import BadNumber, whole_number
 from ..services.playhead import DEFAULT_SPEED, SPEEDS, Playhead, speed_label
 from ..services.recording import RunRecording
 
@@ -35,19 +36,9 @@ EVENTS_DEFAULT_LIMIT = 1000
 EVENTS_MAX_LIMIT = 5000
 
 
-def visible_runs(user: Any) -> QuerySet[Run]:
-    """Runs whose scenario the user may see (the rule of ``Run.visible_to``)."""
-    visible = Q(scenario__builtin=True) | Q(scenario__visibility=Visibility.PUBLIC)
-    if user is not None and user.is_authenticated:
-        visible |= Q(scenario__owner=user)
-    return Run.objects.filter(visible)
-
-
 def _get_visible_run(request: HttpRequest, run_id: UUID) -> Run:
-    run = get_object_or_404(Run.objects.select_related("scenario", "policy"), id=run_id)
-    if not run.visible_to(request.user):
-        raise Http404("No such run.")
-    return run
+    """The run, if ``request.user`` may open it (kubeviz/web/access.py); else 404, as for no run."""
+    return get_object_or_404(visible_runs(request.user).select_related("scenario", "policy"), id=run_id)
 
 
 def _int_param(request: HttpRequest, name: str, default: int | None) -> int | None:
@@ -65,7 +56,9 @@ def _int_param(request: HttpRequest, name: str, default: int | None) -> int | No
 
 @require_GET
 def run_list(request: HttpRequest) -> HttpResponse:
-    runs = visible_runs(request.user).select_related("scenario", "policy")[:RUN_LIST_SIZE]
+    """The latest listed runs: shared built-in ones, the viewer's own, public ones of signed-in
+    users (access.listed_runs); runs started without an account are not listed."""
+    runs = listed_runs(request.user).select_related("scenario", "policy").order_by("-created")[:RUN_LIST_SIZE]
     rows = [{"run": run, "t": format_time(run.t_ms)} for run in runs]
     return render(request, "web/runs/list.html", {"runs": rows})
 
@@ -116,7 +109,11 @@ def node(request: HttpRequest, run_id: UUID) -> HttpResponse:
         raise BadRequest("name: which node?")
     recording = RunRecording(run.id)
     recording.refresh()
-    seq = _int_param(request, "seq", None)
+    raw_seq = request.GET.get("seq", "").strip()
+    try:
+        seq = whole_number(raw_seq, "seq") if raw_seq else None
+    except BadNumber as err:
+        raise BadRequest(str(err)) from None  # answered with its text (views/errors.py)
     position = recording.timeline().clamp(run.last_seq if seq is None else seq)
     state = recording.state(position)
     if name not in state.nodes:

@@ -1,0 +1,108 @@
+"""Built-in runs are computed once and shared; every other run is its requester's, within limits.
+
+A built-in scenario under a built-in policy with a given seed always makes the same trace
+(determinism), so there is one run for it per engine version: ``Run.shared_key`` (unique) names
+it, and every request for it, with or without an account, gets that run. Nobody owns a shared
+run, so no visitor can cancel it (staff can). The key holds
+``scheduler_core.ENGINE_VERSION`` and a digest of both documents, so bumping the version or
+changing a built-in file makes a new shared run on the next request (docs/limits.md).
+
+Creating a shared run at the scenario's own seed is free: there are only so many built-ins.
+At any other seed it counts against the requester's limits like a run of their own, and so
+does replacing a shared run that failed or was cancelled (the next request recomputes it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.db import IntegrityError, transaction
+
+from scheduler_core import ENGINE_VERSION
+
+from ..models import Policy, Run, RunStatus, Scenario
+from . import dispatch, limits
+from .engine import LoadError, parse_scenario
+
+__all__ = ["KEY_MAX", "request_run", "scenario_seed", "shareable", "shared_key", "shared_run"]
+
+KEY_MAX = 200  # Run.shared_key
+
+
+def shareable(scenario: Scenario, policy: Policy) -> bool:
+    """Runs of built-in scenarios under built-in policies are shared."""
+    return scenario.builtin and policy.builtin
+
+
+def scenario_seed(scenario: Scenario) -> int:
+    """The scenario document's own seed (0 when it no longer loads: its runs will fail and say why)."""
+    cluster_document = scenario.cluster.document if scenario.cluster_id else None
+    try:
+        return parse_scenario(scenario.document, scenario.source_name, cluster_document).seed
+    except LoadError:
+        return 0
+
+
+def shared_key(scenario: Scenario, policy: Policy, seed: int) -> str:
+    """``v<engine version>:<scenario>:<policy>:<seed>:<digest of both documents>``."""
+    digest = hashlib.sha256(f"{scenario.document}\0{policy.document}".encode()).hexdigest()[:16]
+    key = f"v{ENGINE_VERSION}:{scenario.slug}:{policy.slug}:{seed}:{digest}"
+    if len(key) > KEY_MAX:  # built-in slugs are short; keep the key unique all the same
+        key = f"v{ENGINE_VERSION}:{hashlib.sha256(key.encode()).hexdigest()}"
+    return key
+
+
+def _reusable(run: Run) -> bool:
+    """Failed and cancelled shared runs are recomputed on the next request."""
+    return not (run.status == RunStatus.FAILED or (run.status == RunStatus.FINISHED and run.stop_requested))
+
+
+def shared_run(scenario: Scenario, policy: Policy, seed: int, who: limits.Requester | None) -> tuple[Run, bool]:
+    """The shared run and whether this call created it (then the caller starts it).
+
+    ``who`` is charged when a new run is needed at another seed than the scenario's own or to
+    replace a failed one (LimitExceeded); None: the app itself asks (the built-in comparisons).
+    Two requests creating it at once meet at the unique key: the second gets the first's run.
+    """
+    key = shared_key(scenario, policy, seed)
+    existing = Run.objects.filter(shared_key=key).first()
+    if existing is not None and _reusable(existing):
+        return existing, False
+    charged = None if existing is None and seed == scenario_seed(scenario) else who
+    guard = transaction.atomic() if charged is None else limits.admission(charged, runs=1)
+    with guard:
+        try:
+            with transaction.atomic():
+                if existing is not None:
+                    Run.objects.filter(pk=existing.pk, shared_key=key).update(shared_key=None)
+                run = Run.objects.create(
+                    scenario=scenario,
+                    policy=policy,
+                    seed=seed,
+                    owner=None,
+                    shared_key=key,
+                    client_key="" if charged is None else charged.key,
+                )
+        except IntegrityError:  # another request made it a moment ago
+            return Run.objects.get(shared_key=key), False
+    return run, True
+
+
+def request_run(who: limits.Requester, scenario: Scenario, policy: Policy, seed: int) -> Run:
+    """The run ``who`` asked for, started: the shared one for built-ins (created if needed), else
+    a new run of their own. Raises LimitExceeded, and RunQueueUnavailable (nothing is left queued)."""
+    if shareable(scenario, policy):
+        run, created = shared_run(scenario, policy, seed, who)
+    else:
+        with limits.admission(who, runs=1):
+            run = Run.objects.create(
+                scenario=scenario,
+                policy=policy,
+                seed=seed,
+                owner=who.user if who.signed_in else None,
+                client_key=who.key,
+            )
+        created = True
+    if created:
+        dispatch.start_run(run)  # after the commit: a worker finds the row
+    return run
