@@ -6,6 +6,11 @@ STAMP := $(VENV)/.installed
 NPM_STAMP := node_modules/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# The local development modes (`make run`, `make worker`, `make bench`) turn DEBUG on, which also
+# allows settings.py's built-in development key. Everything else -- docker-compose.yml, a bare
+# `manage.py` or daphne -- is production-safe: DEBUG off and KUBEVIZ_SECRET_KEY required
+# (docs/deploy.md). Tests use kubeviz/settings_test.py (pyproject.toml) and need neither.
+DEV_ENV := KUBEVIZ_DEBUG=1
 
 .PHONY: install run test lint typecheck unit bench worker simulate clean
 
@@ -21,18 +26,18 @@ $(NPM_STAMP): package.json package-lock.json
 
 install: $(STAMP) $(NPM_STAMP)
 
-## run: the web app on an embedded default (SQLite, runs in the web process); REDIS_URL=... uses Redis + Celery
+## run: the web app on an embedded default (SQLite, runs in the web process, DEBUG on); REDIS_URL=... uses Redis + Celery
 run: install
-	$(PY) manage.py migrate --noinput
-	$(PY) manage.py load_builtins
+	$(DEV_ENV) $(PY) manage.py migrate --noinput
+	$(DEV_ENV) $(PY) manage.py load_builtins
 	@echo ""
-	@echo "  kubeviz is starting at http://$(HOST):$(PORT)/"
+	@echo "  kubeviz is starting at http://$(HOST):$(PORT)/ (development mode: DEBUG on; docs/deploy.md for production)"
 	@echo ""
-	$(PY) manage.py runserver $(HOST):$(PORT)
+	$(DEV_ENV) $(PY) manage.py runserver $(HOST):$(PORT)
 
-## worker: a Celery worker for runs (needs REDIS_URL)
+## worker: a Celery worker for runs (needs REDIS_URL), beside `make run`
 worker: install
-	$(VENV)/bin/celery -A kubeviz worker --loglevel=INFO --concurrency=2
+	$(DEV_ENV) $(VENV)/bin/celery -A kubeviz worker --loglevel=INFO --concurrency=2
 
 ## simulate: the engine alone on a built-in scenario (SCENARIO=name)
 simulate: $(STAMP)
@@ -53,9 +58,9 @@ unit: install
 
 ## bench: throughput and memory figures (printed, never asserted)
 bench: install
-	$(PY) bench/bench_scheduler.py
-	$(PY) bench/bench_compare.py
-	$(PY) bench/bench_live.py
+	$(DEV_ENV) $(PY) bench/bench_scheduler.py
+	$(DEV_ENV) $(PY) bench/bench_compare.py
+	$(DEV_ENV) $(PY) bench/bench_live.py
 
 clean:
 	rm -rf $(VENV) node_modules .pytest_cache .mypy_cache .ruff_cache build

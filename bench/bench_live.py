@@ -199,7 +199,7 @@ def browser(database: str, play_run: Any, big_run: Any) -> dict[str, Any]:
 
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KUBEVIZ_", "CELERY_"))}
-    env.update(DATABASE_URL=f"sqlite:///{database}", DJANGO_SETTINGS_MODULE="kubeviz.settings")
+    env.update(DATABASE_URL=f"sqlite:///{database}", DJANGO_SETTINGS_MODULE="kubeviz.settings", KUBEVIZ_DEBUG="1")
     env.pop("REDIS_URL", None)
     server = subprocess.Popen(
         [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],

@@ -1,4 +1,8 @@
-"""ASGI entry point: HTTP through Django, websockets through Channels with auth and origin checks."""
+"""ASGI entry point: HTTP through Django, websockets through Channels with auth and origin checks.
+
+Websockets are accepted only from pages of this site: same scheme, host and port, or one of
+CSRF_TRUSTED_ORIGINS (kubeviz/web/origin.py), the rule Django's CSRF check applies to forms.
+"""
 
 from __future__ import annotations
 
@@ -11,10 +15,10 @@ django_asgi_app = get_asgi_application()  # before importing anything that touch
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
+from kubeviz.web.origin import SameOriginValidator  # noqa: E402
 from kubeviz.web.routing import websocket_urlpatterns  # noqa: E402
 
 # A bare ASGI server (daphne in docker-compose) serves no static files; the app's few
@@ -24,6 +28,6 @@ http_app = ASGIStaticFilesHandler(django_asgi_app) if settings.KUBEVIZ_SERVE_STA
 application = ProtocolTypeRouter(
     {
         "http": http_app,
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

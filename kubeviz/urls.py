@@ -34,3 +34,6 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
 ]
+
+# A BadRequest raised by a view is answered with its own text (it names the parameter).
+handler400 = "kubeviz.web.views.errors.bad_request"

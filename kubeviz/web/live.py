@@ -300,10 +300,16 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
             return
         try:
             content = json.loads(text_data)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: "[[[[…" nested past the parser's depth
             await self._error('message: not JSON; send an object like {"action": "pause"}')
             return
-        await self.receive_json(content)
+        try:
+            await self.receive_json(content)
+        except Exception:
+            # Every bad value has its own error above; this is the net under a bug, so that one
+            # viewer's odd message costs them a reply, not the socket (daphne would close it, 1011).
+            log.exception("control %.200r on %s failed", text_data, self.scope.get("path"))
+            await self._error("action: that control failed on the server; the page is still live, try another")
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         if not isinstance(content, dict):

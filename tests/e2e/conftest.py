@@ -3,7 +3,8 @@
 ``kubeviz_server`` runs the app the way ``make run`` does — ``manage.py runserver``, which with
 ``daphne`` installed is daphne's ASGI server (HTTP, websockets, static files) — in a subprocess on
 a free localhost port, against a fresh SQLite file (migrated, built-ins loaded), in the embedded
-mode: no REDIS_URL, runs in a thread of the server, the in-memory channel layer.
+mode: KUBEVIZ_DEBUG=1 (as `make run` sets it), no REDIS_URL, runs in a thread of the server, the
+in-memory channel layer.
 ``page`` is Chromium from /usr/bin/chromium driven by Playwright; nothing is ever downloaded.
 """
 
@@ -85,6 +86,7 @@ def server_env(tmp: Path) -> dict[str, str]:
     env.update(
         DJANGO_SETTINGS_MODULE="kubeviz.settings",
         DATABASE_URL=f"sqlite:///{tmp / 'kubeviz.sqlite3'}",
+        KUBEVIZ_DEBUG="1",  # the local embedded mode of `make run` (its development key included)
         KUBEVIZ_RUN_MODE="thread",
         KUBEVIZ_LOG_LEVEL="INFO",
         PYTHONPATH=str(ROOT),

@@ -143,6 +143,12 @@ def test_apply(
         ("seek", None, "value: must be a whole number"),
         ("seek", "", "value: must be a whole number"),
         ("seek", "١٢", "value: must be a whole number"),  # Arabic-Indic digits: int() would take them
+        ("seek", "1_2", "value: must be a whole number"),  # int() would take it too
+        ("seek", float("inf"), "value: must be a whole number"),  # int(inf) raises OverflowError
+        ("seek", [3], "value: must be a whole number"),
+        ("seek", "9" * 5000, "value: '999"),  # refused before int(), which would raise past 4,300 digits
+        ("seek", 10**30, "value: 1000"),  # out of range: no seq or virtual time comes near
+        ("speed", 10**400, "value: speed must be one of"),  # float() of it raises OverflowError
     ],
 )
 def test_a_bad_control_is_refused_and_changes_nothing(action: Any, value: Any, field: str) -> None:
@@ -216,7 +222,8 @@ def test_parse_speed_accepts_the_offered_speeds(value: Any, speed: float) -> Non
 
 @pytest.mark.parametrize(
     "value",
-    ["²", "--5", "nan", "NaN", "inf", "-inf", float("nan"), float("inf"), "3", 3, -1, "-2", 100, "", "x", None, []],
+    ["²", "--5", "nan", "NaN", "inf", "-inf", float("nan"), float("inf"), "3", 3, -1, "-2", 100, "", "x", None, []]
+    + ["1e309", "9" * 5000, 10**400, {"speed": 2}, True, "٢", "2e0"],
 )
 def test_parse_speed_refuses_anything_else_naming_the_choices(value: Any) -> None:
     with pytest.raises(PlayheadError) as refused:

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import bisect
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from .numbers import BadNumber, whole_number
 
 __all__ = [
     "ACTIONS",
@@ -25,6 +28,7 @@ __all__ = [
     "Playhead",
     "PlayheadError",
     "Timeline",
+    "parse_position",
     "parse_speed",
     "speed_label",
 ]
@@ -36,6 +40,7 @@ MAX_RATE = 200.0
 ACTIONS = ("play", "pause", "step", "back", "speed", "seek", "live", "cancel")
 ALIASES = {"resume": "play", "stop": "cancel", "follow": "live"}
 STEP_UNITS = ("decision", "event")
+SPEED_TEXT = re.compile(r"[0-9]{1,3}(\.[0-9]{1,3})?")
 
 
 class PlayheadError(ValueError):
@@ -97,15 +102,23 @@ def parse_speed(value: Any) -> float:
     """A speed in decisions per second: one of SPEEDS, or "max" (0)."""
     if isinstance(value, str) and value.strip().lower() == "max":
         return 0.0
-    if isinstance(value, bool):
-        raise PlayheadError(f"value: speed must be one of {_speed_list()}, not {value!r}")
+    refusal = PlayheadError(f"value: speed must be one of {_speed_list()}, not {_shown(value)}")
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise refusal
+    if isinstance(value, str) and not SPEED_TEXT.fullmatch(value.strip()):
+        raise refusal  # float() takes "nan", "1e309", "٣" and thousands of digits
     try:
         speed = float(value)
-    except (TypeError, ValueError):
-        raise PlayheadError(f"value: speed must be one of {_speed_list()}, not {value!r}") from None
+    except (ValueError, OverflowError):  # an int too large for a float overflows
+        raise refusal from None
     if not math.isfinite(speed) or speed not in SPEEDS:
-        raise PlayheadError(f"value: speed must be one of {_speed_list()}, not {value!r}")
+        raise refusal
     return speed
+
+
+def _shown(value: Any, chars: int = 20) -> str:
+    text = repr(value)
+    return text if len(text) <= chars else text[: chars - 1] + "…"
 
 
 def _speed_list() -> str:
@@ -118,18 +131,13 @@ def speed_label(speed: float) -> str:
     return f"{speed:g} decision/s" if speed == 1 else f"{speed:g} decisions/s"
 
 
-def _position(value: Any, field_name: str = "value") -> int:
-    if isinstance(value, bool):
-        raise PlayheadError(f"{field_name}: must be a whole number, not {value!r}")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str):
-        text = value.strip()
-        if text.isascii() and (text.isdigit() or (text[:1] == "-" and text[1:].isdigit())):
-            return int(text)
-    raise PlayheadError(f"{field_name}: must be a whole number, not {value!r}")
+def parse_position(value: Any, field_name: str = "value") -> int:
+    """A position a viewer asks for (``seek``, ``hello``, ``?at=``), by the one rule for numbers
+    from clients (:mod:`~kubeviz.web.services.numbers`); :class:`PlayheadError` otherwise."""
+    try:
+        return whole_number(value, field_name)
+    except BadNumber as err:
+        raise PlayheadError(str(err)) from None
 
 
 @dataclass
@@ -151,7 +159,9 @@ class Playhead:
         a playhead action (it acts on the computation): the caller handles it first."""
         name = ALIASES.get(action, action) if isinstance(action, str) else action
         if name not in ACTIONS or name == "cancel":
-            raise PlayheadError(f"action: {action!r} is not one of {', '.join(a for a in ACTIONS if a != 'cancel')}")
+            raise PlayheadError(
+                f"action: {_shown(action, 44)} is not one of {', '.join(a for a in ACTIONS if a != 'cancel')}"
+            )
         if name == "play":
             if timeline.complete and self.position >= timeline.end and timeline.next_stop(self.position) is None:
                 self.position = timeline.clamp(timeline.start)  # replay from the start
@@ -163,7 +173,7 @@ class Playhead:
         if name in ("step", "back"):
             unit = "decision" if value in (None, "") else value
             if unit not in STEP_UNITS:
-                raise PlayheadError(f"value: step by {' or '.join(STEP_UNITS)}, not {value!r}")
+                raise PlayheadError(f"value: step by {' or '.join(STEP_UNITS)}, not {_shown(value)}")
             self.playing = self.follow = False
             forward = name == "step"
             if unit == "event":
@@ -183,7 +193,7 @@ class Playhead:
             self.credit = 0.0
             return f"Speed set to {speed_label(self.speed)}."
         if name == "seek":
-            self.position = timeline.clamp(_position(value))
+            self.position = timeline.clamp(parse_position(value))
             self.follow = False
             return "Moved."
         # live
