@@ -93,6 +93,10 @@ def narrate(event: dict[str, Any]) -> str | None:
         return f"What if? {event.get('what_if') or event['action']} (forked at event {event['fork_seq']})."
     if t == "action":
         return f"Timeline: {event['action']} {event.get('target', '')}".rstrip() + "."
+    if t == "pod_added" and event.get("problem"):
+        return f"{pod} is created, but {event['problem']}."
+    if t == "run_finished" and event.get("reason"):
+        return f"The run ends — {event['reason']}."
     return None
 
 

@@ -97,6 +97,8 @@ def recording_context(run: Run) -> dict[str, Any]:
         "done": done,
         "text": text,
         "error": run.error.split("\n\n", 1)[0] if run.status == RunStatus.FAILED else "",
+        # The engine's own words for why the recording ended (docs/trace.md "How a run ends").
+        "ended": run.end_reason if run.status == RunStatus.FINISHED and not cancelled else "",
     }
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from scheduler_core.metrics import compute_metrics
-from scheduler_core.replay import ViewState
+from scheduler_core.replay import ViewState, narrate
 from scheduler_core.scenario import load_scenario
 from scheduler_core.simulation import Simulation
 
@@ -58,3 +58,10 @@ def test_a_run_left_with_only_an_orphan_ends_steady_and_names_it() -> None:
     assert finished["end"] == "steady"
     assert finished["reason"].startswith("steady: 1 pod can never be scheduled")
     assert 'node "x"' in finished["reason"]
+
+
+def test_the_narration_tells_a_learner_about_the_orphan_and_the_end() -> None:
+    sim = run(HEAD + NODES + ORPHAN)
+    lines = [line for line in map(narrate, sim.trace.events) if line]
+    assert any(line.startswith('lost is created, but spec.nodeName names node "x"') for line in lines), lines
+    assert lines[-1].startswith("The run ends — steady: 1 pod can never be scheduled")

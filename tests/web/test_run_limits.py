@@ -90,3 +90,13 @@ def test_a_fork_is_replayed_and_run_under_the_same_limits(builtins: None, settin
     for run in (parent, fork):
         sim = build_simulation(run)
         assert (sim.max_events, sim.max_virtual_ms) == (12_345, 600_000)
+
+
+def test_the_run_page_says_why_the_recording_ended(builtins: None, published: Published, client: Any) -> None:
+    run = run_of(NO_NODES, "no-nodes-page")
+    step_loop(run.id, published)
+    run.refresh_from_db()
+    assert run.end_reason.startswith("steady: 1 pod")
+    page = client.get(run.get_absolute_url()).content.decode()
+    reason = "steady: 1 pod can never be scheduled without a change to the cluster (no nodes)"
+    assert f"Why it ended:</strong> {reason}" in page
