@@ -127,7 +127,7 @@ class ChangeWatch:
 
 def format_duration(ms: int) -> str:
     """``3600000`` → ``"1h"``, ``5400000`` → ``"1h30m"``, ``90000`` → ``"1m30s"``, ``1500`` →
-    ``"1.5s"``: the way scenarios write durations."""
+    ``"1.5s"``, ``250`` → ``"250ms"``: the way scenarios write durations."""
     if ms <= 0:
         return "0s"
     hours, rest = divmod(ms, 3_600_000)
@@ -138,7 +138,9 @@ def format_duration(ms: int) -> str:
         parts.append(f"{hours}h")
     if minutes:
         parts.append(f"{minutes}m")
-    if millis:
+    if millis and not (hours or minutes or seconds):
+        parts.append(f"{millis}ms")
+    elif millis:
         parts.append(f"{seconds}.{millis:03d}".rstrip("0") + "s")
     elif seconds:
         parts.append(f"{seconds}s")

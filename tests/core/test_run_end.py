@@ -237,8 +237,16 @@ def test_every_end_is_one_of_the_documented_kinds_and_every_builtin_ends():
 
 @pytest.mark.parametrize(
     ("ms", "text"),
-    [(3_600_000, "1h"), (5_400_000, "1h30m"), (90_000, "1m30s"), (1_500, "1.5s"), (10_000, "10s"), (0, "0s")],
-    ids=["hours", "hours and minutes", "minutes and seconds", "fractions of a second", "seconds", "zero"],
+    [
+        (3_600_000, "1h"),
+        (5_400_000, "1h30m"),
+        (90_000, "1m30s"),
+        (1_500, "1.5s"),
+        (10_000, "10s"),
+        (0, "0s"),
+        (250, "250ms"),
+    ],
+    ids=["hours", "hours and minutes", "minutes and seconds", "fractions of a second", "seconds", "zero", "ms"],
 )
 def test_durations_are_written_as_scenarios_write_them(ms: int, text: str):
     assert format_duration(ms) == text

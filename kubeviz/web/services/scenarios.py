@@ -20,6 +20,7 @@ from django.db.models import Q, QuerySet
 from scheduler_core.errors import LoadError, Problem
 from scheduler_core.model import CPU, LABEL_HOSTNAME, MEMORY, PODS, Node, Pod, PodDisruptionBudget, PriorityClass
 from scheduler_core.quantity import format_quantity
+from scheduler_core.run_end import format_duration
 from scheduler_core.scenario import load_scenario
 from scheduler_core.scenario_types import Scenario as EngineScenario
 from scheduler_core.scenario_types import TimelineAction
@@ -129,21 +130,7 @@ DETAIL_CACHE_SECONDS = 60 * 60
 
 def format_ms(ms: int | None) -> str:
     """A virtual time the way the documents write it: ``0s``, ``40s``, ``1m30s``, ``250ms``."""
-    if ms is None:
-        return ""
-    if ms == 0:
-        return "0s"
-    hours, rest = divmod(ms, 3_600_000)
-    minutes, rest = divmod(rest, 60_000)
-    seconds, millis = divmod(rest, 1000)
-    parts = [f"{hours}h" if hours else "", f"{minutes}m" if minutes else ""]
-    if millis and not (hours or minutes or seconds):
-        parts.append(f"{millis}ms")
-    elif millis:
-        parts.append(f"{seconds}.{millis:03d}".rstrip("0") + "s")
-    elif seconds:
-        parts.append(f"{seconds}s")
-    return "".join(parts)
+    return "" if ms is None else format_duration(ms)
 
 
 def _resources(resources: dict[str, int] | Any, names: Sequence[str] = (CPU, MEMORY)) -> dict[str, str]:
