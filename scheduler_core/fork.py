@@ -39,6 +39,7 @@ __all__ = [
     "ForkError",
     "advance_to",
     "fork_simulation",
+    "fork_from",
 ]
 
 # The action a fork starts with -> the fields it takes besides "action".
@@ -246,7 +247,21 @@ def fork_simulation(
     faithfully (:func:`~scheduler_core.simulation.policy_switch_problem`), or an ``at_seq`` past
     the end of the run.
     """
+    sim = Simulation(scenario, policy, seed, max_events=max_events, max_virtual_ms=max_virtual_ms)
+    return fork_from(sim, at_seq, action, continue_policy)
+
+
+def fork_from(
+    sim: Simulation,
+    at_seq: int,
+    action: ForkAction | Mapping[str, Any],
+    continue_policy: Policy | None = None,
+) -> Simulation:
+    """Fork ``sim`` — a run being replayed, itself perhaps a fork — at its event ``at_seq``: step
+    it there and apply ``action`` (see :func:`fork_simulation`). A fork of a fork replays its
+    parent this way, with the parent's own action, before it applies its own."""
     fork = action if isinstance(action, ForkAction) else ForkAction.from_dict(action)
+    policy = sim.policy
     if fork.action == "switchPolicy":
         if continue_policy is None:
             raise ForkError("policy", "switchPolicy needs the policy to go on under")
@@ -257,7 +272,6 @@ def fork_simulation(
             raise ForkError("policy", problem)
     elif continue_policy is not None and continue_policy != policy:
         raise ForkError("policy", f"only switchPolicy goes on under another policy, not {fork.action}")
-    sim = Simulation(scenario, policy, seed, max_events=max_events, max_virtual_ms=max_virtual_ms)
     advance_to(sim, at_seq)
     mark = {"fork_seq": at_seq, "what_if": fork.describe()}
     if fork.action == "switchPolicy":

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from scheduler_core.fork import ForkAction, ForkError, advance_to, fork_simulation
+from scheduler_core.fork import ForkAction, ForkError, advance_to, fork_from, fork_simulation
 from scheduler_core.framework import ActionType, ClusterEvent
 from scheduler_core.plugins.priority_sort import PrioritySort
 from scheduler_core.policy import builtin_policy
@@ -431,3 +431,23 @@ def test_switching_between_two_fifo_policies_keeps_the_fifo():
     assert sim.queue is queue
     assert type(sim.scheduler).__name__ == "FastScheduler"
     assert sim.trace.events[-1]["type"] == "run_finished"
+
+
+# -- a fork of a fork ------------------------------------------------------------------------
+
+
+def test_a_fork_of_a_fork_replays_its_parent_with_the_parents_own_action():
+    """The second fork's parent is the first fork: replaying it must apply the first fork's
+    action too, so the second fork's events up to its fork point are the first fork's events."""
+    first = fork({"action": "cordon", "target": "node-a2"})
+    later = first.trace.events[-1]["seq"] - 4  # well past the first fork point, before the end
+    assert later > BEFORE_WEB_0
+    second = fork_from(
+        fork({"action": "cordon", "target": "node-a2"}, run=False),
+        later,
+        {"action": "cordon", "target": "node-b1"},
+    )
+    second.run()
+    assert dumps(second.trace.events[: later + 1]) == dumps(first.trace.events[: later + 1])
+    marks = [e["what_if"] for e in second.trace.events if e["type"] == "action" and e.get("fork_seq") is not None]
+    assert marks == ["cordon node-a2", "cordon node-b1"]
