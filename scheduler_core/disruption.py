@@ -8,8 +8,13 @@ rounded up when a percentage).
 Simplification (docs/mapping.md): the controller takes the expected count from the
 owning workloads' ``replicas``; here it is the number of matching pods that are not being
 deleted, which is the same for a settled workload. A pod is healthy when it is running and
-not terminating (no readiness probes in the simulator). The scheduler reads only
-``disruptions_allowed``, as upstream's preemption does.
+not terminating (no readiness probes in the simulator). The scheduler reads
+``disruptions_allowed`` and ``disrupted_pods``, as upstream's preemption does.
+
+``status.disruptedPods`` (pod name → when the eviction API let it go) is kept as the
+controller keeps it (``buildDisruptedPodMap``): an entry stays while its pod exists, is not
+being deleted and was recorded at most :data:`DELETION_TIMEOUT_MS` ago; and a pod with a live
+entry is not counted healthy (``countHealthyPods``), since it is about to go.
 """
 
 from __future__ import annotations
@@ -19,7 +24,11 @@ from collections.abc import Iterable
 
 from .model import Pod, PodDisruptionBudget
 
-__all__ = ["scaled_value", "update_pdb_status"]
+__all__ = ["DELETION_TIMEOUT_MS", "scaled_value", "update_pdb_status"]
+
+# disruption.go DeletionTimeout: how long an evicted pod may take to be deleted before the
+# controller assumes it never will be and counts it again.
+DELETION_TIMEOUT_MS = 2 * 60 * 1000
 
 
 def scaled_value(value: int | str, total: int, round_up: bool) -> int:
@@ -31,7 +40,8 @@ def scaled_value(value: int | str, total: int, round_up: bool) -> int:
     return math.ceil(exact) if round_up else math.floor(exact)
 
 
-def update_pdb_status(pdbs: Iterable[PodDisruptionBudget], pods: Iterable[Pod]) -> None:
+def update_pdb_status(pdbs: Iterable[PodDisruptionBudget], pods: Iterable[Pod], *, now_ms: int = 0) -> None:
+    """trySync for every PDB, at virtual time ``now_ms``: the status fields, in place."""
     pod_list = [p for p in pods if not p.terminating]
     for pdb in pdbs:
         # policy/v1: an empty selector ({}) selects every pod of the namespace for the
@@ -40,7 +50,21 @@ def update_pdb_status(pdbs: Iterable[PodDisruptionBudget], pods: Iterable[Pod]) 
         matching = [
             p for p in pod_list if p.namespace == pdb.namespace and selector is not None and selector.matches(p.labels)
         ]
-        healthy = sum(1 for p in matching if p.node_name and p.phase == "Running")
+        # buildDisruptedPodMap: keep entries of live pods, drop those past the timeout
+        # (Go's Before: an entry exactly at the timeout is kept).
+        pdb.disrupted_pods = {
+            p.name: pdb.disrupted_pods[p.name]
+            for p in matching
+            if p.name in pdb.disrupted_pods and pdb.disrupted_pods[p.name] + DELETION_TIMEOUT_MS >= now_ms
+        }
+        # countHealthyPods: a pod with an entry that has not yet timed out (After) is not healthy.
+        healthy = sum(
+            1
+            for p in matching
+            if p.node_name
+            and p.phase == "Running"
+            and not (p.name in pdb.disrupted_pods and pdb.disrupted_pods[p.name] + DELETION_TIMEOUT_MS > now_ms)
+        )
         expected = len(matching)
         if pdb.max_unavailable is not None:
             desired = expected - scaled_value(pdb.max_unavailable, expected, True)

@@ -3,6 +3,11 @@
 ``kubectl drain`` evicts rather than deletes: the API server refuses an eviction with 429
 TooManyRequests when a PDB covering the pod has no disruption left, and drain retries
 (every 5 s by default) until the pod can go.
+
+An eviction it allows is recorded the way ``checkAndDecrement`` records it: the PDB's
+``disruptionsAllowed`` goes down by one and the pod's name goes into ``status.disruptedPods``
+with the time, so the disruption controller stops counting the pod healthy until it is gone
+(``disruption.update_pdb_status``).
 """
 
 from __future__ import annotations
@@ -10,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .model import Pod, PodDisruptionBudget
+from .snapshot_time import api_time_ms
 
-__all__ = ["eviction_allowed", "DRAIN_RETRY_MS"]
+__all__ = ["eviction_allowed", "evict", "DRAIN_RETRY_MS"]
 
 DRAIN_RETRY_MS = 5_000  # kubectl drain: wait 5s between eviction retries
 
@@ -36,3 +42,15 @@ def eviction_allowed(pod: Pod, pdbs: Sequence[PodDisruptionBudget]) -> tuple[boo
         needs = f"The disruption budget {pdb.name} needs {pdb.desired_healthy} healthy pods"
         return False, f"{MSG_VIOLATES} {needs} and has {pdb.current_healthy} currently"
     return True, f"{pdb.name} allows {pdb.disruptions_allowed} disruption(s)"
+
+
+def evict(pod: Pod, pdbs: Sequence[PodDisruptionBudget], now_ms: int) -> tuple[bool, str]:
+    """The eviction subresource: check, and when allowed record the disruption in the PDB
+    covering the pod (``checkAndDecrement``). The caller then deletes the pod."""
+    allowed, reason = eviction_allowed(pod, pdbs)
+    if allowed:
+        for pdb in pdbs:
+            if _covers(pdb, pod):
+                pdb.disruptions_allowed -= 1
+                pdb.disrupted_pods[pod.name] = api_time_ms(now_ms)
+    return allowed, reason

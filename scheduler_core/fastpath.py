@@ -650,9 +650,9 @@ class FastScheduler(Scheduler):
         elif kind is image_locality.ImageLocality:
             if not table.any_images:
                 # No node holds any image: the plugin's sum is 0 on every node.
-                constant = image_locality.calculate_priority(0, len(pod.containers))
+                constant = image_locality.calculate_priority(0, len(image_locality.pod_images(pod)))
                 return np.full(len(rows), constant, dtype=np.int64)
-            key = (plugin.name, tuple(c.image for c in pod.containers))
+            key = (plugin.name, image_locality.pod_images(pod))
         else:
             return None
         sc = caches.scores.get(key)

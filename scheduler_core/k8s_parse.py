@@ -1,8 +1,10 @@
 """Kubernetes objects (as ``kubectl get -o yaml`` prints them) → the engine's model objects.
 
-Only the fields the scheduler reads are looked at; everything else in a manifest (status,
-creationTimestamp, container args, probes, volumes, …) is ignored, as the scheduler ignores
-it. What *is* read is checked: wrong types, bad quantities, unknown enum values and unknown
+Only the fields the scheduler reads are looked at; everything else in a manifest (most of
+status, creationTimestamp, container args, probes, volumes, …) is ignored, as the scheduler
+ignores it. The status times preemption needs are read (a pod's ``status.startTime``, a PDB's
+``status.disruptedPods``) and put on the virtual clock by ``snapshot_time``. What *is*
+read is checked: wrong types, bad quantities, unknown enum values and unknown
 kinds are reported with the document, the line and the field path. Our own shorthand (the
 Scenario's node entries) is strict: unknown fields there are errors too.
 
@@ -51,6 +53,7 @@ from .model import (
     WeightedPodAffinityTerm,
 )
 from .quantity import QuantityError, to_resource_int
+from .snapshot_time import parse_rfc3339_ms
 from .validation import (
     annotation_size_error,
     dns1035_label_errors,
@@ -681,6 +684,10 @@ class Parsed:
     preemption_policy_given: bool = False
     template: Parsed | None = None  # a workload's spec.template (parsed as a pod)
     owner: str = ""  # for a template: 'the pod template of Deployment "default/web"'
+    # Wall-clock status times (Unix ms) until snapshot_time.apply_snapshot_times puts them on
+    # the virtual clock: a pod's status.startTime, a PDB's status.disruptedPods.
+    start_time_unix_ms: int | None = None
+    disrupted_pods_unix_ms: dict[str, int] = field(default_factory=dict)
 
 
 def _metadata_name(r: Reader, meta: Mapping[str, Any], meta_path: str, rule: str = SUBDOMAIN) -> str:
@@ -786,7 +793,12 @@ def parse_pod(
         termination_grace_ms=grace_s * 1000,
         run_duration_ms=run_duration_ms,
     )
-    return Parsed("Pod", pod, path, r.line(path), r.source, priority_given, policy_given)
+    parsed = Parsed("Pod", pod, path, r.line(path), r.source, priority_given, policy_given)
+    if template_of is None:
+        status_value, status_path = _get(obj, "status", path)
+        status = r.mapping(status_value, status_path)
+        parsed.start_time_unix_ms = _timestamp(r, status.get("startTime"), key_path(status_path, "startTime"))
+    return parsed
 
 
 # -- nodes -----------------------------------------------------------------------------
@@ -932,7 +944,29 @@ def parse_pdb(r: Reader, obj: Mapping[str, Any], path: str = "") -> Parsed:
         r.error(key_path(spec_path, "maxUnavailable"), "minAvailable and maxUnavailable cannot both be set")
     selector = parse_label_selector(r, spec.get("selector"), key_path(spec_path, "selector"))
     pdb = PodDisruptionBudget(name, namespace, selector, min_available, max_unavailable)
-    return Parsed("PodDisruptionBudget", pdb, path, r.line(path), r.source)
+    parsed = Parsed("PodDisruptionBudget", pdb, path, r.line(path), r.source)
+    status_value, status_path = _get(obj, "status", path)
+    status = r.mapping(status_value, status_path)
+    disrupted_path = key_path(status_path, "disruptedPods")
+    for pod_name, when in r.mapping(status.get("disruptedPods"), disrupted_path).items():
+        at = _timestamp(r, when, key_path(disrupted_path, pod_name), required=True)
+        if at is not None:
+            parsed.disrupted_pods_unix_ms[pod_name] = at
+    return parsed
+
+
+def _timestamp(r: Reader, value: Any, path: str, *, required: bool = False) -> int | None:
+    """A metav1.Time (RFC 3339 text) → Unix ms in whole seconds; None when absent or wrong."""
+    if value is None and not required:
+        return None
+    text = r.string(value, path, required=True)
+    if not text:
+        return None
+    try:
+        return parse_rfc3339_ms(text)
+    except ValueError as exc:
+        r.error(path, str(exc))
+        return None
 
 
 def parse_namespace(r: Reader, obj: Mapping[str, Any], path: str = "") -> Parsed:

@@ -302,6 +302,51 @@ def pod_requests(
     return {name: amount for name, amount in total.items() if amount}
 
 
+def _non_zero_cpu_memory(requests: Mapping[str, int]) -> tuple[int, int]:
+    """schedutil.GetNonzeroRequests: a missing cpu / memory key counts the default (an explicit 0 stays 0)."""
+    return requests.get(CPU, DEFAULT_MILLI_CPU_REQUEST), requests.get(MEMORY, DEFAULT_MEMORY_REQUEST)
+
+
+def assigned_non_zero_requests(
+    containers: tuple[Container, ...],
+    init_containers: tuple[Container, ...],
+    overhead: Mapping[str, int],
+) -> Resources:
+    """The cpu / memory an assigned pod adds to its node's NonZeroRequested (what scoring reads).
+
+    kube-scheduler v1.28–v1.31, ``pkg/scheduler/framework/types.go`` ``calculateResource``: it
+    calls ``PodRequests`` with a ``ContainerFn`` that sums ``GetNonzeroRequests`` over the
+    regular containers and keeps the max of it over the init containers, each init container
+    seen as ``PodRequests`` hands it over (``pkg/api/v1/resource/helpers.go``): a sidecar as
+    the sum of the sidecars up to it, any other as itself plus the sidecars before it. Then
+    ``max(containers, init)`` plus overhead. So a sidecar is never *added* to the regular
+    containers here, unlike in the filter's requests (:func:`pod_requests`): scoring sees the
+    node as emptier than it is. v1.32 (kubernetes#127878, issue #127868) made this sidecar-aware;
+    the engine models v1.28–v1.31 and keeps the older rule.
+    """
+    cpu = memory = 0
+    for container in containers:
+        c, m = _non_zero_cpu_memory(container.requests)
+        cpu += c
+        memory += m
+    init_cpu = init_memory = 0
+    sidecars: Resources = {}
+    for container in init_containers:
+        if container.restart_policy == "Always":
+            _add_into(sidecars, container.requests)
+            seen: Mapping[str, int] = sidecars
+        else:
+            running = dict(container.requests)
+            _add_into(running, sidecars)
+            seen = running
+        c, m = _non_zero_cpu_memory(seen)
+        init_cpu = max(init_cpu, c)
+        init_memory = max(init_memory, m)
+    cpu = max(cpu, init_cpu) + overhead.get(CPU, 0)
+    memory = max(memory, init_memory) + overhead.get(MEMORY, 0)
+    return {CPU: cpu, MEMORY: memory}
+
+
 @dataclass(slots=True, eq=False)
 class Pod:
     """A pod as the scheduler sees it. Identity is the object (``eq=False``); ``key`` names it."""
@@ -329,6 +374,8 @@ class Pod:
     # status, set by the simulation
     nominated_node_name: str = ""
     deletion_timestamp_ms: int | None = None
+    # status.startTime (virtual ms, whole seconds; negative = before t=0): set by the kubelet
+    # when it accepts the pod, or read from a snapshot (snapshot_time.py). None: not started.
     start_time_ms: int | None = None
     phase: str = "Pending"
     # A placeholder that holds a deleted pod's place for its replacement (upgrade-aware
@@ -336,11 +383,17 @@ class Pod:
     reservation: bool = False
     # derived once in __post_init__
     requests: Resources = field(init=False, default_factory=dict)
+    # The pod's own non-zero request, as scoring computes it for the pod being scheduled.
     non_zero_requests: Resources = field(init=False, default_factory=dict)
+    # What the pod adds to its node's non-zero requested once assigned (differs with sidecars).
+    assigned_non_zero_requests: Resources = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.requests = pod_requests(self.containers, self.init_containers, self.overhead)
         self.non_zero_requests = pod_requests(self.containers, self.init_containers, self.overhead, non_zero=True)
+        self.assigned_non_zero_requests = assigned_non_zero_requests(
+            self.containers, self.init_containers, self.overhead
+        )
 
     @property
     def key(self) -> str:
@@ -414,6 +467,9 @@ class PodDisruptionBudget:
     current_healthy: int = 0
     desired_healthy: int = 0
     expected_pods: int = 0
+    # status.disruptedPods: pod name -> virtual ms the eviction API recorded it (from the
+    # document, or from the engine's own evictions); the controller drops stale entries.
+    disrupted_pods: dict[str, int] = field(default_factory=dict)
 
     def selects(self, pod: Pod) -> bool:
         """A PDB selects pods in its namespace; a nil or empty selector selects nothing (policy/v1)."""

@@ -28,6 +28,7 @@ from .k8s_parse import (
 )
 from .model import DEFAULT_NAMESPACE, LABEL_ZONE, Node, Pod, PodDisruptionBudget, PriorityClass
 from .scenario_types import TIMELINE_ACTIONS, Scenario, TimelineAction
+from .snapshot_time import apply_snapshot_times
 from .validation import label_value_errors
 from .workloads import WORKLOAD_KINDS, Deployment, Job, ReplicaSet, Service, StatefulSet, Workload
 from .yamlsource import (
@@ -242,6 +243,7 @@ class _Builder:
         self.user_classes: list[PriorityClass] = []
         self.pdbs: list[PodDisruptionBudget] = []
         self.pdb_keys: set[str] = set()
+        self.pdb_parsed: list[Parsed] = []  # for their status.disruptedPods times
         self.namespaces: dict[str, dict[str, str]] = {}
         self.global_default: PriorityClass | None = None
         self.timeline: list[TimelineAction] = []
@@ -293,6 +295,7 @@ class _Builder:
                 return
             self.pdb_keys.add(key)
             self.pdbs.append(obj)
+            self.pdb_parsed.append(parsed)
         elif isinstance(obj, Namespace):
             if obj.name in self.namespaces:
                 r.error(parsed.path, f'duplicate Namespace "{obj.name}"')
@@ -670,6 +673,8 @@ class _Builder:
         for service in self.services:
             self.note_namespace(service.namespace)
         self.problems.raise_if_any()
+        # The t=0 objects are a snapshot: their status times go on the virtual clock.
+        apply_snapshot_times([*(parsed for parsed, _ in self.pods), *self.pdb_parsed])
         scenario.nodes = self.nodes
         if not self.nodes and cluster_nodes:
             scenario.nodes, scenario.nodes_from_cluster = list(cluster_nodes), True

@@ -25,7 +25,7 @@ from typing import Any
 from .config import Policy, default_policy
 from .controllers import ControllerManager
 from .disruption import update_pdb_status
-from .eviction import DRAIN_RETRY_MS, eviction_allowed
+from .eviction import DRAIN_RETRY_MS, evict
 from .fastpath import FastScheduler
 from .framework import ActionType, ClusterEvent, Handle, QueuedPodInfo
 from .framework.runtime import Framework
@@ -52,6 +52,7 @@ from .run_end import (
 )
 from .scenario_types import Scenario, TimelineAction
 from .scheduler import BindRequest, CycleResult, Scheduler
+from .snapshot_time import api_time_ms
 from .state import ClusterCache, NodeInfo
 from .trace import DETAIL_FULL, DETAIL_SUMMARY, Event, Trace
 from .workloads import WORKLOAD_KINDS, Deployment, Job, ReplicaSet, Service, StatefulSet
@@ -304,7 +305,7 @@ class Simulation:
 
     def pdbs(self) -> list[PodDisruptionBudget]:
         """The disruption controller's view, computed when it is read."""
-        update_pdb_status(self.pdb_list, self.pods.values())
+        update_pdb_status(self.pdb_list, self.pods.values(), now_ms=self.now_ms)
         return self.pdb_list
 
     def emit(self, type_: str, **fields: Any) -> None:
@@ -591,6 +592,10 @@ class Simulation:
     def _bound(self, pod: Pod) -> None:
         """Bound: counted on its node; running (ready) after the scenario's start-up time."""
         self.bound_ms[pod.key] = self.now_ms
+        if pod.start_time_ms is None:
+            # The kubelet sets status.startTime when it accepts the pod, before its containers
+            # start (kubelet/status/status_manager.go); a snapshot pod keeps the one it came with.
+            pod.start_time_ms = api_time_ms(self.now_ms)
         self._changes_since_usage += 1
         self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD, lambda p: _affinity_matches(p, pod))
         self.controllers.on_pod_event(pod)
@@ -603,7 +608,6 @@ class Simulation:
         if self.pods.get(pod.key) is not pod or pod.terminating:
             return
         pod.phase = "Running"
-        pod.start_time_ms = self.now_ms
         self._ready.add(pod.key)
         self.trace.emit("pod_running", pod=pod.key, node=pod.node_name)
         if pod.run_duration_ms is not None:
@@ -805,7 +809,7 @@ class Simulation:
         for pod in list(info.pods):
             if self.pods.get(pod.key) is not pod or pod.terminating:
                 continue
-            allowed, reason = eviction_allowed(pod, self.pdbs())
+            allowed, reason = evict(pod, self.pdbs(), self.now_ms)
             self.trace.emit("eviction", pod=pod.key, node=name, allowed=allowed, reason=reason)
             if allowed:
                 self.delete_pod(pod, reason=f"evicted: draining {name}")

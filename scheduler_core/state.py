@@ -31,6 +31,14 @@ class ImageState:
     num_nodes: int
 
 
+@dataclass(slots=True)
+class _CachedImage:
+    """cache.go imageState: the size first reported for an image name and the nodes holding it."""
+
+    size: int
+    nodes: set[str]
+
+
 def zone_key(labels: dict[str, str]) -> str:
     """utilnode.GetZoneKey: region and zone (beta labels first), "" when neither is set."""
     zone = labels.get("failure-domain.beta.kubernetes.io/zone", labels.get(LABEL_ZONE, ""))
@@ -41,7 +49,10 @@ def zone_key(labels: dict[str, str]) -> str:
 
 
 def normalized_image_name(name: str) -> str:
-    """imagelocality normalizedImageName: an image without a tag means ``:latest``."""
+    """imagelocality normalizedImageName: a pod's image without a tag means ``:latest``.
+
+    Applied to the pod's side only; nodes' image names are kept as reported.
+    """
     if name.rfind(":") <= name.rfind("/"):
         return name + ":latest"
     return name
@@ -53,7 +64,9 @@ class NodeInfo:
     pods: list[Pod] = field(default_factory=list)
     pods_with_affinity: list[Pod] = field(default_factory=list)
     pods_with_required_anti_affinity: list[Pod] = field(default_factory=list)
+    # Requested: what Filter and BalancedAllocation read (PodRequests, sidecars added).
     requested: Resources = field(default_factory=dict)
+    # NonZeroRequested: what the Fit strategies score with (model.assigned_non_zero_requests).
     non_zero_requested: Resources = field(default_factory=lambda: {CPU: 0, MEMORY: 0})
     used_ports: dict[PortKey, int] = field(default_factory=dict)
     image_states: dict[str, ImageState] = field(default_factory=dict)
@@ -77,8 +90,8 @@ class NodeInfo:
         for name, amount in pod.requests.items():
             requested[name] = requested.get(name, 0) + amount
         nz = self.non_zero_requested
-        nz[CPU] += pod.non_zero_requests[CPU]
-        nz[MEMORY] += pod.non_zero_requests[MEMORY]
+        nz[CPU] += pod.assigned_non_zero_requests[CPU]
+        nz[MEMORY] += pod.assigned_non_zero_requests[MEMORY]
         for port in pod.host_ports:
             key = (port.host_ip or "0.0.0.0", port.protocol or "TCP", port.host_port)
             self.used_ports[key] = self.used_ports.get(key, 0) + 1
@@ -105,8 +118,8 @@ class NodeInfo:
             else:
                 requested.pop(name, None)
         nz = self.non_zero_requested
-        nz[CPU] -= pod.non_zero_requests[CPU]
-        nz[MEMORY] -= pod.non_zero_requests[MEMORY]
+        nz[CPU] -= pod.assigned_non_zero_requests[CPU]
+        nz[MEMORY] -= pod.assigned_non_zero_requests[MEMORY]
         for port in pod.host_ports:
             key = (port.host_ip or "0.0.0.0", port.protocol or "TCP", port.host_port)
             count = self.used_ports.get(key, 0) - 1
@@ -178,7 +191,7 @@ class ClusterCache:
         self._order: list[NodeInfo] | None = None
         self.assumed: dict[str, Pod] = {}  # pod key -> pod, assumed but not yet bound
         self.pod_nodes: dict[str, str] = {}  # pod key -> node name, bound or assumed
-        self._image_sizes: dict[str, dict[str, int]] = {}  # image -> node -> size
+        self._images: dict[str, _CachedImage] = {}  # image name as nodes report it
         self._images_dirty = False
         self._snapshot: Snapshot | None = None
         self._with_affinity = 0  # placed pods with pod (anti-)affinity
@@ -228,33 +241,44 @@ class ClusterCache:
     def node(self, name: str) -> NodeInfo | None:
         return self._nodes.get(name)
 
+    # Images (internal/cache/cache.go addNodeImageStates / removeNodeImageStates). A name is
+    # taken exactly as the node reports it in status.images[].names: only the pod's side is
+    # normalised (ImageLocality's normalizedImageName), so "docker.io/library/redis:7" on a
+    # node never matches "redis:7" in a pod. The size is the one reported by the first node
+    # that brought the name into the cache, kept while any node still holds it.
+
     def _add_images(self, node: Node) -> None:
         for image in node.images:
             for name in image.names:
-                self._image_sizes.setdefault(normalized_image_name(name), {})[node.name] = image.size_bytes
+                entry = self._images.get(name)
+                if entry is None:
+                    self._images[name] = _CachedImage(image.size_bytes, {node.name})
+                else:
+                    entry.nodes.add(node.name)
         self._refresh_image_states()
 
     def _remove_images(self, node: Node) -> None:
         for image in node.images:
             for name in image.names:
-                holders = self._image_sizes.get(normalized_image_name(name))
-                if holders is not None:
-                    holders.pop(node.name, None)
-                    if not holders:
-                        del self._image_sizes[normalized_image_name(name)]
+                entry = self._images.get(name)
+                if entry is not None:
+                    entry.nodes.discard(node.name)
+                    if not entry.nodes:
+                        del self._images[name]
         self._refresh_image_states()
 
     def _refresh_image_states(self) -> None:
         self._images_dirty = True
 
     def _recompute_image_states(self) -> None:
-        # framework.ImageStateSummary: NumNodes is how many nodes hold the image.
+        # ImageStateSummary.Snapshot: the cache's size and how many nodes hold the image now.
         for info in self._nodes.values():
             states: dict[str, ImageState] = {}
             for image in info.node.images:
                 for name in image.names:
-                    norm = normalized_image_name(name)
-                    states[norm] = ImageState(image.size_bytes, len(self._image_sizes.get(norm, ())))
+                    entry = self._images.get(name)
+                    if entry is not None and name not in states:
+                        states[name] = ImageState(entry.size, len(entry.nodes))
             info.image_states = states
         self._images_dirty = False
 

@@ -493,7 +493,7 @@ class _Reader:
         if tag == _TAG + "null":
             return None
         if tag == _TAG + "timestamp":
-            return str(value)  # kept as text; the scheduler reads no timestamps
+            return str(value)  # kept as text; k8s_parse reads status times as RFC 3339
         c = self.constructor
         node = ScalarNode(tag, value)
         try:

@@ -89,7 +89,8 @@ class PreemptionDecision:
 
 
 def start_time(pod: Pod, now_ms: int) -> int:
-    """GetPodStartTime: status.startTime, or now for a pod that has not started."""
+    """util.GetPodStartTime: status.startTime, or now for a pod that has not started (assumed,
+    or bound and not yet accepted by its kubelet). Snapshot pods may have started before t=0."""
     return pod.start_time_ms if pod.start_time_ms is not None else now_ms
 
 
@@ -108,7 +109,11 @@ def _importance_key(now_ms: int) -> Any:
 def filter_pods_with_pdb_violation(
     pods: Sequence[Pod], pdbs: Sequence[PodDisruptionBudget]
 ) -> tuple[list[Pod], list[Pod]]:
-    """filterPodsWithPDBViolation: walk pods in order, spending each matching PDB's allowance."""
+    """filterPodsWithPDBViolation: walk pods in order, spending each matching PDB's allowance.
+
+    A pod already in a PDB's ``status.disruptedPods`` has been let go by the eviction API:
+    it spends nothing of that PDB and cannot violate it (default_preemption.go).
+    """
     allowed = [pdb.disruptions_allowed for pdb in pdbs]
     violating: list[Pod] = []
     non_violating: list[Pod] = []
@@ -116,7 +121,7 @@ def filter_pods_with_pdb_violation(
         violated = False
         if pod.labels:
             for i, pdb in enumerate(pdbs):
-                if not pdb.selects(pod):
+                if not pdb.selects(pod) or pod.name in pdb.disrupted_pods:
                     continue
                 allowed[i] -= 1
                 if allowed[i] < 0:
@@ -276,8 +281,9 @@ class DefaultPreemption(PostFilterPlugin):
         now = self.handle.now_ms()
 
         def earliest_start_of_highest(c: Candidate) -> int:
-            # GetEarliestPodStartTime over the highest-priority victims
-            top = c.victims[0].priority
+            # util.GetEarliestPodStartTime (pkg/scheduler/util/utils.go): the earliest start
+            # among the victims of the highest priority; the latest of these wins.
+            top = max(v.priority for v in c.victims)
             return min(start_time(v, now) for v in c.victims if v.priority == top)
 
         score_funcs: tuple[Callable[[Candidate], int], ...] = (

@@ -132,7 +132,23 @@ def _node(rng: random.Random, i: int) -> Node:
     )
 
 
-def _pod(rng: random.Random, j: int) -> Pod:
+def _init_containers(rng: random.Random) -> tuple[Container, ...]:
+    """Sidecars and plain init containers, with images some nodes hold (drawn only when asked for)."""
+    init: list[Container] = []
+    for k in range(rng.choice((0, 1, 1, 2))):
+        requests: dict[str, int] = {}
+        if rng.random() < 0.7:  # the rest request nothing: the defaults meet the max rule
+            requests["cpu"] = rng.choice((100, 500, 1500, 4000))
+            if rng.random() < 0.8:
+                requests["memory"] = rng.choice((GI // 8, GI, 6 * GI))
+        policy = "Always" if rng.random() < 0.6 else ""
+        init.append(
+            Container(name=f"init-{k}", image=f"app-{rng.randrange(10)}:1", requests=requests, restart_policy=policy)
+        )
+    return tuple(init)
+
+
+def _pod(rng: random.Random, j: int, init: bool = False) -> Pod:
     requests: dict[str, int] = {}
     if rng.random() < 0.85:  # the rest request nothing: the non-zero defaults matter
         requests["cpu"] = rng.choice((100, 250, 500, 1000, 3000))
@@ -202,6 +218,7 @@ def _pod(rng: random.Random, j: int) -> Pod:
         uid=f"uid-p-{j}",
         labels={"app": app},
         containers=tuple(containers),
+        init_containers=_init_containers(rng) if init else (),
         tolerations=tuple(tolerations),
         node_selector=node_selector,
         affinity=affinity,
@@ -211,11 +228,15 @@ def _pod(rng: random.Random, j: int) -> Pod:
     )
 
 
-def _mixed(seed: int, num_nodes: int = 110, num_pods: int = 220) -> Scenario:
-    """A cluster under pressure with every feature the fast path special-cases, and a busy timeline."""
+def _mixed(seed: int, num_nodes: int = 110, num_pods: int = 220, init: bool = False) -> Scenario:
+    """A cluster under pressure with every feature the fast path special-cases, and a busy timeline.
+
+    ``init`` gives pods sidecars and init containers (their own draws, so the other seeds'
+    scenarios stay as they were).
+    """
     rng = random.Random(seed)
     nodes = [_node(rng, i) for i in range(num_nodes)]
-    pods = [_pod(rng, j) for j in range(num_pods)]
+    pods = [_pod(rng, j, init) for j in range(num_pods)]
     timeline: list[TimelineAction] = []
     for k in range(12):
         target = f"node/n-{rng.randrange(num_nodes - 2):03d}"  # the last two nodes get deleted
@@ -234,7 +255,7 @@ def _mixed(seed: int, num_nodes: int = 110, num_pods: int = 220) -> Scenario:
             )
             extra = _node(rng, num_nodes + k)
             timeline.append(TimelineAction(at_ms=rng.randint(10_000, 80_000), action="addNode", objects=[extra]))
-            late = [_pod(rng, num_pods + 10 * k + m) for m in range(5)]
+            late = [_pod(rng, num_pods + 10 * k + m, init) for m in range(5)]
             timeline.append(TimelineAction(at_ms=rng.randint(5_000, 60_000), action="create", objects=list(late)))
     return Scenario(name=f"mixed-{seed}", nodes=nodes, pods=pods, timeline=timeline, seed=seed, end_ms=120_000)
 
@@ -272,6 +293,16 @@ def test_more_seeds_default_policy(seed: int) -> None:
 def test_bench_workload_trace_identical(policy_name: str) -> None:
     """The benchmark's own workload, big enough that numFeasibleNodesToFind < nodes."""
     _assert_same(lambda: build(200, 400, seed=3), policy_name, DETAIL_SUMMARY)
+
+
+@pytest.mark.parametrize("policy_name", ["default", "bin-packing", "rtcr-binpack", "custom"])
+def test_sidecars_and_init_images_trace_identical(policy_name: str) -> None:
+    """Sidecars (non-zero requested by the v1.28–v1.31 max rule) and init images (ImageLocality)."""
+    scenario = _mixed(31, init=True)
+    pods = scenario.pods
+    assert any(c.restart_policy == "Always" for p in pods for c in p.init_containers)
+    assert any(c.restart_policy == "" for p in pods for c in p.init_containers)
+    _assert_same(lambda: _mixed(31, init=True), policy_name, DETAIL_FULL)
 
 
 def test_small_cluster_and_unschedulable_pods() -> None:

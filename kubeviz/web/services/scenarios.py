@@ -17,6 +17,7 @@ from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
 
+from scheduler_core.clusters import load_cluster
 from scheduler_core.errors import LoadError, Problem
 from scheduler_core.model import CPU, LABEL_HOSTNAME, MEMORY, PODS, Node, Pod, PodDisruptionBudget, PriorityClass
 from scheduler_core.quantity import format_quantity
@@ -24,6 +25,7 @@ from scheduler_core.run_end import format_duration
 from scheduler_core.scenario import load_scenario
 from scheduler_core.scenario_types import Scenario as EngineScenario
 from scheduler_core.scenario_types import TimelineAction
+from scheduler_core.snapshot_time import describe_start
 from scheduler_core.workloads import Deployment, Job, ReplicaSet, Service, StatefulSet, Workload
 from scheduler_core.yamlsource import CpuBudgetExceeded
 
@@ -124,7 +126,7 @@ TABLES: dict[str, str] = {"nodes": "nodes", "workloads": "workloads", "objects":
 WHAT_LIMIT = 10
 # Parsing is most of a big scenario's page (pure-Python YAML), so its rows are cached by content:
 # a new document, source name or cluster is a new key. Bump the version when a row's keys change.
-DETAIL_CACHE_VERSION = 2
+DETAIL_CACHE_VERSION = 3
 DETAIL_CACHE_SECONDS = 60 * 60
 
 
@@ -210,6 +212,8 @@ def _pod_row(pod: Pod) -> dict[str, Any]:
         **_resources(pod.requests),
         "priority": priority,
         "node": pod.node_name,
+        # status.startTime of a pod the document gives as already running (snapshot_time.py)
+        "started": describe_start(pod.start_time_ms) if pod.start_time_ms is not None else "",
         "notes": _pod_notes(pod),
     }
 
@@ -526,7 +530,7 @@ def parse_stored(scenario: Scenario) -> EngineScenario:
 
 def _cluster_nodes(cluster: Cluster | None) -> list[Node] | None:
     """A cluster's nodes (None without a cluster); raises LoadError naming cluster.yaml."""
-    return None if cluster is None else load_scenario(cluster.document, "cluster.yaml").nodes
+    return None if cluster is None else load_cluster(cluster.document, "cluster.yaml").nodes
 
 
 def recent_runs(scenario: Scenario, user: Any, limit: int = 5) -> list[Run]:
