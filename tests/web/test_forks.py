@@ -282,8 +282,30 @@ def test_a_fork_whose_parent_was_deleted_cannot_be_replayed(parent, user):
     made = create_fork(parent, user, AT, {"action": "cordon", "target": "node-a2"})
     Run.objects.filter(id=parent.id).delete()
     made.run.refresh_from_db()
-    with pytest.raises(ForkError, match="^seq: the run this one was forked from has been deleted"):
+    with pytest.raises(
+        ForkError, match=r"^seq: the run this one was forked from \(or one before it\) has been deleted"
+    ):
         build_simulation(made.run)
+
+
+def test_a_fork_of_a_fork_replays_the_parents_action_too(parent, user):
+    first = record(create_fork(parent, user, AT, {"action": "cordon", "target": "node-a2"}).run)
+    later = first.last_seq - 4
+    second = create_fork(first, user, later, {"action": "cordon", "target": "node-b1"}).run
+    sim = build_simulation(second)
+    assert dumps(sim.trace.events[: later + 1]) == dumps(stored(first, later))
+    marks = [e["what_if"] for e in sim.trace.events if e["type"] == "action" and e.get("fork_seq") is not None]
+    assert marks == ["cordon node-a2", "cordon node-b1"]
+
+
+def test_a_fork_of_a_fork_made_before_the_parents_own_fork_point_forks_the_grandparent(parent, user):
+    first = record(create_fork(parent, user, AT, {"action": "cordon", "target": "node-a2"}).run)
+    earlier = AT - 10
+    second = create_fork(first, user, earlier, {"action": "cordon", "target": "node-b1"}).run
+    sim = build_simulation(second)
+    assert dumps(sim.trace.events[: earlier + 1]) == dumps(stored(parent, earlier))
+    marks = [e["what_if"] for e in sim.trace.events if e["type"] == "action" and e.get("fork_seq") is not None]
+    assert marks == ["cordon node-b1"]
 
 
 # -- the form partial -------------------------------------------------------------------------

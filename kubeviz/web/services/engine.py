@@ -6,25 +6,38 @@ from typing import Any
 
 from django.conf import settings
 
+from scheduler_core.clusters import ClusterError, apply_cluster, load_cluster
 from scheduler_core.config import Policy as EnginePolicy
 from scheduler_core.errors import LoadError
-from scheduler_core.fork import ForkAction, ForkError, fork_simulation
+from scheduler_core.fork import ForkAction, ForkError, fork_from
 from scheduler_core.policy import load_policy
 from scheduler_core.scenario import load_scenario
 from scheduler_core.scenario_types import Scenario as EngineScenario
 from scheduler_core.simulation import Simulation
 
-from ..models import Policy, Run, Scenario
+from ..models import Cluster, Policy, Run, Scenario
 
-__all__ = ["LoadError", "parse_scenario", "parse_policy", "scenario_preview", "load_run_inputs", "build_simulation"]
+__all__ = [
+    "LoadError",
+    "parse_scenario",
+    "parse_policy",
+    "scenario_preview",
+    "load_run_inputs",
+    "build_simulation",
+    "run_cluster",
+]
 
 
 def parse_scenario(text: str, source: str = "scenario.yaml", cluster_document: str | None = None) -> EngineScenario:
-    """Load a scenario; a cluster's nodes are added when the scenario brings none of its own."""
+    """Load a scenario; when it brings no nodes of its own, the cluster's nodes and running pods
+    go under it (scheduler_core.clusters.apply_cluster). Raises LoadError (the cluster's name
+    cluster.yaml)."""
     scenario = load_scenario(text, source)
     if cluster_document and not scenario.nodes:
-        cluster = load_scenario(cluster_document, "cluster.yaml")
-        scenario.nodes = cluster.nodes
+        try:
+            apply_cluster(scenario, load_cluster(cluster_document, "cluster.yaml"))
+        except ClusterError as exc:
+            raise LoadError.single("cluster.yaml", None, "", str(exc)) from None
     return scenario
 
 
@@ -47,36 +60,47 @@ def scenario_preview(scenario: EngineScenario) -> dict[str, Any]:
     }
 
 
+def run_cluster(run: Run) -> Cluster | None:
+    """The cluster ``run`` used: its own, or (runs recorded before runs had one) its scenario's."""
+    if run.cluster_id is not None:
+        return run.cluster
+    return run.scenario.cluster if run.scenario.cluster_id else None
+
+
 def load_run_inputs(run: Run) -> tuple[EngineScenario, EnginePolicy]:
     scenario: Scenario = run.scenario
     policy: Policy = run.policy
-    cluster_doc = scenario.cluster.document if scenario.cluster_id else None
+    cluster = run_cluster(run)
+    cluster_doc = cluster.document if cluster is not None else None
     return parse_scenario(scenario.document, scenario.source_name, cluster_doc), parse_policy(policy.document)
 
 
 def build_simulation(run: Run) -> Simulation:
-    """The simulation to record for ``run``: a fresh one, or for a fork the parent's replayed to
+    """The simulation to record for ``run``: a fresh one, or for a fork its parent's replayed to
     the fork point with the action applied (docs/forks.md), under the run limits of the
-    settings (KUBEVIZ_RUN_MAX_EVENTS, KUBEVIZ_RUN_MAX_VIRTUAL_SECONDS). Raises LoadError
-    (ForkError for the fork's part)."""
-    scenario, policy = load_run_inputs(run)
-    max_events: int = settings.KUBEVIZ_RUN_MAX_EVENTS
-    max_virtual_ms: int = settings.KUBEVIZ_RUN_MAX_VIRTUAL_SECONDS * 1000
+    settings (KUBEVIZ_RUN_MAX_EVENTS, KUBEVIZ_RUN_MAX_VIRTUAL_SECONDS). A fork of a fork
+    replays the whole chain, each fork's action at its own event. Raises LoadError (ForkError
+    for the fork's part)."""
     if run.fork_seq is None:
+        scenario, policy = load_run_inputs(run)
+        max_events: int = settings.KUBEVIZ_RUN_MAX_EVENTS
+        max_virtual_ms: int = settings.KUBEVIZ_RUN_MAX_VIRTUAL_SECONDS * 1000
         return Simulation(scenario, policy, run.seed, max_events=max_events, max_virtual_ms=max_virtual_ms)
-    parent = run.parent
-    if parent is None:
-        raise ForkError("seq", "the run this one was forked from has been deleted, so it cannot be replayed")
     action = ForkAction.from_dict(run.fork_action)
-    replay_policy = parse_policy(parent.policy.document)
-    continue_policy = policy if action.action == "switchPolicy" else None
-    return fork_simulation(
-        scenario,
-        replay_policy,
-        run.seed,
-        run.fork_seq,
-        action,
-        continue_policy,
-        max_events=max_events,
-        max_virtual_ms=max_virtual_ms,
-    )
+    continue_policy = parse_policy(run.policy.document) if action.action == "switchPolicy" else None
+    return fork_from(_replayed_for(run), run.fork_seq, action, continue_policy)
+
+
+def _replayed_for(fork: Run) -> Simulation:
+    """The simulation ``fork`` forks: its parent's. A parent that is itself a fork shares its
+    own parent's events up to its fork point, so a fork made at or before that point forks the
+    grandparent (and so on up the chain)."""
+    assert fork.fork_seq is not None
+    parent = fork.parent
+    while parent is not None and parent.fork_seq is not None and fork.fork_seq <= parent.fork_seq:
+        parent = parent.parent
+    if parent is None:
+        raise ForkError(
+            "seq", "the run this one was forked from (or one before it) has been deleted, so it cannot be replayed"
+        )
+    return build_simulation(parent)
