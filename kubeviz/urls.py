@@ -5,13 +5,18 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
-from kubeviz.web.views import accounts, compare, forks, policies, run_actions, runs, scenarios
+from kubeviz.web.views import accounts, clusters, compare, forks, policies, run_actions, runs, scenarios
 
 urlpatterns = [
     path("", scenarios.library, name="home"),
     path("scenarios/new/", scenarios.upload, name="scenario-new"),
     path("scenarios/<slug:slug>/", scenarios.detail, name="scenario-detail"),
     path("scenarios/<slug:slug>/download/", scenarios.download, name="scenario-download"),
+    path("scenarios/<slug:slug>/save-nodes/", clusters.from_scenario, name="scenario-save-nodes"),
+    path("clusters/", clusters.cluster_list, name="cluster-list"),
+    path("clusters/new/", clusters.cluster_new, name="cluster-new"),
+    path("clusters/<int:pk>/", clusters.cluster_detail, name="cluster-detail"),
+    path("clusters/<int:pk>/download/", clusters.cluster_download, name="cluster-download"),
     path("policies/", scenarios.policy_list, name="policy-list"),
     path("policies/new/", policies.policy_new, name="policy-new"),
     path("policies/editor/yaml/", policies.policy_render_yaml, name="policy-yaml"),

@@ -1,4 +1,4 @@
-"""Command line: ``python -m scheduler_core simulate|explain|policies ...`` (docs/cli.md).
+"""Command line: ``python -m scheduler_core simulate|explain|compare|policies|scenarios|clusters`` (docs/cli.md).
 
 Exit codes: 0 success, 1 a pod to explain was not found, 2 bad input (the error names the
 file, line and field).
@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from .clusters import Cluster, ClusterError, apply_cluster, builtin_cluster, builtin_cluster_names, resolve_cluster
 from .compare import Comparison, compare
 from .config import Policy
 from .errors import LoadError
@@ -78,8 +79,17 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.add_argument("--json", action="store_true", help="print the whole comparison as JSON")
     fmt.add_argument("--csv", action="store_true", help="print the summary table as CSV")
 
+    for command in (sim, exp, cmp):
+        command.add_argument(
+            "--cluster",
+            metavar="NAME|FILE",
+            help="run a document without nodes on this cluster: a built-in name (see `clusters`) or a file "
+            "(kubectl get nodes/pods -o yaml output, a Scenario or Node manifests)",
+        )
+
     sub.add_parser("policies", help="list the built-in policies")
     sub.add_parser("scenarios", help="list the built-in scenarios")
+    sub.add_parser("clusters", help="list the built-in clusters")
     return parser
 
 
@@ -125,13 +135,15 @@ def _policy_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, help="random seed for tie-breaks (default: the scenario's)")
 
 
-def _resolve_scenario(arg: str) -> Scenario:
+def _resolve_scenario(arg: str, cluster: Cluster | None = None) -> Scenario:
+    """The scenario file or built-in name, on ``cluster`` when one is given (ClusterError if it has nodes)."""
     path = Path(arg)
     if not path.exists() and (_BUILTIN_SCENARIOS / f"{arg}.yaml").exists():
         path = _BUILTIN_SCENARIOS / f"{arg}.yaml"
     if not path.exists():
         raise FileNotFoundError(f"{arg}: no such file, and no built-in scenario of that name")
-    return load_scenario_file(path)
+    scenario = load_scenario_file(path)
+    return scenario if cluster is None else apply_cluster(scenario, cluster)
 
 
 def _resolve_policy(arg: str | None) -> Policy | None:
@@ -163,12 +175,27 @@ def _main(argv: Sequence[str] | None, out: TextIO) -> int:
                 first = sc.description.split(". ")[0].rstrip(".") if sc.description else ""
                 print(f"{path.stem:24} {first}", file=out)
             return 0
-        scenario = _resolve_scenario(args.scenario)
+        if args.command == "clusters":
+            for name in builtin_cluster_names():
+                found = builtin_cluster(name)
+                first = found.description.split(". ")[0].rstrip(".")
+                size = f"{len(found.nodes):,} nodes, {len(found.zones)} zones, {len(found.pods)} running pods"
+                print(f"{name:16} {size:36} {first}", file=out)
+            return 0
+        cluster = None
+        if args.cluster:
+            cluster = resolve_cluster(args.cluster)
+            for warning in cluster.warnings:
+                print(f"warning: {warning}", file=sys.stderr)
+        scenario = _resolve_scenario(args.scenario, cluster)
         if args.command == "compare":
-            return _compare(args, scenario, out)
+            return _compare(args, scenario, out, cluster)
         policy = _resolve_policy(args.policy)
     except (LoadError, FileNotFoundError, IsADirectoryError) as err:
         print(f"error: {err}", file=sys.stderr)
+        return 2
+    except ClusterError as err:
+        print(f"error: --cluster: {err}", file=sys.stderr)
         return 2
     if args.command == "explain":
         try:
@@ -219,7 +246,7 @@ def _simulate(scenario: Scenario, policy: Policy | None, args: argparse.Namespac
     return 0
 
 
-def _compare(args: argparse.Namespace, scenario: Scenario, out: TextIO) -> int:
+def _compare(args: argparse.Namespace, scenario: Scenario, out: TextIO, cluster: Cluster | None = None) -> int:
     if not 2 <= len(args.policy) <= 4:
         print("error: --policy: give 2 to 4 policies to compare", file=sys.stderr)
         return 2
@@ -236,7 +263,7 @@ def _compare(args: argparse.Namespace, scenario: Scenario, out: TextIO) -> int:
     path = args.scenario
 
     def fresh() -> Scenario:
-        return _resolve_scenario(path)
+        return _resolve_scenario(path, cluster)
 
     result = compare(fresh, policies, seeds)
     if args.json:

@@ -2,11 +2,11 @@
 
 **Seeing.** A scenario, policy or cluster is visible when it is built in, public, or the
 viewer's own. A run is visible when everything that shaped its trace is: its scenario, its
-policy and, for a what-if fork, the policy of every run it descends from (a fork replays its
-parent, so the parent's plugin scores are in the fork's trace). A comparison is visible when
-its scenario and every one of its runs are. So a run or comparison that uses something private
-is seen by the owner of that private thing only, on every page, list, export and websocket.
-Staff are not an exception here: they have the admin.
+policy, the cluster it ran on (if any) and, for a what-if fork, the policy of every run it
+descends from (a fork replays its parent, so the parent's plugin scores are in the fork's
+trace). A comparison is visible when its scenario and every one of its runs are. So a run or
+comparison that uses something private is seen by the owner of that private thing only, on
+every page, list, export and websocket. Staff are not an exception here: they have the admin.
 
 **Listing.** The run and comparison lists show less than the URL opens. Listed are: the
 shared built-in runs and comparisons, the viewer's own, and those that signed-in users started
@@ -96,10 +96,12 @@ def visible_clusters(user: Any) -> QuerySet[Cluster]:
 def _run_q(user: Any, prefix: str = "") -> Q:
     """The run rule as a Q over ``prefix`` (a Run, or ``"run__"`` from a ComparisonRun).
 
-    A fork's scenario is its parent's (services/forks.py), so only the ancestors' policies are
-    checked; past MAX_FORK_DEPTH generations nothing is visible (such forks are never made).
+    A fork's scenario and cluster are its parent's (services/forks.py), so only the ancestors'
+    policies are checked; past MAX_FORK_DEPTH generations nothing is visible (such forks are
+    never made). A run without a cluster (its scenario has nodes) passes the cluster part.
     """
     q = visible_q(user, f"{prefix}scenario__") & visible_q(user, f"{prefix}policy__")
+    q &= Q(**{f"{prefix}cluster__isnull": True}) | visible_q(user, f"{prefix}cluster__")
     ancestor = prefix
     for _ in range(MAX_FORK_DEPTH):
         ancestor += "parent__"

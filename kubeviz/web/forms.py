@@ -9,11 +9,13 @@ from django import forms
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 
+from scheduler_core.scenario import MAX_NODES
+
 from .models import Cluster, Visibility
 from .services.read_limits import size_error
 from .services.scenarios import Upload
 
-__all__ = ["ScenarioUploadForm", "DOCUMENT_EXTENSIONS"]
+__all__ = ["ScenarioUploadForm", "ClusterUploadForm", "ClusterShapeForm", "SaveNodesForm", "DOCUMENT_EXTENSIONS"]
 
 DOCUMENT_EXTENSIONS = (".yaml", ".yml", ".json")
 PASTED_SOURCE = "scenario.yaml"
@@ -37,7 +39,8 @@ class ScenarioUploadForm(forms.Form):
         queryset=Cluster.objects.none(),
         required=False,
         empty_label="(none)",
-        help_text="Nodes to use when the document has none, e.g. for plain Deployment manifests.",
+        help_text="Nodes (and running pods) to use when the document has none, e.g. for plain Deployment "
+        "manifests; with (none) its runs use the cluster picked on the scenario page (three-zones by default).",
     )
     file = forms.FileField(
         required=False,
@@ -134,3 +137,55 @@ class ScenarioUploadForm(forms.Form):
             visibility=data["visibility"],
             cluster=data.get("cluster"),
         )
+
+
+# Clusters
+
+CLUSTER_PLACEHOLDER = (
+    "kubectl get nodes -o yaml > cluster.yaml\n"
+    "echo --- >> cluster.yaml\n"
+    "kubectl get pods -A -o yaml >> cluster.yaml   # optional: the pods already running\n\n"
+    "— then upload cluster.yaml, or paste it here"
+)
+
+
+class ClusterUploadForm(ScenarioUploadForm):
+    """kubectl output (nodes, optionally pods), a Scenario document or Node manifests; the file
+    and text checks are the scenario upload's."""
+
+    def __init__(self, *args: Any, user: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, user=user, **kwargs)
+        del self.fields["cluster"]
+        self.fields["name"].help_text = "Leave empty to use the file name (or the Scenario's metadata.name)."
+        self.fields["visibility"].help_text = "Public clusters are listed for everyone; private ones only for you."
+        self.fields["file"].help_text = (
+            "A .yaml, .yml or .json file: `kubectl get nodes -o yaml`, optionally followed by `---` and "
+            "`kubectl get pods -A -o yaml`."
+        )
+        self.fields["text"].widget.attrs["placeholder"] = CLUSTER_PLACEHOLDER
+
+
+class ClusterShapeForm(forms.Form):
+    """N alike nodes spread over some zones (scheduler_core.clusters.shape_document)."""
+
+    name = forms.CharField(max_length=100, initial="my-cluster")
+    count = forms.IntegerField(label="Nodes", min_value=1, max_value=MAX_NODES, initial=10)
+    cpu = forms.CharField(label="CPU per node", max_length=20, initial="8", help_text='A quantity: "8", "3500m".')
+    memory = forms.CharField(
+        label="Memory per node", max_length=20, initial="32Gi", help_text='A quantity: "32Gi", "16G".'
+    )
+    pods = forms.IntegerField(label="Pods per node", min_value=1, max_value=10_000, initial=110)
+    zones = forms.IntegerField(
+        min_value=1, max_value=26, initial=3, help_text="Nodes go round-robin into zone-a, zone-b, …"
+    )
+    name_prefix = forms.CharField(
+        label="Node name prefix", max_length=40, initial="node-", help_text="node- gives node-0, node-1, …"
+    )
+    visibility = forms.ChoiceField(choices=Visibility.choices, initial=Visibility.PUBLIC, widget=forms.RadioSelect)
+
+
+class SaveNodesForm(forms.Form):
+    """The "save its nodes as a cluster" button: a name (default "<scenario> nodes") and who sees it."""
+
+    name = forms.CharField(max_length=100, required=False)
+    visibility = forms.ChoiceField(choices=Visibility.choices, required=False)

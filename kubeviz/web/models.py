@@ -29,11 +29,18 @@ class VisibleQuerySet(models.QuerySet["Any"]):
 
 
 class Cluster(models.Model):
-    """A reusable set of nodes (a Scenario document with nodes only) for manifests without nodes."""
+    """Nodes, and the pods already running on them, for documents without nodes (docs/clusters.md).
+
+    ``document`` is what scheduler_core.clusters.load_cluster reads: kubectl's output, a
+    Scenario document or Node manifests; ``summary`` keeps its counts for the list.
+    """
 
     name = models.CharField(max_length=100)
     description = models.TextField(blank=True)
-    document = models.TextField(help_text="A kubeviz Scenario document or Node manifests (YAML or JSON).")
+    document = models.TextField(
+        help_text="kubectl get nodes (and pods) -o yaml output, a kubeviz Scenario document or Node manifests."
+    )
+    summary = models.JSONField(default=dict, blank=True)  # nodes, zones, pods, cpu, memory
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE)
     visibility = models.CharField(max_length=10, choices=Visibility.choices, default=Visibility.PUBLIC)
     builtin = models.BooleanField(default=False)
@@ -41,8 +48,20 @@ class Cluster(models.Model):
 
     objects = VisibleQuerySet.as_manager()
 
+    class Meta:
+        ordering = ["-builtin", "name", "pk"]
+
     def __str__(self) -> str:
         return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("cluster-detail", args=[self.pk])
+
+    def visible_to(self, user: Any) -> bool:
+        """Whether ``user`` may see this cluster (the rule is access.can_see)."""
+        from .access import can_see
+
+        return can_see(self, user)
 
 
 class Scenario(models.Model):
@@ -123,6 +142,8 @@ class Run(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="runs")
     policy = models.ForeignKey(Policy, on_delete=models.PROTECT, related_name="runs")
+    # The cluster a scenario without nodes ran on (None when the scenario has nodes of its own).
+    cluster = models.ForeignKey(Cluster, null=True, blank=True, on_delete=models.PROTECT, related_name="runs")
     seed = models.IntegerField(default=0)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED)

@@ -33,10 +33,11 @@ from scheduler_core.replay import ViewState
 from .. import rendering
 from ..access import listed_comparisons, signed_in, visible_policies, visible_scenarios
 from ..charts import PALETTE, ChartSeries, line_chart, node_bars_chart, sum_step_series
-from ..models import Comparison, ComparisonRun, Policy, Run, Scenario, TraceEvent
+from ..models import Cluster, Comparison, ComparisonRun, Policy, Run, Scenario, TraceEvent
 from ..node_view import GRID_AFTER, cell_id
 from ..run_frames import frame_header
 from . import dispatch, limits
+from .clusters import ClusterChoiceError, choose_run_cluster
 from .shared_runs import scenario_seed, shared_key, shared_run
 from .view_state import latest_state, state_at
 
@@ -212,9 +213,12 @@ class ComparisonRequest:
     scenario: Scenario
     policies: list[Policy]
     seeds: list[int]
+    cluster: Cluster | None = None  # for a scenario without nodes (services/clusters.py)
 
 
-def validate_request(user: Any, scenario_slug: str, policy_slugs: list[str], seeds_text: str) -> ComparisonRequest:
+def validate_request(
+    user: Any, scenario_slug: str, policy_slugs: list[str], seeds_text: str, cluster_text: str = ""
+) -> ComparisonRequest:
     """Check the form's fields against what ``user`` may see; raises ComparisonInputError."""
     errors: dict[str, list[str]] = {}
     scenario = None
@@ -246,10 +250,16 @@ def validate_request(user: Any, scenario_slug: str, policy_slugs: list[str], see
     else:
         if not 1 <= count <= MAX_SEEDS:
             errors["seeds"] = [f"Choose 1 to {MAX_SEEDS} seeds, not {count}."]
+    cluster = None
+    if scenario is not None:
+        try:
+            cluster = choose_run_cluster(user, scenario, cluster_text)
+        except ClusterChoiceError as exc:
+            errors["cluster"] = [str(exc).removeprefix("cluster: ")]
     if errors or scenario is None:
         raise ComparisonInputError(errors)
     first = scenario_seed(scenario)
-    return ComparisonRequest(scenario, policies, [first + i for i in range(count)])
+    return ComparisonRequest(scenario, policies, [first + i for i in range(count)], cluster)
 
 
 def start_comparison(wanted: ComparisonRequest, who: limits.Requester) -> Comparison:
@@ -257,7 +267,7 @@ def start_comparison(wanted: ComparisonRequest, who: limits.Requester) -> Compar
     (RunQueueUnavailable: nothing is kept)."""
     shape = (len(wanted.policies), len(wanted.seeds))
     with limits.admission(who, runs=shape[0] * shape[1], comparison=shape):
-        comparison, runs = _create(wanted.scenario, wanted.policies, wanted.seeds, who.user, who.key)
+        comparison, runs = _create(wanted.scenario, wanted.policies, wanted.seeds, who.user, who.key, wanted.cluster)
     _start(comparison, runs)
     return comparison
 
@@ -270,7 +280,12 @@ def create_comparison(scenario: Scenario, policies: list[Policy], seeds: list[in
 
 
 def _create(
-    scenario: Scenario, policies: list[Policy], seeds: list[int], owner: Any, client_key: str
+    scenario: Scenario,
+    policies: list[Policy],
+    seeds: list[int],
+    owner: Any,
+    client_key: str,
+    cluster: Cluster | None = None,
 ) -> tuple[Comparison, list[Run]]:
     owner = owner if signed_in(owner) else None
     with transaction.atomic():
@@ -279,7 +294,7 @@ def _create(
         for column, policy in enumerate(policies):
             for seed in seeds:
                 run = Run.objects.create(
-                    scenario=scenario, policy=policy, seed=seed, owner=owner, client_key=client_key
+                    scenario=scenario, policy=policy, cluster=cluster, seed=seed, owner=owner, client_key=client_key
                 )
                 ComparisonRun.objects.create(comparison=comparison, run=run, policy=policy, seed=seed, column=column)
                 runs.append(run)

@@ -102,6 +102,7 @@ def create_fork(parent: Run, user: Any, seq: int, action: Mapping[str, Any]) -> 
         run = Run.objects.create(
             scenario=parent.scenario,
             policy=policy,
+            cluster=parent.cluster,  # the fork replays the parent: same nodes
             seed=parent.seed,
             owner=user,
             parent=parent,

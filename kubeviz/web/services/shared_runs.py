@@ -4,7 +4,8 @@ A built-in scenario under a built-in policy with a given seed always makes the s
 (determinism), so there is one run for it per engine version: ``Run.shared_key`` (unique) names
 it, and every request for it, with or without an account, gets that run. Nobody owns a shared
 run, so no visitor can cancel it (staff can). The key holds
-``scheduler_core.ENGINE_VERSION`` and a digest of both documents, so bumping the version or
+``scheduler_core.ENGINE_VERSION``, the cluster a scenario without nodes runs on (a built-in
+one, or none) and a digest of the documents, so bumping the version or
 changing a built-in file makes a new shared run on the next request (docs/limits.md).
 
 Creating a shared run at the scenario's own seed is free: there are only so many built-ins.
@@ -20,7 +21,7 @@ from django.db import IntegrityError, transaction
 
 from scheduler_core import ENGINE_VERSION
 
-from ..models import Policy, Run, RunStatus, Scenario
+from ..models import Cluster, Policy, Run, RunStatus, Scenario
 from . import dispatch, limits
 from .engine import LoadError, parse_scenario
 
@@ -29,9 +30,9 @@ __all__ = ["KEY_MAX", "request_run", "scenario_seed", "shareable", "shared_key",
 KEY_MAX = 200  # Run.shared_key
 
 
-def shareable(scenario: Scenario, policy: Policy) -> bool:
-    """Runs of built-in scenarios under built-in policies are shared."""
-    return scenario.builtin and policy.builtin
+def shareable(scenario: Scenario, policy: Policy, cluster: Cluster | None = None) -> bool:
+    """Runs of built-in scenarios under built-in policies (on a built-in cluster, if any) are shared."""
+    return scenario.builtin and policy.builtin and (cluster is None or cluster.builtin)
 
 
 def scenario_seed(scenario: Scenario) -> int:
@@ -43,10 +44,15 @@ def scenario_seed(scenario: Scenario) -> int:
         return 0
 
 
-def shared_key(scenario: Scenario, policy: Policy, seed: int) -> str:
-    """``v<engine version>:<scenario>:<policy>:<seed>:<digest of both documents>``."""
-    digest = hashlib.sha256(f"{scenario.document}\0{policy.document}".encode()).hexdigest()[:16]
-    key = f"v{ENGINE_VERSION}:{scenario.slug}:{policy.slug}:{seed}:{digest}"
+def shared_key(scenario: Scenario, policy: Policy, seed: int, cluster: Cluster | None = None) -> str:
+    """``v<engine version>:<scenario>:<policy>:<seed>[:c<cluster id>]:<digest of the documents>``."""
+    documents = f"{scenario.document}\0{policy.document}"
+    on_cluster = ""
+    if cluster is not None:
+        documents += f"\0{cluster.document}"
+        on_cluster = f":c{cluster.pk}"
+    digest = hashlib.sha256(documents.encode()).hexdigest()[:16]
+    key = f"v{ENGINE_VERSION}:{scenario.slug}:{policy.slug}:{seed}{on_cluster}:{digest}"
     if len(key) > KEY_MAX:  # built-in slugs are short; keep the key unique all the same
         key = f"v{ENGINE_VERSION}:{hashlib.sha256(key.encode()).hexdigest()}"
     return key
@@ -57,14 +63,16 @@ def _reusable(run: Run) -> bool:
     return not (run.status == RunStatus.FAILED or (run.status == RunStatus.FINISHED and run.stop_requested))
 
 
-def shared_run(scenario: Scenario, policy: Policy, seed: int, who: limits.Requester | None) -> tuple[Run, bool]:
+def shared_run(
+    scenario: Scenario, policy: Policy, seed: int, who: limits.Requester | None, cluster: Cluster | None = None
+) -> tuple[Run, bool]:
     """The shared run and whether this call created it (then the caller starts it).
 
     ``who`` is charged when a new run is needed at another seed than the scenario's own or to
     replace a failed one (LimitExceeded); None: the app itself asks (the built-in comparisons).
     Two requests creating it at once meet at the unique key: the second gets the first's run.
     """
-    key = shared_key(scenario, policy, seed)
+    key = shared_key(scenario, policy, seed, cluster)
     existing = Run.objects.filter(shared_key=key).first()
     if existing is not None and _reusable(existing):
         return existing, False
@@ -78,6 +86,7 @@ def shared_run(scenario: Scenario, policy: Policy, seed: int, who: limits.Reques
                 run = Run.objects.create(
                     scenario=scenario,
                     policy=policy,
+                    cluster=cluster,
                     seed=seed,
                     owner=None,
                     shared_key=key,
@@ -88,16 +97,20 @@ def shared_run(scenario: Scenario, policy: Policy, seed: int, who: limits.Reques
     return run, True
 
 
-def request_run(who: limits.Requester, scenario: Scenario, policy: Policy, seed: int) -> Run:
+def request_run(
+    who: limits.Requester, scenario: Scenario, policy: Policy, seed: int, cluster: Cluster | None = None
+) -> Run:
     """The run ``who`` asked for, started: the shared one for built-ins (created if needed), else
-    a new run of their own. Raises LimitExceeded, and RunQueueUnavailable (nothing is left queued)."""
-    if shareable(scenario, policy):
-        run, created = shared_run(scenario, policy, seed, who)
+    a new run of their own, on ``cluster`` (services/clusters.choose_run_cluster). Raises
+    LimitExceeded, and RunQueueUnavailable (nothing is left queued)."""
+    if shareable(scenario, policy, cluster):
+        run, created = shared_run(scenario, policy, seed, who, cluster)
     else:
         with limits.admission(who, runs=1):
             run = Run.objects.create(
                 scenario=scenario,
                 policy=policy,
+                cluster=cluster,
                 seed=seed,
                 owner=who.user if who.signed_in else None,
                 client_key=who.key,

@@ -20,6 +20,7 @@ from ..access import signed_in, visible_comparisons, visible_policies, visible_s
 from ..models import Comparison
 from ..services import comparisons as service
 from ..services import limits
+from ..services.clusters import cluster_choices
 from ..services.compare_recording import page_context
 from ..services.dispatch import RunQueueUnavailable
 from .refusals import QUEUE_DOWN, queue_response
@@ -54,7 +55,8 @@ def compare_new(request: HttpRequest) -> HttpResponse:
         chosen = request.POST.getlist("policies")
         seeds = request.POST.get("seeds", "")
         try:
-            wanted = service.validate_request(request.user, scenario_slug, chosen, seeds)
+            cluster_id = request.POST.get("cluster", "")
+            wanted = service.validate_request(request.user, scenario_slug, chosen, seeds, cluster_id)
             comparison = service.start_comparison(wanted, limits.requester(request))
         except service.ComparisonInputError as exc:
             errors, status = exc.errors, 400
@@ -68,11 +70,14 @@ def compare_new(request: HttpRequest) -> HttpResponse:
         scenario_slug = request.GET.get("scenario", "")[:120]
         chosen = request.GET.getlist("policies") or ["default", ""]
         seeds = request.GET.get("seeds", "1")[:3]
+        cluster_id = request.GET.get("cluster", "")[:20]
     chosen = (chosen + [""] * service.MAX_POLICIES)[: service.MAX_POLICIES]
     context: dict[str, Any] = {
         "scenarios": visible_scenarios(request.user),
         "policies": visible_policies(request.user),
         "scenario_slug": scenario_slug,
+        "clusters": cluster_choices(request.user),
+        "cluster_id": cluster_id,
         "chosen": chosen,
         "seeds": seeds,
         "errors": errors,

@@ -12,6 +12,7 @@ from django_htmx.middleware import HtmxDetails
 
 from ..access import visible_policies, visible_scenarios
 from ..services import limits
+from ..services.clusters import ClusterChoiceError, choose_run_cluster
 from ..services.dispatch import RunQueueUnavailable
 from ..services.shared_runs import request_run, scenario_seed
 from .refusals import limit_response, queue_response
@@ -30,8 +31,9 @@ class HtmxHttpRequest(HttpRequest):
 @require_POST
 def create(request: HtmxHttpRequest) -> HttpResponse:
     """POST scenario (slug), policy (slug, default "default"), seed (0..2**31-1, default the
-    scenario's own): go to the shared run, or create and start one; 429 over a limit, 503
-    when the run queue cannot be reached."""
+    scenario's own), cluster (an id, for a scenario without nodes; default its own cluster or
+    three-zones): go to the shared run, or create and start one; 429 over a limit, 503 when
+    the run queue cannot be reached."""
     scenario_slug = request.POST.get("scenario", "").strip()
     if not scenario_slug:
         return HttpResponseBadRequest("scenario: choose a scenario to run", content_type="text/plain")
@@ -53,7 +55,12 @@ def create(request: HtmxHttpRequest) -> HttpResponse:
     else:
         seed = scenario_seed(scenario)
     try:
-        run = request_run(limits.requester(request), scenario, policy, seed)
+        cluster = choose_run_cluster(request.user, scenario, request.POST.get("cluster", ""))
+    except ClusterChoiceError as refusal:
+        status = HttpResponseNotFound if refusal.status == 404 else HttpResponseBadRequest
+        return status(str(refusal), content_type="text/plain")
+    try:
+        run = request_run(limits.requester(request), scenario, policy, seed, cluster)
     except limits.LimitExceeded as refusal:
         return limit_response(request, refusal)
     except RunQueueUnavailable as error:

@@ -58,7 +58,9 @@ def _int_param(request: HttpRequest, name: str, default: int | None) -> int | No
 def run_list(request: HttpRequest) -> HttpResponse:
     """The latest listed runs: shared built-in ones, the viewer's own, public ones of signed-in
     users (access.listed_runs); runs started without an account are not listed."""
-    runs = listed_runs(request.user).select_related("scenario", "policy").order_by("-created")[:RUN_LIST_SIZE]
+    runs = (
+        listed_runs(request.user).select_related("scenario", "policy", "cluster").order_by("-created")[:RUN_LIST_SIZE]
+    )
     rows = [{"run": run, "t": format_time(run.t_ms)} for run in runs]
     return render(request, "web/runs/list.html", {"runs": rows})
 

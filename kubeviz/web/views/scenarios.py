@@ -16,6 +16,7 @@ from django_htmx.middleware import HtmxDetails
 
 from ..forms import ScenarioUploadForm
 from ..models import Policy, Scenario
+from ..services import clusters as cluster_service
 from ..services import scenarios as service
 from ..services.engine import LoadError
 from ..services.read_limits import body_limit, read_budget, size_error
@@ -85,8 +86,20 @@ def detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         "seed": tables.seed if tables else 0,
         "runs": service.recent_runs(scenario, request.user),
         "warnings": detail.warnings,
+        **_cluster_context(request, scenario),
     }
     return render(request, "web/scenarios/detail.html", context)
+
+
+def _cluster_context(request: HttpRequest, scenario: Scenario) -> dict[str, object]:
+    """The run form's cluster pick, for a document without nodes of its own."""
+    if cluster_service.has_own_nodes(scenario):
+        return {"nodeless": False}
+    return {
+        "nodeless": True,
+        "clusters": cluster_service.cluster_choices(request.user),
+        "default_cluster": cluster_service.default_cluster(scenario, request.user),
+    }
 
 
 def _htmx_table(request: HtmxHttpRequest) -> str | None:
