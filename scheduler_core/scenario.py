@@ -59,7 +59,10 @@ __all__ = [
 # while the YAML is read (_Census), and again as objects are built.
 MAX_NODES = 10_000
 MAX_PODS = 50_000
-NO_NODES_WARNING = "no nodes: every pod will stay pending (add nodes, or pick a cluster when uploading)"
+NO_NODES_WARNING = (
+    "no nodes: every pod stays pending unless the scenario runs on a cluster "
+    "(--cluster in the CLI, the Cluster pick in the web app)"
+)
 SCENARIO_API_VERSION = "kubeviz.dev/v1"
 BUILTIN_SCENARIOS_DIR = Path(__file__).with_name("scenarios")
 

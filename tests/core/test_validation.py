@@ -242,7 +242,10 @@ def test_a_parser_problem_reports_through_the_reader() -> None:
 def test_a_scenario_without_nodes_warns_that_every_pod_stays_pending() -> None:
     scenario = load_scenario("kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n", "pod.yaml")
     assert scenario.warnings == [f"pod.yaml: {NO_NODES_WARNING}"]
-    assert NO_NODES_WARNING == "no nodes: every pod will stay pending (add nodes, or pick a cluster when uploading)"
+    assert NO_NODES_WARNING == (
+        "no nodes: every pod stays pending unless the scenario runs on a cluster "
+        "(--cluster in the CLI, the Cluster pick in the web app)"
+    )
 
 
 def test_nodes_added_by_the_timeline_are_nodes() -> None:

@@ -582,7 +582,7 @@ def test_a_pod_on_a_missing_node_is_saved_with_a_warning(logged_in_client: Clien
 def test_a_scenario_without_nodes_is_saved_with_a_warning(logged_in_client: Client) -> None:
     response = post_upload(logged_in_client, text=MANIFESTS.split("---\n", 1)[1])
     page = logged_in_client.get(response["Location"]).content.decode()
-    assert "Warning: scenario.yaml: no nodes: every pod will stay pending (add nodes, or pick a cluster" in page
+    assert "Warning: scenario.yaml: no nodes: every pod stays pending unless the scenario runs on a cluster" in page
 
 
 # Policies
