@@ -1,0 +1,75 @@
+"""Every lesson tells the truth about its trace: each moment's predicate finds its event and
+every claim (``expect``) holds there (kubeviz/lessons, docs/lessons.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubeviz.lessons import LessonError, lessons, load_lesson, locate
+from kubeviz.lessons.traces import engine_traces
+from scheduler_core.policy import builtin_policy_names
+from scheduler_core.scenario import builtin_scenario_names
+
+LESSONS = lessons()
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[x.slug for x in LESSONS])
+def test_every_moment_is_found_and_its_claims_hold(lesson) -> None:
+    assert lesson.scenario in builtin_scenario_names()
+    assert set(lesson.policies) <= set(builtin_policy_names())
+    found = locate(lesson, engine_traces(lesson))
+    assert list(found) == [m.id for m in lesson.moments]
+    for earlier, later in zip(lesson.moments, lesson.moments[1:], strict=False):
+        if earlier.column == later.column:
+            assert found[earlier.id] <= found[later.id], f"{later.id} comes before {earlier.id}"
+
+
+def test_a_claim_that_does_not_hold_names_the_moment() -> None:
+    lesson = load_lesson(
+        """
+slug: wrong
+title: Wrong
+order: 99
+summary: A lesson whose claim is false.
+scenario: preemption-basics
+policy: default
+seed: 3
+moments:
+  - id: choice
+    title: The choice
+    when: {type: preemption, where: {pod: default/urgent, eligible: true}}
+    text: It says node-a.
+    expect: [{path: chosen, equals: node-a}]
+""",
+        "wrong.yaml",
+    )
+    with pytest.raises(LessonError, match="moment 'choice' .*expected chosen equals 'node-a', got 'node-b'"):
+        locate(lesson, engine_traces(lesson))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("slug: x\ncolour: red\n", r"wrong.yaml:2 colour: unknown field"),
+        (
+            "slug: x\ntitle: X\norder: 1\nsummary: s\nscenario: s\npolicy: p\nmoments:\n"
+            "  - {id: a, title: A, text: t, when: {type: bound, after: b}}\n",
+            r"moments\[0\].when.after: 'b' is not an earlier moment",
+        ),
+        (
+            "slug: x\ntitle: X\norder: 1\nsummary: s\nscenario: s\npolicy: p\nmoments:\n"
+            "  - {id: a, title: A, text: t, when: {type: bound},\n"
+            "     question: {prompt: p, choices: [a, b], answer: 2, reveal: r}}\n",
+            r"moments\[0\].question.answer: must be the index of a choice",
+        ),
+        (
+            "slug: x\ntitle: X\norder: 1\nsummary: s\nscenario: s\npolicy: p\nmoments:\n"
+            "  - {id: a, title: A, text: t, when: {type: bound}, highlight: [{lane: waiting}]}\n",
+            r"moments\[0\].highlight\[0\].lane: must be one of active, backoff, unschedulable",
+        ),
+    ],
+    ids=["unknown field", "after a later moment", "answer out of range", "unknown lane"],
+)
+def test_bad_lesson_files_name_the_field(text: str, message: str) -> None:
+    with pytest.raises(LessonError, match=message):
+        load_lesson(text, "wrong.yaml")
