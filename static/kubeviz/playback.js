@@ -45,7 +45,24 @@
       var fork = document.getElementById("fork-seq");
       if (fork) fork.value = d.position;
       if (speed && d.speed && document.activeElement !== speed) speed.value = d.speed === "0" ? "max" : d.speed;
+      // For other scripts of the page (a lesson's script, a pod's story): where this viewer is.
+      document.dispatchEvent(new CustomEvent("kubeviz:playhead", { detail: {
+        position: Number(d.position), end: Number(d.end), playing: d.playing === "1", complete: d.complete === "1",
+      } }));
     }
+
+    // The page's other scripts move this viewer's playhead through the same socket:
+    // kubevizPlayback.send("seek", 42), .send("pause"), .send("play").
+    window.kubevizPlayback = {
+      send: function (action, value) {
+        if (!socket) return false;
+        var message = { action: action };
+        if (value !== undefined) message.value = value;
+        socket.send(JSON.stringify(message));
+        return true;
+      },
+      position: function () { var line = playhead(); return line ? Number(line.dataset.position) : null; },
+    };
 
     if (scrub) {
       scrub.addEventListener("pointerdown", function () { dragging = true; });
