@@ -74,10 +74,16 @@ def detail(request: HttpRequest, run_id: UUID) -> HttpResponse:
     """The run page at t=0 (``?seq=N``: at event N, a link to that moment), paused; the viewer's
     websocket takes it from there."""
     run = _get_visible_run(request, run_id)
+    return render(request, "web/runs/detail.html", run_page_context(request, run, _int_param(request, "seq", 0) or 0))
+
+
+def run_page_context(request: HttpRequest, run: Run, seq: int) -> dict[str, Any]:
+    """What web/runs/detail.html needs to show ``run`` at event ``seq`` (the lesson player
+    extends that page, so it builds the same context: views/lessons.py)."""
     recording = RunRecording(run.id)
     recording.refresh()
     timeline = recording.timeline()
-    playhead = Playhead(position=timeline.clamp(_int_param(request, "seq", 0) or 0))
+    playhead = Playhead(position=timeline.clamp(seq))
     state = recording.state(playhead.position)
     frame = render_frame(run, state, recording.memo, final=run.done and playhead.position >= run.last_seq)
     parts = {p.id.replace("-", "_"): in_page(p.html) for p in frame.parts}
@@ -99,7 +105,7 @@ def detail(request: HttpRequest, run_id: UUID) -> HttpResponse:
         "nodes_html": in_page(frame.groups[0].html),
         "prefix": "",
     }
-    return render(request, "web/runs/detail.html", context)
+    return context
 
 
 @require_GET

@@ -1,0 +1,185 @@
+"""The lessons page and the lesson player (kubeviz/web/views/lessons.py, docs/lessons.md)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from kubeviz.lessons import lesson, lessons, locate
+from kubeviz.lessons.traces import engine_traces
+from kubeviz.web.models import Run, RunStatus, TraceEvent
+from kubeviz.web.services import dispatch
+from kubeviz.web.services import lessons as service
+from kubeviz.web.services.runner import step_loop
+
+from .conftest import Published
+
+pytestmark = pytest.mark.django_db
+
+PREEMPTION = "preemption"
+# A highlight's kind → the run page's data attribute that names it (docs/lessons.md).
+ATTRIBUTE = {"lane": "lane", "node": "node", "pod": "pod", "score": "plugin", "victim": "victim", "panel": "panel"}
+
+
+@pytest.fixture(autouse=True)
+def quiet_start(monkeypatch: pytest.MonkeyPatch, settings: Any) -> list[Run]:
+    """Runs are recorded by the test (step_loop), not started in the background; no anonymous
+    visitor may start a run of their own, so a lesson that opens proves it is free."""
+    settings.KUBEVIZ_ANON_RUNS_PER_WINDOW = 0
+    settings.KUBEVIZ_CLIENT_IP_HEADER = ""
+    started: list[Run] = []
+    monkeypatch.setattr(dispatch, "start_run", started.append)
+    service._located.cache_clear()
+    return started
+
+
+def record(run: Run) -> Run:
+    step_loop(run.id, Published())
+    run.refresh_from_db()
+    assert run.status == RunStatus.FINISHED, run.error
+    return run
+
+
+def script_of(html: str) -> dict[str, Any]:
+    found = re.search(r'<script id="lesson-script" type="application/json">(.*?)</script>', html, re.S)
+    assert found, "the player page carries the lesson's script"
+    data: dict[str, Any] = json.loads(found.group(1))
+    return data
+
+
+def open_lesson(client: Client, slug: str = PREEMPTION) -> Any:
+    """Open the lesson; record its runs the first time (the background start is stubbed)."""
+    client.get(reverse("lesson-detail", args=[slug]))
+    for run in Run.objects.filter(status=RunStatus.QUEUED):
+        record(run)
+    return client.get(reverse("lesson-detail", args=[slug]))
+
+
+# The list
+
+
+def test_the_lessons_page_lists_every_lesson_in_order_with_links(client: Client) -> None:
+    html = client.get(reverse("lesson-list")).content.decode()
+    slugs = re.findall(r'<li class="lesson-card panel" data-lesson="([^"]+)"', html)
+    assert slugs == [x.slug for x in lessons()]
+    for x in lessons():
+        assert f'href="{reverse("lesson-detail", args=[x.slug])}"' in html
+        assert x.title in html
+
+
+def test_lessons_come_first_on_the_home_page_and_in_the_nav(client: Client, builtins: None) -> None:
+    html = client.get(reverse("home")).content.decode()
+    nav = html[html.index("<nav>") : html.index("</nav>")]
+    assert re.findall(r"<a [^>]*>([^<]+)</a>", nav)[0] == "Lessons"
+    main = html[html.index("<main>") :]
+    assert main.index(reverse("lesson-list")) < main.index("Start here")
+
+
+# The player
+
+
+def test_the_preemption_lesson_plays_the_moments_the_engine_trace_has(client: Client, builtins: None) -> None:
+    response = open_lesson(client)
+    assert response.status_code == 200
+    the_lesson = lesson(PREEMPTION)
+    expected = locate(the_lesson, engine_traces(the_lesson))
+    moments = script_of(response.content.decode())["moments"]
+    assert [(m["id"], m["seq"]) for m in moments] == list(expected.items())
+    previous = 0
+    for shown, moment in zip(moments, the_lesson.moments, strict=True):
+        assert shown["title"] == moment.title and shown["text"] == moment.text
+        # a question is asked one event before its moment (not before the previous moment)
+        assert shown["ask_seq"] == (max(shown["seq"] - 1, previous) if moment.question else shown["seq"])
+        previous = shown["seq"]
+        assert shown["highlight"] == [f'[data-{ATTRIBUTE[h.kind]}="{h.target}"]' for h in moment.highlight]
+        if moment.question:
+            assert shown["question"]["choices"] == list(moment.question.choices)
+            assert shown["question"]["answer"] == moment.question.answer
+    html = response.content.decode()
+    assert 'id="lesson-panel"' in html and 'id="run-page"' in html  # the script beside the run page
+    assert f'Moment <span class="lesson-n">1</span> of {len(the_lesson.moments)}' in html
+
+
+def test_a_later_moment_starts_the_run_at_the_moment_before_it(client: Client, builtins: None) -> None:
+    open_lesson(client)
+    the_lesson = lesson(PREEMPTION)
+    seqs = locate(the_lesson, engine_traces(the_lesson))
+    html = client.get(reverse("lesson-detail", args=[PREEMPTION]), {"m": 1}).content.decode()
+    first = the_lesson.moments[0].id
+    assert f'ws-connect="/ws/runs/{Run.objects.get().id}/?at={seqs[first]}"' in html
+    assert 'data-start="1"' in html
+
+
+def test_two_visitors_share_one_run_and_neither_is_charged(builtins: None, quiet_start: list[Run]) -> None:
+    first, second = Client(), Client()
+    assert open_lesson(first).status_code == 200
+    assert second.get(reverse("lesson-detail", args=[PREEMPTION])).status_code == 200
+    assert Run.objects.count() == 1
+    run = Run.objects.get()
+    assert run.shared_key and run.owner is None and run.client_key == ""
+    assert len(quiet_start) == 1  # started once, by the first visit
+
+
+def test_a_failed_shared_run_is_not_recomputed_for_free(client: Client, builtins: None) -> None:
+    """Replacing a failed shared run is charged (docs/limits.md): a lesson says so instead."""
+    open_lesson(client)
+    Run.objects.update(status=RunStatus.FAILED, error="the worker was lost")
+    response = client.get(reverse("lesson-detail", args=[PREEMPTION]))
+    assert response.status_code == 200
+    assert "The lesson&#x27;s run failed: the worker was lost" in response.content.decode()
+    assert Run.objects.count() == 1
+
+
+def test_a_recording_lesson_says_so_and_polls_until_done(client: Client, builtins: None) -> None:
+    url = reverse("lesson-detail", args=[PREEMPTION])
+    html = client.get(url).content.decode()
+    assert "Preparing the lesson…" in html and 'hx-trigger="every 500ms"' in html
+    assert client.get(url, headers={"HX-Request": "true"}).status_code == 204
+    record(Run.objects.get())
+    done = client.get(url, headers={"HX-Request": "true"})
+    assert done.status_code == 200 and done["HX-Refresh"] == "true"
+
+
+def test_a_lesson_its_trace_no_longer_matches_says_so(client: Client, builtins: None, caplog: Any) -> None:
+    open_lesson(client)
+    service._located.cache_clear()
+    TraceEvent.objects.filter(type="preemption").delete()
+    response = client.get(reverse("lesson-detail", args=[PREEMPTION]))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "This lesson no longer matches its run" in html and "finds no event" in html
+    assert "its moments are not in the stored traces" in caplog.text
+
+
+def test_an_unknown_lesson_is_a_404_that_lists_the_lessons(client: Client) -> None:
+    response = client.get(reverse("lesson-detail", args=["no-such-lesson"]))
+    assert response.status_code == 404
+    html = response.content.decode()
+    for x in lessons():
+        assert f'href="{reverse("lesson-detail", args=[x.slug])}"' in html
+
+
+@pytest.mark.parametrize("value", ["x", "-1", "99"], ids=["not a number", "negative", "past the last moment"])
+def test_a_bad_moment_number_is_refused_naming_the_parameter(client: Client, builtins: None, value: str) -> None:
+    response = client.get(reverse("lesson-detail", args=[PREEMPTION]), {"m": value})
+    assert response.status_code == 400
+    assert response.content.decode().startswith("m:")
+
+
+def test_a_side_by_side_lesson_plays_the_run_of_each_moments_column(client: Client, builtins: None) -> None:
+    """Both policies' runs are recorded; a moment of column 1 opens the page on the second run,
+    and the page links to the built-in comparison of the same two runs."""
+    paired = lesson("statefulset-upgrade")
+    assert open_lesson(client, paired.slug).status_code == 200
+    runs = {run.policy.slug: run for run in Run.objects.all()}
+    assert set(runs) == {"default", "upgrade-aware"}
+    index = next(i for i, m in enumerate(paired.moments) if m.column == 1)
+    html = client.get(reverse("lesson-detail", args=[paired.slug]), {"m": index}).content.decode()
+    assert f'ws-connect="/ws/runs/{runs["upgrade-aware"].id}/' in html
+    assert 'data-column="1"' in html
+    assert f'href="{reverse("compare-builtin", args=["sts-upgrade-under-pressure"])}"' in html
