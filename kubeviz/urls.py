@@ -5,10 +5,14 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
-from kubeviz.web.views import accounts, clusters, compare, forks, policies, run_actions, runs, scenarios
+from kubeviz.web.views import accounts, clusters, compare, forks, lessons, policies, run_actions, runs, scenarios
+from kubeviz.web.views import glossary as glossary_views
+from kubeviz.web.views import pod_story as pod_story_views
 
 urlpatterns = [
     path("", scenarios.library, name="home"),
+    path("lessons/", lessons.lesson_list, name="lesson-list"),
+    path("lessons/<slug:slug>/", lessons.player, name="lesson-detail"),
     path("scenarios/new/", scenarios.upload, name="scenario-new"),
     path("scenarios/<slug:slug>/", scenarios.detail, name="scenario-detail"),
     path("scenarios/<slug:slug>/download/", scenarios.download, name="scenario-download"),
@@ -27,6 +31,7 @@ urlpatterns = [
     path("runs/new/", run_actions.create, name="run-create"),
     path("runs/<uuid:run_id>/", runs.detail, name="run-detail"),
     path("runs/<uuid:run_id>/node/", runs.node, name="run-node"),
+    path("runs/<uuid:run_id>/pod/", pod_story_views.pod, name="run-pod"),
     path("runs/<uuid:run_id>/events.json", runs.events_json, name="run-events"),
     path("runs/<uuid:run_id>/fork/", forks.fork, name="run-fork"),
     path("compare/", compare.compare_list, name="compare-list"),
@@ -35,6 +40,7 @@ urlpatterns = [
     path("compare/<uuid:comparison_id>/", compare.compare_detail, name="compare-detail"),
     path("compare/<uuid:comparison_id>/summary.csv", compare.compare_csv, name="compare-csv"),
     path("compare/<uuid:comparison_id>/comparison.json", compare.compare_json, name="compare-json"),
+    path("glossary/", glossary_views.glossary, name="glossary"),
     path("accounts/signup/", accounts.signup, name="signup"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),

@@ -286,7 +286,8 @@ def cycle_context(state: ViewState, detail: str = "full", *, compact: bool = Fal
             "decided_by": decided_by.replace("_", " "),
             "decided_why": DECIDED_BY.get(decided_by, ""),
             "victims": [
-                {"name": short_pod(v["pod"]), "priority": v.get("priority")} for v in preemption.get("victims") or []
+                {"name": short_pod(v["pod"]), "priority": v.get("priority"), "chip": pod_chip(state, v["pod"])}
+                for v in preemption.get("victims") or []
             ],
             "rejected_nodes": sorted((preemption.get("rejected_nodes") or {}).items()),
             "nominations_cleared": [
@@ -320,7 +321,8 @@ def summary_context(run: Run, final: ViewState | None) -> dict[str, Any] | None:
         (
             "Pods scheduled",
             m.get("pods_scheduled"),
-            f"of {m.get('pods_total', 0)} pods ({m.get('pods_prebound', 0)} prebound)",
+            f"queued pods ever bound, of {m.get('pods_total', 0)} ({m.get('pods_prebound', 0)} prebound, not counted);"
+            " “on a node now” above leaves out deleted and completed pods",
         ),
         (
             "Pending at the end",

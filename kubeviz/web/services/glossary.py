@@ -1,0 +1,552 @@
+"""The words of the scheduler, once: what the glossary page, the run page's tooltips and
+docs/glossary.md all show.
+
+Every term the pages explain lives in ``TERMS`` (a slug, the word as the pages print it, one to
+three plain sentences, and the upstream file of kubernetes/kubernetes where the rule lives).
+The ``term`` template tag (kubeviz/web/templatetags/terms.py) reads its tooltip from here, so a
+page cannot explain a word the glossary lacks. Plain Python, no Django: ``python -m
+kubeviz.web.services.glossary`` prints docs/glossary.md, and a test keeps that file equal to it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Term", "Section", "SECTIONS", "TERMS", "UPSTREAM_BASE", "term", "markdown"]
+
+UPSTREAM_BASE = "https://github.com/kubernetes/kubernetes/blob/master/"
+Q = "pkg/scheduler/internal/queue/scheduling_queue.go"
+ONE = "pkg/scheduler/schedule_one.go"
+IFACE = "pkg/scheduler/framework/interface.go"
+RUNTIME = "pkg/scheduler/framework/runtime/framework.go"
+PREEMPT = "pkg/scheduler/framework/preemption/preemption.go"
+CACHE = "pkg/scheduler/internal/cache/cache.go"
+
+
+@dataclass(frozen=True)
+class Term:
+    """One glossary entry. ``slug`` is the page anchor (``/glossary/#slug``)."""
+
+    slug: str
+    name: str
+    text: str
+    upstream: str = ""  # a path inside kubernetes/kubernetes, or "" (kubeviz's own idea)
+    section: str = ""
+
+    @property
+    def upstream_url(self) -> str:
+        return UPSTREAM_BASE + self.upstream if self.upstream else ""
+
+
+@dataclass(frozen=True)
+class Section:
+    key: str
+    title: str
+
+
+SECTIONS = (
+    Section("queue", "The scheduling queue"),
+    Section("cycle", "A scheduling cycle"),
+    Section("score", "Scores"),
+    Section("bind", "Assume and bind"),
+    Section("preemption", "Priority and preemption"),
+    Section("constraints", "Where a pod may go"),
+    Section("page", "On the run page"),
+    Section("cluster", "Changing the cluster"),
+)
+
+
+def _t(section: str, slug: str, name: str, text: str, upstream: str = "") -> Term:
+    return Term(slug=slug, name=name, text=text, upstream=upstream, section=section)
+
+
+TERMS: tuple[Term, ...] = (
+    # -- the queue ---------------------------------------------------------------------
+    _t(
+        "queue",
+        "activeq",
+        "activeQ",
+        "The pods ready to be tried, in a heap: the highest priority pops first, then the one that "
+        "has waited longest. The scheduler takes one pod at a time from its head.",
+        Q,
+    ),
+    _t(
+        "queue",
+        "backoffq",
+        "backoffQ",
+        "Pods that failed recently and wait out their backoff before going back to activeQ. "
+        "It is ordered by when each pod's backoff ends.",
+        Q,
+    ),
+    _t(
+        "queue",
+        "unschedulable-pods",
+        "unschedulablePods",
+        "Pods that fit nowhere, parked until a cluster event that could help them (a node added, a "
+        "pod deleted, …) or the 5-minute leftover flush moves them out. The run page's "
+        "'Unschedulable' lane.",
+        Q,
+    ),
+    _t(
+        "queue",
+        "backoff",
+        "backoff",
+        "How long a failed pod waits before its next try: 1 s after the first attempt, doubling "
+        "with each attempt (2 s, 4 s, 8 s) up to 10 s.",
+        Q,
+    ),
+    _t(
+        "queue",
+        "flush",
+        "flush",
+        "Two timers move pods without any cluster event: every 1 s, pods whose backoff is over go "
+        "from backoffQ to activeQ; every 30 s, pods that sat in unschedulablePods too long (the "
+        "leftover) go back to be tried.",
+        Q,
+    ),
+    _t(
+        "queue",
+        "leftover",
+        "leftover",
+        "A pod that has been in unschedulablePods for more than 5 minutes "
+        "(podMaxInUnschedulablePodsDuration). The 30-second flush retries it even if no event "
+        "suggested it might fit.",
+        Q,
+    ),
+    _t(
+        "queue",
+        "cluster-event",
+        "cluster event",
+        "A change the scheduler hears about from the API server: a node added or updated, a pod "
+        "added, deleted or bound. A pod in unschedulablePods moves only on an event one of the "
+        "plugins that rejected it registered for.",
+        "pkg/scheduler/eventhandlers.go",
+    ),
+    _t(
+        "queue",
+        "queueinghint",
+        "QueueingHint",
+        "A per-plugin function (newer kube-scheduler) that looks at a cluster event and says "
+        "whether it could make a rejected pod schedulable. kubeviz models the era with hints off: "
+        "any event a rejecting plugin registered for moves the pod.",
+        "pkg/scheduler/framework/types.go",
+    ),
+    # -- a cycle -----------------------------------------------------------------------
+    _t(
+        "cycle",
+        "scheduling-cycle",
+        "scheduling cycle",
+        "One pod popped from activeQ and decided: PreFilter, Filter, (PostFilter if nothing fits), "
+        "Score, selectHost, then assume, Reserve and Permit. Cycles run one at a time.",
+        ONE,
+    ),
+    _t(
+        "cycle",
+        "binding-cycle",
+        "binding cycle",
+        "After a scheduling cycle chose a node: PreBind, Bind (write spec.nodeName through the API "
+        "server) and PostBind. It runs asynchronously, so the next pod's cycle need not wait.",
+        ONE,
+    ),
+    _t(
+        "cycle",
+        "extension-point",
+        "extension point",
+        "A named step of the cycle where plugins are called: PreFilter, Filter, PostFilter, "
+        "PreScore, Score, NormalizeScore, Reserve, Permit, PreBind, Bind, PostBind.",
+        IFACE,
+    ),
+    _t(
+        "cycle",
+        "prefilter",
+        "PreFilter",
+        "Runs once per pod before any node is checked: plugins compute what Filter needs, and may "
+        "reject the pod outright (then no node is looked at).",
+        IFACE,
+    ),
+    _t(
+        "cycle",
+        "filter",
+        "Filter",
+        "Runs for each node: every Filter plugin must say the pod fits there, and the first that "
+        "refuses stops the checks for that node with its reason.",
+        RUNTIME,
+    ),
+    _t(
+        "cycle",
+        "postfilter",
+        "PostFilter",
+        "Runs only when no node fits. The default PostFilter plugin is DefaultPreemption, which "
+        "looks for lower-priority pods to evict.",
+        IFACE,
+    ),
+    _t(
+        "cycle",
+        "prescore",
+        "PreScore",
+        "Runs once per pod before scoring, so Score plugins can share per-pod work (in the cycle state).",
+        IFACE,
+    ),
+    _t(
+        "cycle",
+        "score",
+        "Score",
+        "Runs for each feasible node: each Score plugin gives the node a raw score by its own rule. "
+        "Skipped when only one node fits.",
+        RUNTIME,
+    ),
+    _t(
+        "cycle",
+        "normalizescore",
+        "NormalizeScore",
+        "A Score plugin's chance to map its raw scores onto 0–100 over this cycle's nodes (for "
+        "example reversing counts, so fewer untolerated taints scores higher).",
+        RUNTIME,
+    ),
+    _t(
+        "cycle",
+        "reserve",
+        "Reserve",
+        "Runs right after assume, so plugins can set resources aside for the pod; if anything later "
+        "fails, Unreserve undoes it.",
+        IFACE,
+    ),
+    _t(
+        "cycle",
+        "permit",
+        "Permit",
+        "The last gate of the scheduling cycle: a plugin may allow, deny or make the pod wait before binding.",
+        IFACE,
+    ),
+    _t(
+        "cycle",
+        "prebind",
+        "PreBind",
+        "Work that must happen before the pod is bound, such as attaching volumes (not modelled by kubeviz).",
+        IFACE,
+    ),
+    _t(
+        "cycle",
+        "bind-point",
+        "Bind",
+        "The extension point that binds: DefaultBinder writes the binding to the API server.",
+        "pkg/scheduler/framework/plugins/defaultbinder/default_binder.go",
+    ),
+    _t(
+        "cycle",
+        "plugin",
+        "plugin",
+        "One rule of the scheduler, such as NodeResourcesFit or TaintToleration, called at the "
+        "extension points it implements. A policy (profile) lists the plugins and their weights.",
+        "pkg/scheduler/framework/plugins/registry.go",
+    ),
+    _t(
+        "cycle",
+        "feasible-node",
+        "feasible node",
+        "A node every Filter plugin accepted for the pod. Only feasible nodes are scored.",
+        ONE,
+    ),
+    _t(
+        "cycle",
+        "numfeasiblenodestofind",
+        "numFeasibleNodesToFind",
+        "How many feasible nodes the scheduler looks for before it stops filtering: all of them "
+        "below 100 nodes, otherwise a percentage of the cluster (at least 100 nodes). Filtering "
+        "starts where the previous cycle stopped, so every node gets its turn.",
+        ONE,
+    ),
+    _t(
+        "cycle",
+        "percentageofnodestoscore",
+        "percentageOfNodesToScore",
+        "The setting behind numFeasibleNodesToFind. Unset (the default), it adapts: 50% minus one "
+        "point per 125 nodes, never below 5%.",
+        ONE,
+    ),
+    # -- scores ------------------------------------------------------------------------
+    _t(
+        "score",
+        "raw-score",
+        "raw",
+        "The number a Score plugin first gives a node, in its own units (a count of taints, a "
+        "percentage of free CPU, …).",
+        RUNTIME,
+    ),
+    _t(
+        "score",
+        "normalized-score",
+        "normalized",
+        "The raw score mapped onto 0–100 by the plugin's NormalizeScore, so plugins can be added up fairly.",
+        RUNTIME,
+    ),
+    _t(
+        "score",
+        "weighted-score",
+        "weighted",
+        "The normalized score times the plugin's weight in the policy. A node's total is the sum of "
+        "its weighted scores; the highest total wins.",
+        RUNTIME,
+    ),
+    _t(
+        "score",
+        "selecthost",
+        "selectHost",
+        "Picks the node with the highest total. Ties are broken by reservoir sampling with a random "
+        "number, which kubeviz draws from the run's seed (same seed, same choice).",
+        ONE,
+    ),
+    # -- assume and bind ---------------------------------------------------------------
+    _t(
+        "bind",
+        "assume",
+        "assume",
+        "The scheduler's cache counts the pod on its chosen node at once, before the API server has "
+        "bound it, so the next cycle does not hand out the same room.",
+        CACHE,
+    ),
+    _t(
+        "bind",
+        "bind",
+        "bind",
+        "The API server records the pod's node (spec.nodeName); from then on the kubelet runs it. "
+        "In kubeviz this happens after the policy's bind latency.",
+        "pkg/scheduler/framework/plugins/defaultbinder/default_binder.go",
+    ),
+    _t(
+        "bind",
+        "forget",
+        "forget",
+        "When binding fails (the node or pod went away), the cache drops the assumed pod, the room "
+        "is freed and the pod goes back to the queue.",
+        CACHE,
+    ),
+    # -- priority and preemption -------------------------------------------------------
+    _t(
+        "preemption",
+        "nominated-pod",
+        "nominated",
+        "A pod whose preemption freed (or is freeing) room on a node gets that node as its "
+        "status.nominatedNodeName. The scheduler tries that node first next time, and pods of "
+        "equal or lower priority must fit beside it there.",
+        Q,
+    ),
+    _t(
+        "preemption",
+        "nominatednodename",
+        "nominatedNodeName",
+        "The pod field that records a nomination. It is a hint, not a binding: the pod may still end up elsewhere.",
+        ONE,
+    ),
+    _t(
+        "preemption",
+        "preemption",
+        "preemption",
+        "When no node fits a pod, DefaultPreemption looks for nodes where evicting lower-priority "
+        "pods would make room, picks one by five criteria in order, deletes the victims and "
+        "nominates the pod to that node.",
+        PREEMPT,
+    ),
+    _t(
+        "preemption",
+        "victim",
+        "victim",
+        "A lower-priority pod that preemption deletes to make room. It gets its graceful "
+        "termination period before its resources are free.",
+        PREEMPT,
+    ),
+    _t(
+        "preemption",
+        "reprieve",
+        "reprieve",
+        "During preemption's dry run every lower-priority pod is removed from the node, then each "
+        "is added back (most important first) if the preemptor still fits; the ones added back are "
+        "spared.",
+        "pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go",
+    ),
+    _t(
+        "preemption",
+        "pdb",
+        "PodDisruptionBudget",
+        "A limit on how many pods of a set may be down by choice at once. Preemption prefers victims "
+        "that break no budget but may break one; an eviction (a drain) never does.",
+        "pkg/controller/disruption/disruption.go",
+    ),
+    _t(
+        "preemption",
+        "priority",
+        "priority",
+        "A pod's importance, a number (spec.priority) copied from its PriorityClass. activeQ pops "
+        "higher priority first, and only higher-priority pods can preempt.",
+        "pkg/scheduler/framework/plugins/queuesort/priority_sort.go",
+    ),
+    _t(
+        "preemption",
+        "priorityclass",
+        "PriorityClass",
+        "A named priority value that pods refer to by priorityClassName; it may also set the pod's preemptionPolicy.",
+        "pkg/apis/scheduling/types.go",
+    ),
+    _t(
+        "preemption",
+        "preemptionpolicy",
+        "preemptionPolicy",
+        "PreemptLowerPriority (the default) or Never. A pod with Never waits its turn by priority "
+        "but never evicts anyone.",
+        PREEMPT,
+    ),
+    _t(
+        "preemption",
+        "terminating",
+        "terminating",
+        "A pod that has been deleted and is within its grace period (30 s unless it says "
+        "otherwise). Its resources still count on the node until it is gone.",
+    ),
+    # -- where a pod may go ------------------------------------------------------------
+    _t(
+        "constraints",
+        "taint-toleration",
+        "taint / toleration",
+        "A taint on a node keeps pods off unless they carry a matching toleration. NoSchedule and "
+        "NoExecute taints filter; PreferNoSchedule taints only lower the score (TaintToleration normalizes "
+        "the count reversed, so fewer bad taints = 100).",
+        "pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go",
+    ),
+    _t(
+        "constraints",
+        "node-affinity",
+        "node affinity",
+        "Rules on node labels: required terms filter nodes, preferred terms add their weights to "
+        "the score (normalized so the best node gets 100).",
+        "pkg/scheduler/framework/plugins/nodeaffinity/node_affinity.go",
+    ),
+    _t(
+        "constraints",
+        "pod-affinity",
+        "pod (anti-)affinity",
+        "Rules about other pods: go (or do not go) to a topology domain, such as a zone or a node, "
+        "where pods with certain labels already run.",
+        "pkg/scheduler/framework/plugins/interpodaffinity/filtering.go",
+    ),
+    _t(
+        "constraints",
+        "topology-spread",
+        "topology spread",
+        "topologySpreadConstraints keep a set of pods evenly spread over zones or nodes: a domain "
+        "may not have more than maxSkew pods above the emptiest one.",
+        "pkg/scheduler/framework/plugins/podtopologyspread/filtering.go",
+    ),
+    _t(
+        "constraints",
+        "reservation",
+        "reservation",
+        "kubeviz's upgrade-aware policy: when a StatefulSet pod is deleted for a rollout, its node "
+        "keeps the pod's room for the replacement, held like a nomination. Not part of "
+        "kube-scheduler (docs/reservation.md).",
+    ),
+    # -- the run page ------------------------------------------------------------------
+    _t(
+        "page",
+        "requested",
+        "requested",
+        "The solid part of a node's bar: what the pods placed (assumed, bound or terminating) on the "
+        "node request, as a share of its allocatable resources.",
+        "pkg/scheduler/framework/types.go",
+    ),
+    _t(
+        "page",
+        "held",
+        "held",
+        "The hatched part of a node's bar: room counted for pods nominated to the node or reserved "
+        "on it, which pods of equal or lower priority must fit beside.",
+        RUNTIME,
+    ),
+    _t(
+        "page",
+        "reserved",
+        "reserved",
+        "A node keeping room for a StatefulSet pod's replacement under the upgrade-aware "
+        "reservation (a kubeviz policy; see reservation).",
+    ),
+    _t(
+        "page",
+        "chosen",
+        "chosen",
+        "The node the current cycle picked for its pod (★ in the tables, a green outline in the grid).",
+        ONE,
+    ),
+    _t(
+        "page",
+        "rejected",
+        "rejected",
+        "A node a Filter plugin refused for the current pod; the reason is the plugin's own words.",
+        RUNTIME,
+    ),
+    # -- changing the cluster ----------------------------------------------------------
+    _t(
+        "cluster",
+        "cordon",
+        "cordon",
+        "Mark a node unschedulable (spec.unschedulable): its pods keep running but no new pod is placed there.",
+        "pkg/scheduler/framework/plugins/nodeunschedulable/node_unschedulable.go",
+    ),
+    _t(
+        "cluster",
+        "drain",
+        "drain",
+        "Cordon a node, then evict its pods one by one; an eviction a PodDisruptionBudget refuses "
+        "is retried every 5 s, as kubectl drain does.",
+        "staging/src/k8s.io/kubectl/pkg/drain/drain.go",
+    ),
+    _t(
+        "cluster",
+        "eviction",
+        "eviction",
+        "A polite delete through the eviction API: it is refused when it would break a PodDisruptionBudget.",
+        "pkg/registry/core/pod/storage/eviction.go",
+    ),
+    _t(
+        "cluster",
+        "fork",
+        "fork (what if?)",
+        "A new run that replays this one up to the playhead, then does one thing differently (cordon "
+        "a node, delete a pod, switch policy, …) and goes on.",
+    ),
+)
+
+_BY_SLUG = {t.slug: t for t in TERMS}
+
+
+def term(slug: str) -> Term:
+    """The term with this slug; a KeyError names it (a page asking for a word the glossary lacks)."""
+    try:
+        return _BY_SLUG[slug]
+    except KeyError:
+        raise KeyError(f"glossary has no term {slug!r}") from None
+
+
+def markdown() -> str:
+    """docs/glossary.md, generated from ``TERMS`` so the docs and the pages say the same."""
+    lines = [
+        "# Glossary",
+        "",
+        "<!-- Generated by `python -m kubeviz.web.services.glossary > docs/glossary.md`; edit",
+        "     kubeviz/web/services/glossary.py instead (a test keeps the two equal). -->",
+        "",
+        "The words the run page uses, as the web app's glossary page (`/glossary/`) and its",
+        "tooltips explain them. Upstream paths are inside kubernetes/kubernetes.",
+        "",
+    ]
+    for section in SECTIONS:
+        lines += [f"## {section.title}", ""]
+        for t in TERMS:
+            if t.section != section.key:
+                continue
+            source = f" Upstream: `{t.upstream}`." if t.upstream else ""
+            lines.append(f'- **{t.name}** <a id="{t.slug}"></a> — {t.text}{source}')
+        lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")
