@@ -280,7 +280,7 @@ def _print_comparison(result: Comparison, out: TextIO) -> None:
     """The summary table turned on its side: one line per figure, one column per policy."""
     seeds = ", ".join(map(str, result.seeds))
     note = " (mean ± spread across seeds)" if len(result.seeds) > 1 else ""
-    out.write(f"Scenario {result.scenario} · seeds {seeds}{note}\n\n")
+    out.write(f"Scenario {result.scenario} · seed{'s' if len(result.seeds) > 1 else ''} {seeds}{note}\n\n")
     table = result.table()
     columns = list(zip(*table, strict=True))  # columns[0] = headings, then one per figure
     label_width = max(len(str(column[0])) for column in columns)

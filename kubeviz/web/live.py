@@ -30,6 +30,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
 from .frames import Frame, FrameDiff, Part
+from .run_frames import stopped_message
 from .services.playhead import DEFAULT_SPEED, Playhead, PlayheadError, Timeline, parse_speed
 
 __all__ = [
@@ -277,7 +278,8 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
                     return  # paused meanwhile (the pause's reply was the last word)
                 moved = self.playhead.tick(ticks * tick, self.hub.source.timeline())
                 if moved or not (self.playhead.playing or self.playhead.follow):
-                    await self.show()  # a new moment, or the end reached
+                    # a new moment, or the end reached (then the message says it stopped)
+                    await self.show(stopped_message(self.playhead, self.hub.source.timeline()))
         except asyncio.CancelledError:
             raise
         except Exception:

@@ -26,6 +26,7 @@ __all__ = [
     "recording_context",
     "render_recording",
     "render_playhead",
+    "stopped_message",
     "frame_header",
 ]
 
@@ -51,6 +52,20 @@ def _part(html_id: str, template: str, context: dict[str, Any]) -> Part:
     return Part(html_id, render_to_string(template, {**context, "oob": True}).strip())
 
 
+def _cycle(run: Run, state: ViewState, grid: bool) -> dict[str, Any]:
+    """The cycle panel; an undecided cycle says whether its verdict is still being computed
+    ("Deciding…", only at the live edge of a running recording), comes in the next recorded
+    events (replay), or never came (the recording ended first)."""
+    cycle = rendering.cycle_context(state, run.detail, compact=grid)
+    if not run.done and state.seq >= run.last_seq:
+        cycle["undecided"] = "deciding"
+    elif state.seq < run.last_seq:
+        cycle["undecided"] = "next"
+    else:
+        cycle["undecided"] = "ended"
+    return cycle
+
+
 def render_frame(run: Run, state: ViewState, memo: NodeMemo, *, final: bool) -> Frame:
     """Every fragment of the run page at ``state`` (``final``: the run's last moment, with its summary)."""
     frame = Frame(position=state.seq)
@@ -60,7 +75,7 @@ def render_frame(run: Run, state: ViewState, memo: NodeMemo, *, final: bool) -> 
         _part(
             "run-lanes", LANES, {"lanes": rendering.lanes_context(state), "legend": rendering.priority_legend(state)}
         ),
-        _part("run-cycle", CYCLE, {"cycle": rendering.cycle_context(state, run.detail, compact=grid), "run": run}),
+        _part("run-cycle", CYCLE, {"cycle": _cycle(run, state, grid), "run": run}),
         _part("run-narration", NARRATION, {"narration": rendering.narration_context(state)}),
         _part("run-summary", SUMMARY, {"summary": rendering.summary_context(run, state) if final else None}),
     ]
@@ -90,9 +105,11 @@ def recording_context(run: Run) -> dict[str, Any]:
             " (cancelled by its owner)" if cancelled else ""
         )
     return {
-        "status": run.status,
+        # A cancelled run is "finished" in the database; its badge and bar say what happened:
+        # stopped part-way, with the share that was computed.
+        "status": "cancelled" if cancelled else run.status,
         "label": "Cancelled" if cancelled else STATUS_LABELS.get(RunStatus(run.status), run.status),
-        "progress": 100 if done else round(100 * (run.progress or 0)),
+        "progress": round(100 * (run.progress or 0)) if cancelled or not done else 100,
         "last_seq": run.last_seq,
         "done": done,
         "text": text,
@@ -107,12 +124,25 @@ def render_recording(run: Run) -> Part:
     return Part("run-recording", html.strip())
 
 
+def stopped_message(playhead: Playhead, timeline: Timeline) -> str:
+    """What the control line says when playing or following stopped by itself (so "Playing at
+    1×." does not stay after the end)."""
+    if playhead.playing or playhead.follow:
+        return ""
+    if timeline.complete and playhead.position >= timeline.end:
+        return "Paused at the end of the recording. Play starts again from the beginning."
+    return "Paused."
+
+
 def render_playhead(
     playhead: Playhead, timeline: Timeline, *, html_id: str = "run-playhead", unit: str = "event"
 ) -> str:
     """One viewer's playhead line (oob). data-* keep the slider and buttons in step (run.js)."""
     done, total = timeline.decision_number(playhead.position)
-    if playhead.follow:
+    at_end = timeline.complete and playhead.position >= timeline.end and not timeline.empty
+    if at_end:
+        state = "Paused at the end"  # playing stops there; the recording is complete
+    elif playhead.follow:
         state = "Following the recording"
     elif playhead.playing:
         state = f"Playing at {speed_label(playhead.speed)}"
@@ -124,7 +154,7 @@ def render_playhead(
         where = f"event {playhead.position} of {timeline.end} · decision {done} of {total}"
     else:
         where = f"t = {rendering.format_time(playhead.position)} of {rendering.format_time(timeline.end)}"
-    if timeline.complete and playhead.position >= timeline.end and not timeline.empty:
+    if at_end:
         where += " · the end"
     return format_html(
         '<p id="{}" class="playhead" hx-swap-oob="true" data-position="{}" data-start="{}" data-end="{}" '

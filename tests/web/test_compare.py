@@ -167,8 +167,17 @@ def test_divergences_from_stored_traces_equal_the_engines(builtins: None, starte
     comparison.refresh_from_db()
     stored = service.comparison_divergences(comparison)
     expected = [d.as_dict() for d in core.divergences(engine_runs(comparison))]
-    assert stored == roundtrip(expected)
+    engine = {(d["pod"], d["attempt"], json.dumps(d["outcomes"])) for d in roundtrip(expected)}
+    assert {(d["pod"], d["attempt"], json.dumps(d["outcomes"])) for d in stored} == engine
+    assert [(d["t_ms"], d["seq"]) for d in stored] == sorted((d["t_ms"], d["seq"]) for d in stored)  # time order
+    assert [d["index"] for d in stored] == list(range(len(stored)))
     assert stored[0]["t_ms"] == 50_000
+    # why, in terms of the mechanism: upgrade-aware's reservation held node-2 for web-2
+    assert stored[0]["mechanism"] == "reservation"
+    assert "a reservation held node-2 for web-2" in stored[0]["because"]["upgrade-aware"]
+    web2 = next(d for d in stored if d["pod"] == "default/web-2" and d["attempt"] == 1)
+    assert "batch-" in web2["because"]["default"] and "already taken" in web2["because"]["default"]
+    assert all(m is None or m["t_ms"] == stored[0]["t_ms"] for m in stored[0]["moments"].values())
     assert stored[0]["pod"].startswith("default/batch-")
     assert stored[0]["outcomes"]["upgrade-aware"] is None and stored[0]["outcomes"]["default"]
     # cached on the row, so later pages do not read the traces again
@@ -446,3 +455,33 @@ async def test_websocket_refuses_unknown_comparisons() -> None:
     communicator.scope["user"] = AnonymousUser()
     connected, code = await communicator.connect()
     assert not connected and code == 4404
+
+
+def test_the_divergence_bar_lists_every_divergence_in_time_order_with_why(
+    client: Client, builtins: None, started: list[Run]
+) -> None:
+    """The bar names the mechanism, links each column's verdict, and lists all divergences."""
+    comparison = make(STS, ["default", "upgrade-aware"])
+    run_all(comparison)
+    divs = service.comparison_divergences(comparison)
+    body = client.get(comparison.get_absolute_url(), {"div": 0}).content.decode()
+    assert "a reservation held node-2 for web-2" in body
+    assert '"action": "seek", "value": 50000' in body  # each column's verdict moves the playhead
+    assert body.count('"action": "divergence", "value": ') >= len(divs)
+    assert "{#" not in body  # no raw template comment
+    # "next" follows time order from the viewer's moment
+    ctx = service.divergence_context(divs, None, divs[2]["t_ms"] + 1)
+    assert ctx["index"] == next(i for i, d in enumerate(divs) if d["t_ms"] > divs[2]["t_ms"])
+    at_first = service.divergence_context(divs, 0, divs[0]["t_ms"])
+    assert at_first["next"]["index"] == 1 and at_first["next"]["t_ms"] >= divs[0]["t_ms"]
+
+
+def test_rollout_badges_show_the_state_at_the_playhead() -> None:
+    """At t=50 s the default's stalled rollout is still in progress; completed only once it completed."""
+    stalled = {"started_ms": 40_000, "completed_ms": None, "last_progress_ms": 52_000, "status": "stalled"}
+    assert service.rollout_at(stalled, 30_000, 120_000) is None
+    assert service.rollout_at(stalled, 50_000, 120_000)["status"] == "in progress"
+    assert service.rollout_at(stalled, 172_000, 120_000)["status"] == "stalled"
+    done = {"started_ms": 40_000, "completed_ms": 76_000, "last_progress_ms": 76_000, "status": "completed"}
+    assert service.rollout_at(done, 50_000, 120_000)["status"] == "in progress"
+    assert service.rollout_at(done, 80_000, 120_000) == {"status": "completed", "duration": "36.0s"}

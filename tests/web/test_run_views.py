@@ -63,7 +63,7 @@ def replay(run: Run, seq: int) -> ViewState:
 
 
 def bound_count(html: str) -> int:
-    match = re.search(r"<dt>bound</dt><dd>(\d+)</dd>", html)
+    match = re.search(r">on a node now</dt><dd>(\d+)</dd>", html)
     assert match, "the header shows how many pods are bound"
     return int(match.group(1))
 

@@ -38,6 +38,7 @@ from ..node_view import GRID_AFTER, cell_id
 from ..run_frames import frame_header
 from . import dispatch, limits
 from .clusters import ClusterChoiceError, choose_run_cluster
+from .divergence_why import TRACE_TYPES, explain
 from .shared_runs import scenario_seed, shared_key, shared_run
 from .view_state import latest_state, state_at
 
@@ -74,8 +75,8 @@ log = logging.getLogger(__name__)
 MIN_POLICIES, MAX_POLICIES = 2, 4
 MAX_SEEDS = 5
 DIVERGENCE_LIMIT = 200
-# Only these events matter to scheduler_core.compare.decisions and the score rows.
-DECISION_TYPES = ("pod_added", "cycle_start", "selected", "unschedulable", "score")
+# The events scheduler_core.compare.decisions, the score rows and the "why" (divergence_why) read.
+DECISION_TYPES = TRACE_TYPES
 RESULTS_TEMPLATE = "web/compare/partials/results.html"
 CONTROL_MESSAGE_TEMPLATE = "web/compare/partials/control_message.html"
 
@@ -459,14 +460,16 @@ def _decision_events(run: Run) -> list[dict[str, Any]]:
 
 
 def comparison_divergences(comparison: Comparison, columns: list[Column] | None = None) -> list[dict[str, Any]] | None:
-    """Where the first seed's runs decided differently (None until every one of them is done)."""
-    if comparison.divergences is not None:
-        return list(comparison.divergences)
+    """Where the first seed's runs decided differently (None until every one of them is done),
+    in time order, each with why (services/divergence_why.py)."""
+    stored = comparison.divergences
+    if stored is not None and all("mechanism" in d for d in stored):
+        return list(stored)
     columns = columns_of(comparison) if columns is None else columns
     if not columns or not all(c.run.done for c in columns):
         return None
     traces: dict[str, Sequence[dict[str, Any]]] = {c.label: _decision_events(c.run) for c in columns}
-    found = [d.as_dict() for d in core_divergences(traces, limit=DIVERGENCE_LIMIT)]
+    found = explain(traces, [d.as_dict() for d in core_divergences(traces, limit=DIVERGENCE_LIMIT)])
     Comparison.objects.filter(id=comparison.id).update(divergences=found)
     comparison.divergences = found
     return found
@@ -571,7 +574,21 @@ def _current_divergence(divs: list[dict[str, Any]], index: int | None, t_ms: int
     return len(divs) - 1
 
 
+def _moments(div: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each column's own verdict of the attempt: a seek to its time, its event in the run."""
+    out = []
+    for policy, moment in (div.get("moments") or {}).items():
+        if moment is None:
+            continue
+        out.append(
+            {"policy": policy, "t_ms": moment["t_ms"], "t": rendering.format_time(moment["t_ms"]), "seq": moment["seq"]}
+        )
+    return out
+
+
 def divergence_context(divs: list[dict[str, Any]] | None, index: int | None, t_ms: int) -> dict[str, Any]:
+    """The divergence bar: the list in time order, the current one with why, previous / next
+    from the viewer's moment (``t_ms``) in that order."""
     if divs is None:
         return {"pending": True}
     if not divs:
@@ -598,6 +615,20 @@ def divergence_context(divs: list[dict[str, Any]] | None, index: int | None, t_m
                 }
             )
     first = divs[0]
+    because = current.get("because") or {}
+    listed = [
+        {
+            "index": i,
+            "number": i + 1,
+            "t": rendering.format_time(div["t_ms"]),
+            "pod": rendering.short_pod(div["pod"]),
+            "attempt": div["attempt"],
+            "mechanism": div.get("mechanism", ""),
+            "current": i == current_index,
+            "outcomes": [{"policy": p, "node": n} for p, n in div["outcomes"].items()],
+        }
+        for i, div in enumerate(divs)
+    ]
     return {
         "pending": False,
         "items": True,
@@ -605,12 +636,16 @@ def divergence_context(divs: list[dict[str, Any]] | None, index: int | None, t_m
         "first": {"t": rendering.format_time(first["t_ms"]), "pod": rendering.short_pod(first["pod"])},
         "index": current_index,
         "number": current_index + 1,
+        "list": listed,
         "current": {
             "t": rendering.format_time(current["t_ms"]),
             "t_ms": current["t_ms"],
             "pod": rendering.short_pod(current["pod"]),
             "attempt": current["attempt"],
             "why": current["why"],
+            "mechanism": current.get("mechanism", ""),
+            "because": [{"policy": p, "text": because[p]} for p in current["outcomes"] if p in because],
+            "moments": _moments(current),
             "outcomes": [
                 {"policy": policy, "node": node, "none": node is None, "missing": node == "-"}
                 for policy, node in current["outcomes"].items()
@@ -647,22 +682,36 @@ def column_prefix(column: Column) -> str:
     return f"c{column.index}-"
 
 
-def _column_context(column: Column, state: ViewState, divergence: dict[str, Any] | None) -> dict[str, Any]:
+def rollout_at(rollout: dict[str, Any], t_ms: int, stall_after_ms: int) -> dict[str, Any] | None:
+    """A stored rollout (metrics.RolloutMetrics) as it stood at virtual time ``t_ms``: None before
+    it started; completed only from its completion on; stalled only once ``stall_after_ms`` passed
+    without progress (docs/metrics.md), else in progress."""
+    started = rollout.get("started_ms") or 0
+    if t_ms < started:
+        return None
+    completed = rollout.get("completed_ms")
+    if completed is not None and completed <= t_ms:
+        return {"status": "completed", "duration": rendering.format_time(completed - started)}
+    last = rollout.get("last_progress_ms") or started
+    if rollout.get("status") == "stalled" and t_ms >= last + stall_after_ms:
+        return {"status": "stalled", "duration": rendering.format_time(t_ms - started)}
+    return {"status": "in progress", "duration": rendering.format_time(t_ms - started)}
+
+
+def _column_context(column: Column, state: ViewState, divergence: dict[str, Any] | None, t_ms: int) -> dict[str, Any]:
     run = column.run
     grid = len(state.nodes) > GRID_AFTER
     rollouts = []
     if run.done and run.metrics:
+        stall_after = int(run.metrics.get("stall_after_ms") or 0)
         for workload in run.metrics.get("workloads") or []:
             if workload.get("kind") == "ReplicaSet" or not workload.get("rollouts"):
                 continue
-            last = workload["rollouts"][-1]
-            rollouts.append(
-                {
-                    "workload": str(workload.get("workload", "")).split("/")[-1],
-                    "status": last.get("status"),
-                    "duration": rendering.format_time(last.get("duration_ms")),
-                }
-            )
+            shown = None
+            for rollout in workload["rollouts"]:  # the last one started by t
+                shown = rollout_at(rollout, t_ms, stall_after) or shown
+            if shown is not None:
+                rollouts.append({"workload": str(workload.get("workload", "")).split("/")[-1], **shown})
     return {
         "index": column.index,
         "label": column.label,
@@ -703,7 +752,7 @@ def moment_context(
     t = max(0, min(int(t_ms), end))
     divs = comparison_divergences(comparison, columns)
     div_ctx = divergence_context(divs, divergence, t)
-    rendered = [_column_context(column, state_of(column.run, seq_at(column.run, t)), div_ctx) for column in columns]
+    rendered = [_column_context(column, state_of(column.run, seq_at(column.run, t)), div_ctx, t) for column in columns]
     return {
         "comparison": comparison,
         "clock": {"t_ms": t, "t": rendering.format_time(t)},

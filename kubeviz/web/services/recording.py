@@ -45,7 +45,7 @@ class RunRecording:
         self.stops: list[int] = []
         self._stops_upto = -1
         self._cursors: list[ViewState] = []
-        self._frames: OrderedDict[tuple[int, bool], Frame] = OrderedDict()
+        self._frames: OrderedDict[tuple[int, bool, bool], Frame] = OrderedDict()
         self._recording: tuple[tuple[Any, ...], Part] | None = None
         self.memo = NodeMemo()
         self.lock = threading.Lock()
@@ -107,7 +107,7 @@ class RunRecording:
             assert run is not None, "refresh() first"
             position = max(-1, min(position, run.last_seq))
             final = run.done and position >= run.last_seq
-            key = (position, final)
+            key = (position, final, position >= run.last_seq)  # the live edge renders "Deciding…"
             cached = self._frames.get(key)
             if cached is not None:
                 self._frames.move_to_end(key)
