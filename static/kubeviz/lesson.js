@@ -79,6 +79,9 @@
       el("lesson-moment-title").textContent = m.title;
       el("lesson-text").textContent = m.text;
       var q = m.question;
+      var picked = answered[index];
+      // The text says what happens at the moment: with a question, it comes with the reveal.
+      el("lesson-text").hidden = Boolean(q) && picked === undefined;
       var box = el("lesson-question");
       var reveal = el("lesson-reveal");
       box.hidden = !q;
@@ -87,7 +90,6 @@
       el("lesson-prompt").textContent = q.prompt;
       var choices = el("lesson-choices");
       choices.textContent = "";
-      var picked = answered[index];
       q.choices.forEach(function (text, i) {
         var b = document.createElement("button");
         b.type = "button";

@@ -74,11 +74,14 @@ def complete(page: Any, moments: list[dict[str, Any]], answers: list[bool]) -> i
         # paused exactly at the moment; a question one event before it, the answer not shown yet
         expect_position(page, moment["ask_seq"] if moment["question"] else moment["seq"])
         expect_paused(page)
-        expect(panel.locator(".lesson-text")).to_have_text(moment["text"])
         if moment["question"]:
+            # nothing gives the answer away: no highlight, and the moment's text waits for the reveal
             expect(page.locator("#run-page .lesson-highlight")).to_have_count(0)
+            expect(panel.locator(".lesson-text")).to_be_hidden()
             answer(page, moment["question"], next(asked))
             expect_position(page, moment["seq"])
+        expect(panel.locator(".lesson-text")).to_have_text(moment["text"])
+        expect(panel.locator(".lesson-text")).to_be_visible()
         for selector in moment["highlight"]:
             named = page.locator(f"#run-page {selector}")
             if named.count():  # a part of the page this run does not show is not highlighted
