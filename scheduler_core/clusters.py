@@ -31,7 +31,7 @@ from .quantity import format_quantity
 from .scenario import BUILTIN_PRIORITY_CLASSES, MAX_NODES, MAX_PODS, NO_NODES_WARNING, load_scenario
 from .scenario_types import Scenario
 from .snapshot_time import apply_snapshot_times
-from .yamlsource import MAX_TEXT_BYTES, Document, describe_sizes, key_path, load_documents
+from .yamlsource import Document, key_path, load_documents, read_text_file
 
 __all__ = [
     "BUILTIN_CLUSTERS_DIR",
@@ -112,18 +112,7 @@ def load_cluster(text: str, source: str = "cluster.yaml", name: str = "") -> Clu
 def load_cluster_file(path: str | Path) -> Cluster:
     """Read ``path`` (UTF-8) and load it as a cluster; errors name the file."""
     p = Path(path)
-    try:
-        size = p.stat().st_size
-    except OSError as exc:
-        raise LoadError.single(str(path), None, "", f"cannot read: {exc.strerror or exc}") from None
-    if size > MAX_TEXT_BYTES:
-        shown, limit = describe_sizes(size, MAX_TEXT_BYTES)
-        raise LoadError.single(str(path), None, "", f"file is {shown}; the limit is {limit}")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LoadError.single(str(path), None, "", f"cannot read: {exc}") from None
-    return load_cluster(text, p.name, p.stem)
+    return load_cluster(read_text_file(p), p.name, p.stem)
 
 
 def builtin_cluster_names() -> list[str]:

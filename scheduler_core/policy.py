@@ -29,7 +29,7 @@ from .errors import LoadError, Problems
 from .framework import Handle, PluginArgsError
 from .k8s_parse import Reader
 from .plugins import REGISTRY, extension_points_of
-from .yamlsource import Document, describe, index_path, key_path, load_documents
+from .yamlsource import Document, describe, index_path, key_path, load_documents, read_text_file
 
 __all__ = [
     "CONFIG_API_VERSION",
@@ -425,12 +425,8 @@ def load_policy(text: str, source: str = "policy.yaml") -> Policy:
 
 
 def load_policy_file(path: str | Path) -> Policy:
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LoadError.single(str(path), None, "", f"cannot read: {exc}") from None
-    return load_policy(text, p.name)
+    """Read ``path`` (UTF-8, size-capped like every document) and load it; errors name the file."""
+    return load_policy(read_text_file(path), Path(path).name)
 
 
 def builtin_policy_names() -> list[str]:

@@ -32,14 +32,13 @@ from .snapshot_time import apply_snapshot_times
 from .validation import label_value_errors
 from .workloads import WORKLOAD_KINDS, Deployment, Job, ReplicaSet, Service, StatefulSet, Workload
 from .yamlsource import (
-    MAX_TEXT_BYTES,
     Document,
     check_cpu,
     describe,
-    describe_sizes,
     index_path,
     key_path,
     load_documents,
+    read_text_file,
 )
 
 __all__ = [
@@ -735,18 +734,7 @@ def load_scenario(text: str, source: str = "scenario.yaml", *, cluster_nodes: Se
 def load_scenario_file(path: str | Path) -> Scenario:
     """Read ``path`` (UTF-8) and load it; errors name the file."""
     p = Path(path)
-    try:
-        size = p.stat().st_size
-    except OSError as exc:
-        raise LoadError.single(str(path), None, "", f"cannot read: {exc.strerror or exc}") from None
-    if size > MAX_TEXT_BYTES:
-        shown, limit = describe_sizes(size, MAX_TEXT_BYTES)
-        raise LoadError.single(str(path), None, "", f"file is {shown}; the limit is {limit}")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LoadError.single(str(path), None, "", f"cannot read: {exc}") from None
-    return load_scenario(text, p.name)
+    return load_scenario(read_text_file(p), p.name)
 
 
 def builtin_scenario_names() -> list[str]:

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 import yaml
@@ -63,6 +64,7 @@ __all__ = [
     "key_path",
     "load_documents",
     "parent_path",
+    "read_text_file",
 ]
 
 MAX_TEXT_BYTES = 2 * 1024 * 1024
@@ -601,3 +603,20 @@ def load_documents(text: str, source: str = "input.yaml", *, watcher: Watcher | 
         return reader.read(text)
     except yaml.YAMLError as exc:
         raise _yaml_problem(source, _python_wording(text, exc)) from None
+
+
+def read_text_file(path: str | Path) -> str:
+    """The UTF-8 text of ``path``, refused before reading when it is over :data:`MAX_TEXT_BYTES`;
+    errors name the file (the CLI's scenario, cluster and policy files)."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+    except OSError as exc:
+        raise LoadError.single(str(path), None, "", f"cannot read: {exc.strerror or exc}") from None
+    if size > MAX_TEXT_BYTES:
+        shown, limit = describe_sizes(size, MAX_TEXT_BYTES)
+        raise LoadError.single(str(path), None, "", f"file is {shown}; the limit is {limit}")
+    try:
+        return p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LoadError.single(str(path), None, "", f"cannot read: {exc}") from None

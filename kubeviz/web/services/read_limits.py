@@ -27,7 +27,15 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 
 from scheduler_core.yamlsource import cpu_budget, describe_sizes
 
-__all__ = ["body_limit", "editor_check_wait", "read_budget", "size_error", "too_big"]
+__all__ = [
+    "body_limit",
+    "body_too_big_error",
+    "editor_check_wait",
+    "read_budget",
+    "size_error",
+    "too_big",
+    "yaml_attachment",
+]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -53,6 +61,19 @@ def size_error(size: int, limit: int) -> str | None:
         return None
     shown, limit_text = describe_sizes(size, limit)
     return f"is {shown}; the limit is {limit_text}."
+
+
+def body_too_big_error(sent: int) -> str:
+    """What an upload form says when its body was too big to read at all (nothing was saved)."""
+    error = size_error(sent, settings.KUBEVIZ_MAX_UPLOAD_BYTES) or "is over the limit."
+    return f"The form sent {error.removeprefix('is ')} Upload a smaller document; nothing was saved."
+
+
+def yaml_attachment(document: str, filename: str) -> HttpResponse:
+    """A stored document, byte for byte, as a download named ``filename``."""
+    response = HttpResponse(document, content_type="application/yaml; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
 
 
 def too_big(request: HttpRequest) -> int | None:

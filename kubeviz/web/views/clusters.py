@@ -16,7 +16,7 @@ from ..models import Cluster, Scenario, Visibility
 from ..services import clusters as service
 from ..services import scenarios as scenario_service
 from ..services.engine import LoadError
-from ..services.read_limits import body_limit, read_budget, size_error
+from ..services.read_limits import body_limit, body_too_big_error, read_budget, yaml_attachment
 
 # List and detail
 
@@ -48,17 +48,14 @@ def cluster_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def cluster_download(request: HttpRequest, pk: int) -> HttpResponse:
     """The stored document, byte for byte."""
     cluster = _visible_cluster(request, pk)
-    response = HttpResponse(cluster.document, content_type="application/yaml; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="cluster-{cluster.pk}.yaml"'
-    return response
+    return yaml_attachment(cluster.document, f"cluster-{cluster.pk}.yaml")
 
 
 # Creating
 
 
 def _too_big(request: HttpRequest, sent: int) -> HttpResponse:
-    error = size_error(sent, settings.KUBEVIZ_MAX_UPLOAD_BYTES) or "is over the limit."
-    body_error = f"The form sent {error.removeprefix('is ')} Upload a smaller document; nothing was saved."
+    body_error = body_too_big_error(sent)
     forms = {"form": ClusterUploadForm(user=request.user), "shape": ClusterShapeForm()}
     return _new_page(request, **forms, status=413, body_error=body_error)
 

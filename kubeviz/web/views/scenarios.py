@@ -19,7 +19,7 @@ from ..models import Policy, Scenario
 from ..services import clusters as cluster_service
 from ..services import scenarios as service
 from ..services.engine import LoadError
-from ..services.read_limits import body_limit, read_budget, size_error
+from ..services.read_limits import body_limit, body_too_big_error, read_budget, yaml_attachment
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -122,9 +122,7 @@ def _current_query(request: HtmxHttpRequest) -> QueryDict:
 def download(request: HttpRequest, slug: str) -> HttpResponse:
     """The stored document, byte for byte, as ``<slug>.yaml``."""
     scenario = _visible_scenario(request, slug)
-    response = HttpResponse(scenario.document, content_type="application/yaml; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{scenario.slug}.yaml"'
-    return response
+    return yaml_attachment(scenario.document, f"{scenario.slug}.yaml")
 
 
 # Upload
@@ -132,8 +130,7 @@ def download(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _too_big(request: HttpRequest, sent: int) -> HttpResponse:
     """The empty form with the size error: the body could not be read (read_limits.body_limit)."""
-    error = size_error(sent, settings.KUBEVIZ_MAX_UPLOAD_BYTES) or "is over the limit."
-    body_error = f"The form sent {error.removeprefix('is ')} Upload a smaller document; nothing was saved."
+    body_error = body_too_big_error(sent)
     return _upload_page(request, ScenarioUploadForm(user=request.user), status=413, body_error=body_error)
 
 
