@@ -45,4 +45,10 @@ def test_a_chip_opens_the_pods_story_and_its_lines_move_the_playhead(
     expect(page).to_have_url(url + f"?seq={AT}")  # the link moved the playhead, not the page
     page.keyboard.press("Escape")
     expect(story).to_be_hidden()
+
+    # A term's tooltip comes from the page's one glossary (static/kubeviz/terms.js) on hover.
+    term = page.locator('#run-page a.term[data-term="activeq"]').first
+    expect(term).not_to_have_attribute("title", re.compile("."))
+    term.hover()
+    expect(term).to_have_attribute("title", re.compile(r"activeQ|ready", re.I))
     expect_no_page_errors(browser_log, "/ws/runs/")
