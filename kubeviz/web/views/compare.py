@@ -11,7 +11,6 @@ from typing import Any
 from uuid import UUID
 
 from django.conf import settings
-from django.core.exceptions import BadRequest
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
@@ -23,6 +22,7 @@ from ..services import limits
 from ..services.clusters import cluster_choices
 from ..services.compare_recording import page_context
 from ..services.dispatch import RunQueueUnavailable
+from .params import query_number
 from .refusals import QUEUE_DOWN, queue_response
 from .runs import speed_choices
 
@@ -30,16 +30,6 @@ from .runs import speed_choices
 def _visible_comparison(request: HttpRequest, comparison_id: UUID) -> Comparison:
     """The comparison, if ``request.user`` may open it (kubeviz/web/access.py); else 404."""
     return get_object_or_404(visible_comparisons(request.user).select_related("scenario", "owner"), id=comparison_id)
-
-
-def _int_param(request: HttpRequest, name: str) -> int | None:
-    raw = request.GET.get(name, "").strip()
-    if not raw:
-        return None
-    try:
-        return int(raw)
-    except ValueError:
-        raise BadRequest(f"{name} must be a whole number") from None
 
 
 @require_http_methods(["GET", "POST"])
@@ -97,7 +87,7 @@ def compare_detail(request: HttpRequest, comparison_id: UUID) -> HttpResponse:
     divergence); the viewer's playback websocket takes it from there."""
     comparison = _visible_comparison(request, comparison_id)
     context = page_context(
-        comparison, request.user, t_ms=_int_param(request, "t_ms"), divergence=_int_param(request, "div")
+        comparison, request.user, t_ms=query_number(request, "t_ms"), divergence=query_number(request, "div")
     )
     ws_base = f"/ws/compare/{comparison.id}/"
     context.update(

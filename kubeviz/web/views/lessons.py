@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.exceptions import BadRequest
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -23,7 +22,7 @@ from kubeviz.lessons import lesson as find_lesson
 from ..models import RunStatus
 from ..services.dispatch import RunQueueUnavailable
 from ..services.lessons import LessonUnavailable, comparison_key, lesson_runs, located_seqs, script
-from ..services.numbers import BadNumber, whole_number
+from .params import query_number
 from .runs import run_page_context
 
 POLL_MS = 500  # "Preparing the lesson…": a built-in run records in well under a second
@@ -36,13 +35,7 @@ def lesson_list(request: HttpRequest) -> HttpResponse:
 
 
 def _moment_index(request: HttpRequest, lesson: Lesson) -> int:
-    raw = request.GET.get("m", "").strip()
-    if not raw:
-        return 0
-    try:
-        return whole_number(raw, "m", minimum=0, maximum=len(lesson.moments) - 1)
-    except BadNumber as err:
-        raise BadRequest(str(err)) from None
+    return query_number(request, "m", 0, minimum=0, maximum=len(lesson.moments) - 1) or 0
 
 
 def _problem(request: HttpRequest, lesson: Lesson, message: str, status: int = 200) -> HttpResponse:

@@ -11,8 +11,8 @@ from django.utils.html import format_html
 from django.views.decorators.http import require_GET
 
 from ..access import visible_runs
-from ..services.numbers import BadNumber, whole_number
 from ..services.pod_story import BadPodName, parse_pod_key, pod_story
+from .params import query_number
 
 
 @require_GET
@@ -22,10 +22,9 @@ def pod(request: HttpRequest, run_id: UUID) -> HttpResponse:
     run = get_object_or_404(visible_runs(request.user), id=run_id)
     try:
         key = parse_pod_key(request.GET.get("name", ""))
-        raw_seq = request.GET.get("seq", "").strip()
-        seq = whole_number(raw_seq, "seq") if raw_seq else run.last_seq
-    except (BadPodName, BadNumber) as err:
+    except BadPodName as err:
         raise BadRequest(str(err)) from None  # answered with its text (views/errors.py)
+    seq = query_number(request, "seq", run.last_seq)
     story = pod_story(run, key, min(seq, run.last_seq))
     if not story.found and not story.later:
         return HttpResponse(format_html('<p class="empty">No pod {} in this run.</p>', key), status=404)

@@ -27,9 +27,9 @@ from ..node_view import card_context
 from ..rendering import format_time
 from ..run_frames import render_frame, render_playhead, render_recording
 from ..services.forks import fork_context, fork_label
-from ..services.numbers import BadNumber, whole_number
 from ..services.playhead import DEFAULT_SPEED, SPEEDS, Playhead, speed_label
 from ..services.recording import RunRecording
+from .params import query_number
 
 RUN_LIST_SIZE = 50
 EVENTS_DEFAULT_LIMIT = 1000
@@ -39,16 +39,6 @@ EVENTS_MAX_LIMIT = 5000
 def _get_visible_run(request: HttpRequest, run_id: UUID) -> Run:
     """The run, if ``request.user`` may open it (kubeviz/web/access.py); else 404, as for no run."""
     return get_object_or_404(visible_runs(request.user).select_related("scenario", "policy"), id=run_id)
-
-
-def _int_param(request: HttpRequest, name: str, default: int | None) -> int | None:
-    raw = request.GET.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise BadRequest(f"{name} must be a whole number") from None
 
 
 # Pages
@@ -74,7 +64,7 @@ def detail(request: HttpRequest, run_id: UUID) -> HttpResponse:
     """The run page at t=0 (``?seq=N``: at event N, a link to that moment), paused; the viewer's
     websocket takes it from there."""
     run = _get_visible_run(request, run_id)
-    return render(request, "web/runs/detail.html", run_page_context(request, run, _int_param(request, "seq", 0) or 0))
+    return render(request, "web/runs/detail.html", run_page_context(request, run, query_number(request, "seq", 0) or 0))
 
 
 def run_page_context(request: HttpRequest, run: Run, seq: int) -> dict[str, Any]:
@@ -117,11 +107,7 @@ def node(request: HttpRequest, run_id: UUID) -> HttpResponse:
         raise BadRequest("name: which node?")
     recording = RunRecording(run.id)
     recording.refresh()
-    raw_seq = request.GET.get("seq", "").strip()
-    try:
-        seq = whole_number(raw_seq, "seq") if raw_seq else None
-    except BadNumber as err:
-        raise BadRequest(str(err)) from None  # answered with its text (views/errors.py)
+    seq = query_number(request, "seq")
     position = recording.timeline().clamp(run.last_seq if seq is None else seq)
     state = recording.state(position)
     if name not in state.nodes:
@@ -147,8 +133,8 @@ def events_json(request: HttpRequest, run_id: UUID) -> HttpResponse:
     plus ``next_after`` to ask for the next page (null at the end).
     """
     run = _get_visible_run(request, run_id)
-    after = _int_param(request, "after", None)
-    limit = _int_param(request, "limit", None)
+    after = query_number(request, "after")
+    limit = query_number(request, "limit")
     events = TraceEvent.objects.filter(run=run).order_by("seq")
     header = {
         "run": str(run.id),
