@@ -55,7 +55,9 @@ def scenario_path(name: str) -> Path:
 def test_mixed_small_big_report_waits_for_the_new_node() -> None:
     sim = run(scenario_path("mixed-small"))
     bound = events(sim, "bound", "default/big-report")
-    assert bound and bound[0]["node"] == "node-c1" and bound[0]["t_ms"] >= 60_000
+    assert bound
+    assert bound[0]["node"] == "node-c1"
+    assert bound[0]["t_ms"] >= 60_000
     first_failure = events(sim, "unschedulable", "default/big-report")[0]["message"]
     assert first_failure.startswith("0/6 nodes are available:")
     assert "Insufficient cpu" in first_failure

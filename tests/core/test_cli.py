@@ -36,8 +36,10 @@ def test_simulate_prints_pods_nodes_and_counts() -> None:
     code, out = run_cli("simulate", "mixed-small")
     assert code == 0
     assert "Scenario mixed-small · policy default · seed 1" in out
-    assert "default/big-report" in out and "node-c1" in out
-    assert "NODE" in out and "CPU" in out
+    assert "default/big-report" in out
+    assert "node-c1" in out
+    assert "NODE" in out
+    assert "CPU" in out
 
 
 def test_simulate_json_carries_the_summary_and_the_trace() -> None:
@@ -68,14 +70,16 @@ def test_explain_json_has_exactly_the_documented_keys_for_a_pod_that_fits() -> N
     per_plugin = data["scores"][node]
     assert sum(s["weighted"] for s in per_plugin.values()) == data["totals"][node]
     assert per_plugin["TaintToleration"]["weighted"] == 3 * per_plugin["TaintToleration"]["normalized"]
-    assert data["message"] is None and data["preemption"] is None
+    assert data["message"] is None
+    assert data["preemption"] is None
 
 
 def test_explain_json_for_a_pod_that_fits_nowhere_gives_the_message_and_the_preemption_verdict() -> None:
     code, out = run_cli("explain", "mixed-small", "--pod", "big-report", "--json")
     data = json.loads(out)
     assert code == 0
-    assert data["selected"] is None and data["feasible_nodes"] == []
+    assert data["selected"] is None
+    assert data["feasible_nodes"] == []
     assert data["message"] == (
         "0/6 nodes are available: 1 Insufficient memory, 1 node(s) had untolerated taint {dedicated: gpu}, "
         "5 Insufficient cpu. preemption: 0/6 nodes are available: 1 Preemption is not helpful for scheduling, "
@@ -128,7 +132,8 @@ def test_the_module_runs_as_a_program() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "scheduler_core", "policies"], cwd=ROOT, capture_output=True, text=True, check=True
     )
-    assert "bin-packing" in result.stdout and "default" in result.stdout
+    assert "bin-packing" in result.stdout
+    assert "default" in result.stdout
 
 
 # -- how a run ends (docs/cli.md, docs/trace.md "How a run ends") ----------------------------
@@ -206,7 +211,8 @@ def test_simulate_json_adds_the_end_to_the_summary_and_the_last_event(tmp_path: 
     path.write_text(NO_NODES_POD)
     code, out = run_cli("simulate", str(path), "--json")
     data = json.loads(out)
-    assert code == 0 and set(data) == {"summary", "metrics", "events"}
+    assert code == 0
+    assert set(data) == {"summary", "metrics", "events"}
     assert data["summary"]["end"] == data["events"][-1]["end"] == "steady"
     assert data["summary"]["end_reason"] == data["events"][-1]["reason"]
 

@@ -67,7 +67,8 @@ def test_kubectl_output_gives_nodes_and_the_pods_running_on_them() -> None:
     cluster = load_cluster_file(KUBECTL)
     assert [n.name for n in cluster.nodes] == ["kind-control-plane", "kind-worker", "kind-worker2"]
     control = cluster.nodes[0]
-    assert control.allocatable["cpu"] == 4000 and control.allocatable["memory"] == 8039744 * 1024
+    assert control.allocatable["cpu"] == 4000
+    assert control.allocatable["memory"] == 8039744 * 1024
     assert [t.key for t in control.taints] == ["node-role.kubernetes.io/control-plane"]
     assert control.images[1].names == ("registry.k8s.io/kube-proxy:v1.31.0",)
     assert cluster.zones == ["eu-west-1a", "eu-west-1b"]
@@ -191,7 +192,8 @@ def test_apply_puts_the_nodes_and_running_pods_under_a_nodeless_scenario() -> No
     scenario = load_scenario(DEPLOYMENT, "app.yaml")
     assert any(w.endswith(NO_NODES_WARNING) for w in scenario.warnings)
     apply_cluster(scenario, builtin_cluster("three-zones"))
-    assert len(scenario.nodes) == 6 and scenario.nodes_from_cluster
+    assert len(scenario.nodes) == 6
+    assert scenario.nodes_from_cluster
     assert [p.name for p in scenario.pods[:2]] == ["kube-proxy-a1", "kube-proxy-a2"]
     assert scenario.warnings == []
     assert "kube-system" in scenario.namespaces
@@ -300,7 +302,8 @@ def test_high_priority_pod_names_a_priority_class_it_does_not_define() -> None:
     )
     scenario = apply_cluster(load_scenario(text, "high.yaml"), builtin_cluster("three-zones"))
     summary = Simulation(scenario).run()
-    assert summary.bound == 9 and summary.end == "quiescent"  # 10Gi fits on the 16Gi and 32Gi nodes
+    assert summary.bound == 9
+    assert summary.end == "quiescent"
 
 
 def test_node_with_taint_runs_on_its_own_node() -> None:
@@ -320,7 +323,8 @@ def test_cli_simulate_on_a_builtin_cluster() -> None:
     code, out = run_cli("simulate", str(K8S_EXAMPLES / "deployment.yaml"), "--cluster", "three-zones", "--json")
     assert code == 0
     summary = json.loads(out)["summary"]
-    assert summary["bound"] == 10 and summary["pending"] == 0
+    assert summary["bound"] == 10
+    assert summary["pending"] == 0
     assert len(summary["nodes"]) == 6
 
 
@@ -338,7 +342,8 @@ def test_cli_explain_and_compare_take_the_cluster(tmp_path: Path) -> None:
     assert code == 0
     assert json.loads(out)["evaluated_nodes"] == 6
     code, out = run_cli("compare", pod, "--policy", "default", "--policy", "bin-packing", "--cluster", "three-zones")
-    assert code == 0 and "Scenario pod-with-toleration" in out
+    assert code == 0
+    assert "Scenario pod-with-toleration" in out
 
 
 def test_cli_cluster_errors(capsys: pytest.CaptureFixture[str]) -> None:

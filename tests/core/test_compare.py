@@ -82,7 +82,8 @@ def test_the_sts_upgrade_diverges_when_the_old_pods_place_is_first_claimed():
     first = result.divergences()[0]
     assert first.t_ms == 50_000  # web-2 is gone at 40 s + 10 s grace
     assert first.pod.startswith("default/batch-")
-    assert first.outcomes["default"] is not None and first.outcomes["upgrade-aware"] is None
+    assert first.outcomes["default"] is not None
+    assert first.outcomes["upgrade-aware"] is None
     figures = {r.policy: r.figures(7) for r in result.results}
     assert figures["default"]["rollouts"] == {"statefulset/default/web": "stalled"}
     assert figures["upgrade-aware"]["rollouts"] == {"statefulset/default/web": "completed"}
@@ -96,7 +97,8 @@ def test_bin_packing_leaves_room_that_spreading_strands():
     )
     spread, packed = (r.figures(3) for r in result.results)
     assert (spread["pods_pending_at_end"], packed["pods_pending_at_end"]) == (1, 0)
-    assert spread["fragmentation"] == 1.0 and packed["fragmentation"] == 0.0
+    assert spread["fragmentation"] == 1.0
+    assert packed["fragmentation"] == 0.0
 
 
 def test_several_seeds_give_mean_and_spread():

@@ -357,7 +357,8 @@ def test_filter_with_nominated_pods(pod, nominated, expected, rule):
     fwk.run_pre_filter(state, pod, snapshot.node_info_list)
     node = snapshot.get("n1")
     assert fwk.run_filter_with_nominated_pods(state, pod, node) == expected
-    assert node.pods == [] and node.requested == {}  # the nominated pods went onto a copy
+    assert node.pods == []
+    assert node.requested == {}
 
 
 COMPANION_CASES = [

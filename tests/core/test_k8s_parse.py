@@ -89,11 +89,13 @@ def test_a_pod_manifest_keeps_every_field_the_scheduler_reads() -> None:
     # regular 500m + sidecar 100m = 600m; the init container (2000m) runs before the sidecar
     # starts, alone: max(600, 2000) + 50m overhead
     assert pod.requests == {"cpu": 2050, "memory": 2**30 + 64 * 2**20}
-    assert pod.host_ports[0].host_port == 80 and pod.host_ports[0].protocol == "UDP"
+    assert pod.host_ports[0].host_port == 80
+    assert pod.host_ports[0].protocol == "UDP"
     assert pod.host_ports[0].host_ip == "10.0.0.1"
     assert [t.operator for t in pod.tolerations] == ["Equal", "Exists"]
     assert pod.topology_spread_constraints[0].max_skew == 2
-    assert pod.controller is not None and pod.controller.name == "rs"
+    assert pod.controller is not None
+    assert pod.controller.name == "rs"
 
 
 def test_host_network_makes_container_ports_host_ports() -> None:
@@ -133,7 +135,9 @@ spec:
     assert node_affinity.required.terms[0].match_fields[0].values == ("n1",)
     assert node_affinity.preferred[0].weight == 7
     term = pod.affinity.pod_anti_affinity.preferred[0].term
-    assert term.namespaces == ("a",) and term.namespace_selector is not None and term.namespace_selector.empty
+    assert term.namespaces == ("a",)
+    assert term.namespace_selector is not None
+    assert term.namespace_selector.empty
     assert pod.affinity.pod_affinity is None
 
 
@@ -151,8 +155,10 @@ status:
     )
     assert isinstance(node, Node)
     assert node.allocatable == {"cpu": 4000, "memory": 32 * 2**30, "pods": 110}
-    assert node.unschedulable and node.taints[0].effect == "NoExecute"
-    assert node.images[0].names == ("app:1",) and node.labels["kubernetes.io/hostname"] == "n1"
+    assert node.unschedulable
+    assert node.taints[0].effect == "NoExecute"
+    assert node.images[0].names == ("app:1",)
+    assert node.labels["kubernetes.io/hostname"] == "n1"
 
 
 def test_allocatable_wins_over_capacity() -> None:
@@ -355,7 +361,8 @@ def test_node_affinity_value_for_plugin_args() -> None:
     affinity = parse_node_affinity_value(
         {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 3, "preference": {"matchFields": []}}]}
     )
-    assert affinity.required is None and affinity.preferred[0].weight == 3
+    assert affinity.required is None
+    assert affinity.preferred[0].weight == 3
     with pytest.raises(LoadError) as info:
         parse_node_affinity_value(
             {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 300}]}, "addedAffinity"

@@ -79,7 +79,8 @@ def legacy_scheduler(cache_nodes: list, placed: dict | None = None) -> tuple[Leg
 def failing(queue: FifoQueue, pod: Pod) -> int:
     """Pop the pod, fail it, and return how long it sleeps."""
     info = queue.pop()
-    assert info is not None and info.pod is pod
+    assert info is not None
+    assert info.pod is pod
     info.unschedulable_plugins = {"GeneralPredicates"}
     queue.add_unschedulable_if_not_present(info, queue.scheduling_cycle)
     return queue.backoff_expiry_ms(info) - queue.now_ms
@@ -89,7 +90,8 @@ def failing(queue: FifoQueue, pod: Pod) -> int:
 
 
 def test_the_preset_selects_legacy_mode_and_the_fifo():
-    assert LEGACY.scheduler_mode == "legacy" and LEGACY.queue_mode == "fifo"
+    assert LEGACY.scheduler_mode == "legacy"
+    assert LEGACY.queue_mode == "fifo"
     assert uses_fifo_queue(LEGACY)
     assert not uses_fifo_queue(default_policy())
     fifo_only = Policy(profiles=default_policy().profiles, queue_mode="fifo")
@@ -169,8 +171,10 @@ def test_cluster_events_move_nothing_and_there_is_no_nominator():
     assert queue.move_all_to_active_or_backoff(ClusterEvent("Pod", 2, "AssignedPodDelete")) == 0
     assert queue.where(pod) == "backoff"
     queue.nominator.add(pod, "node-a")
-    assert len(queue.nominator) == 0 and queue.nominator.pods_for_node("node-a") == []
-    assert queue.unschedulable_infos() == [] and queue.next_leftover_flush_ms() is None
+    assert len(queue.nominator) == 0
+    assert queue.nominator.pods_for_node("node-a") == []
+    assert queue.unschedulable_infos() == []
+    assert queue.next_leftover_flush_ms() is None
 
 
 def test_a_retry_after_no_cluster_event_is_reported_as_a_leftover_flush():
@@ -192,7 +196,8 @@ def test_update_and_delete():
     queue.add(b)
     a2 = make_pod("a", labels={"v": "2"})
     queue.update(a2)  # in place: keeps its position
-    assert queue.fifo_order() == ["default/a", "default/b"] and queue.info(a).pod is a2  # type: ignore[union-attr]
+    assert queue.fifo_order() == ["default/a", "default/b"]
+    assert queue.info(a).pod is a2
     failing(queue, a2)
     queue.update(a2)  # a sleeping pod that is updated goes straight back to the FIFO
     assert queue.fifo_order() == ["default/b", "default/a"]
@@ -301,8 +306,10 @@ def test_every_node_is_evaluated_on_1000_nodes():
     nodes = [make_node(f"node-{i:04d}", cpu="8", memory="16Gi") for i in range(1_000)]
     sched, fwk, snapshot = legacy_scheduler(nodes)
     result = sched.run_cycle(fwk, make_pod("p", cpu="1"), snapshot)
-    assert result.evaluated == 1_000 and len(result.feasible) == 1_000
-    assert result.score is not None and len(result.score.nodes) == 1_000
+    assert result.evaluated == 1_000
+    assert len(result.feasible) == 1_000
+    assert result.score is not None
+    assert len(result.score.nodes) == 1_000
     # the modern scheduler stops at 420 feasible nodes here (adaptive 42 %)
 
 
@@ -319,7 +326,8 @@ def test_scores_are_0_to_10_with_the_default_weights():
     assert table["NodePreferAvoidPodsPriority"] == (10_000, [10, 10], [10, 10])
     # SelectorSpread 10, InterPodAffinity 0, NodeAffinity 0, TaintToleration 10 on both
     assert result.score.totals == [100_000 + 10 + 0 + 4 + 8 + 0 + 10, 100_000 + 10 + 0 + 7 + 10 + 0 + 10]
-    assert result.selected == "b" and result.top == [("b", 100_037), ("a", 100_032)]
+    assert result.selected == "b"
+    assert result.top == [("b", 100_037), ("a", 100_032)]
 
 
 def test_select_host_is_round_robin_over_ties_sorted_by_name_descending():
@@ -335,7 +343,8 @@ def test_round_robin_across_consecutive_pods():
     sim = legacy_sim(Scenario(name="rr", nodes=nodes, pods=[make_pod(f"p{i}") for i in range(5)]))
     sim.run()
     assert [bound_nodes(sim)[f"default/p{i}"] for i in range(5)] == ["c", "b", "a", "c", "b"]
-    assert isinstance(sim.scheduler, LegacyScheduler) and sim.scheduler.last_node_index == 5
+    assert isinstance(sim.scheduler, LegacyScheduler)
+    assert sim.scheduler.last_node_index == 5
 
 
 def test_the_fit_error_uses_the_old_wording():
@@ -350,7 +359,8 @@ def test_the_fit_error_uses_the_old_wording():
         "No nodes are available that match all of the following predicates:: "
         "Insufficient cpu (3), PodToleratesNodeTaints (2)."
     )
-    assert result.evaluated == 5 and not result.feasible
+    assert result.evaluated == 5
+    assert not result.feasible
     assert result.statuses["small-0"].reasons == ("Insufficient cpu",)
     assert result.statuses["small-0"].plugin == "GeneralPredicates"
     assert result.unschedulable_plugins == {"GeneralPredicates", "PodToleratesNodeTaints"}
@@ -388,14 +398,16 @@ def test_v15_predicate_quirks():
     }
     tolerant = make_pod("t", tolerations=(Toleration(key="other", operator="Exists"),))
     statuses = sched.run_cycle(fwk, tolerant, snapshot).statuses
-    assert "soft" not in statuses and "ports" not in statuses  # any toleration at all lets it through
+    assert "soft" not in statuses
+    assert "ports" not in statuses
 
 
 def test_cordoned_nodes_are_not_listed():
     nodes = [make_node("a", unschedulable=True), make_node("b", cpu="1")]
     sched, fwk, snapshot = legacy_scheduler(nodes)
     result = sched.run_cycle(fwk, make_pod("p", cpu="2"), snapshot)
-    assert result.num_all_nodes == 1 and list(result.statuses) == ["b"]
+    assert result.num_all_nodes == 1
+    assert list(result.statuses) == ["b"]
     only_cordoned, fwk2, snap2 = legacy_scheduler([make_node("c", unschedulable=True)])
     assert only_cordoned.run_cycle(fwk2, make_pod("q"), snap2).message == "no nodes available to schedule pods"
 
@@ -425,8 +437,10 @@ def test_no_preemption_a_high_priority_pod_on_a_full_cluster_stays_pending():
     sim._add_pod(urgent)
     sim.run()
     outcome = bound_nodes(sim)
-    assert outcome["default/low"] == "only" and outcome["default/urgent"] is None
-    assert not sim.trace.of_type("preemption") and not sim.trace.of_type("nomination_set")
+    assert outcome["default/low"] == "only"
+    assert outcome["default/urgent"] is None
+    assert not sim.trace.of_type("preemption")
+    assert not sim.trace.of_type("nomination_set")
     messages = {e["message"] for e in sim.trace.of_type("unschedulable")}
     assert messages == {"No nodes are available that match all of the following predicates:: Insufficient cpu (1)."}
     waits = [e["backoff_until_ms"] - e["t_ms"] for e in sim.trace.of_type("queue_move") if e["to"] == "backoff"]
@@ -452,7 +466,8 @@ def test_a_cluster_change_lets_a_backing_off_pod_in_after_its_backoff():
     sim = legacy_sim(scenario)
     sim.run()
     bound = [e for e in sim.trace.of_type("bound") if e["pod"] == "default/big"]
-    assert bound and bound[0]["t_ms"] == 3_000
+    assert bound
+    assert bound[0]["t_ms"] == 3_000
 
 
 def test_side_by_side_fifo_versus_priority_order():

@@ -389,7 +389,8 @@ def test_as_dict_is_json_and_format_metrics_summarises() -> None:
     assert d["series"]["queue"]["active"] == [[0, 0], [3000, 4]]
     assert d["workloads"][0]["rollouts"][1]["status"] == "stalled"
     text = format_metrics(m)
-    assert "0 scheduled" in text and "4 pending at the end" in text
+    assert "0 scheduled" in text
+    assert "4 pending at the end" in text
     assert (
         "  Deployment default/web (3/3 ready): revision 1 completed in 5.0s; revision 2 stalled after 190.0s\n" in text
     )
@@ -460,11 +461,13 @@ def test_metrics_of_preemption_basics() -> None:
     assert m.preemptions == 1
     assert m.victims == ["default/scratch-b0", "default/scratch-b1"]
     rows = {p.pod: p for p in m.pods}
-    assert rows["default/scratch-b0"].preempted and rows["default/scratch-b0"].outcome == "deleted"
+    assert rows["default/scratch-b0"].preempted
+    assert rows["default/scratch-b0"].outcome == "deleted"
     assert (rows["default/urgent"].bound_ms, rows["default/urgent"].time_pending_ms) == (40000, 30000)
     assert (rows["default/filler"].node, rows["default/filler"].time_pending_ms) == ("node-d", 48000)
     assert (m.pods_scheduled, m.pods_prebound, m.never_scheduled) == (2, 7, [])
-    assert m.time_pending_mean_ms == 39000.0 and m.time_pending_p95_ms == 48000
+    assert m.time_pending_mean_ms == 39000.0
+    assert m.time_pending_p95_ms == 48000
     assert m.series["pending"] == [[0, 0], [10000, 1], [12000, 2], [40000, 1], [60000, 0]]
 
 

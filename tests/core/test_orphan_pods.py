@@ -34,8 +34,10 @@ def test_a_pod_naming_a_missing_node_stays_pending_and_the_trace_says_why() -> N
     summary = sim.summary()
     assert (summary.bound, summary.pending) == (1, 1)
     lost = next(p for p in summary.pods if p.pod == "default/lost")
-    assert lost.node is None and lost.phase == "Pending"
-    assert lost.message is not None and '"x"' in lost.message
+    assert lost.node is None
+    assert lost.phase == "Pending"
+    assert lost.message is not None
+    assert '"x"' in lost.message
     assert compute_metrics(sim.trace.events).pods_scheduled == 1
     state = ViewState()
     for event in sim.trace.events:

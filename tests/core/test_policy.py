@@ -87,7 +87,8 @@ def test_disabling_all_at_multipoint_leaves_only_explicit_plugins() -> None:
         "        enabled: [{name: PrioritySort}, {name: NodeResourcesFit, weight: 3}, {name: DefaultBinder}]\n"
     )
     assert plugins["filter"] == ("NodeResourcesFit",)
-    assert plugins["queueSort"] == ("PrioritySort",) and plugins["bind"] == ("DefaultBinder",)
+    assert plugins["queueSort"] == ("PrioritySort",)
+    assert plugins["bind"] == ("DefaultBinder",)
     assert weights == {"NodeResourcesFit": 3}
 
 
@@ -110,7 +111,8 @@ def test_the_kubeviz_wrapper() -> None:
         "  bindLatency: 250ms\n  configuration:\n    " + KSC.replace("\n", "\n    ") + "percentageOfNodesToScore: 50\n"
     )
     assert (policy.name, policy.queue_mode, policy.scheduler_mode) == ("slow-binds", "fifo", "legacy")
-    assert policy.upgrade_aware_reservation and policy.bind_latency_ms == 250
+    assert policy.upgrade_aware_reservation
+    assert policy.bind_latency_ms == 250
     assert policy.percentage_of_nodes_to_score == 50
 
 
@@ -123,7 +125,8 @@ def test_node_affinity_added_affinity_is_parsed_into_the_plugin() -> None:
         + "              nodeSelectorTerms: [{matchExpressions: [{key: pool, operator: In, values: [a]}]}]\n"
     )
     args = policy.profiles[0].plugin_args["NodeAffinity"]
-    assert "kind" not in args and "addedAffinity" in args
+    assert "kind" not in args
+    assert "addedAffinity" in args
 
 
 BAD_POLICIES = [

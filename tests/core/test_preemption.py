@@ -315,7 +315,8 @@ def test_reprieved_pods_respect_higher_priority_nominations_on_the_node():
     victims, _, status = fwk.plugins["DefaultPreemption"].select_victims_on_node(
         state.clone(), pod("hi", 10, "1"), snapshot.get("n").clone(), []
     )
-    assert status.ok and victim_names(victims) == ["low"]
+    assert status.ok
+    assert victim_names(victims) == ["low"]
 
 
 # -- eligibility (PodEligibleToPreemptOthers) ----------------------------------------------
@@ -358,7 +359,8 @@ def test_an_unresolvable_nominated_node_makes_the_pod_eligible_again():
     result, pf, status = preempt(nodes, {"a": [dying], "b": [pod("low-b", 0, "2")]}, hi)
     assert result.statuses["a"].code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     decision = pf.details
-    assert decision.eligible and decision.chosen.node == "b"
+    assert decision.eligible
+    assert decision.chosen.node == "b"
     assert victim_names(decision.chosen.victims) == ["low-b"]
     assert decision.node_statuses["a"].reasons == (MSG_NOT_HELPFUL,)
 
@@ -508,7 +510,9 @@ def test_unresolvable_nodes_are_never_candidates_and_preemption_is_not_helpful_t
     nodes, placed = tainted_cluster()
     result, pf, status = preempt(nodes, placed, pod("big", 0, "2"))
     decision = pf.details
-    assert decision.eligible and decision.candidates == [] and decision.chosen is None
+    assert decision.eligible
+    assert decision.candidates == []
+    assert decision.chosen is None
     assert pf.nominated_node_name == ""  # clears any nomination
     assert {name: st.reasons for name, st in decision.node_statuses.items()} == {
         "t0": (MSG_NOT_HELPFUL,),
@@ -525,7 +529,8 @@ def test_unresolvable_nodes_are_never_candidates_and_preemption_is_not_helpful_t
 def test_when_every_node_is_unresolvable_preemption_reports_not_helpful_for_all():
     nodes = [make_node(f"t{i}", taints=(Taint("k", "NoSchedule", "v"),)) for i in range(2)]
     _, pf, status = preempt(nodes, {"t0": [pod("low", -1, "1")]}, pod("p", 0, "1"))
-    assert pf.details.candidates == [] and pf.nominated_node_name == ""
+    assert pf.details.candidates == []
+    assert pf.nominated_node_name == ""
     assert status.reasons == ("preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",)
 
 
@@ -537,7 +542,8 @@ def test_the_fit_error_of_a_pod_preemption_cannot_help_through_the_simulation():
     sim = Simulation(Scenario(name="taint", nodes=nodes, pods=[*placed_pods, pod("big", 0, "2")]))
     summary = sim.run()
     unsched = [e for e in sim.trace.events if e["type"] == "unschedulable" and e["pod"] == "default/big"]
-    assert unsched and unsched[0]["message"] == TAINTED_MESSAGE
+    assert unsched
+    assert unsched[0]["message"] == TAINTED_MESSAGE
     (pre,) = [e for e in sim.trace.events if e["type"] == "preemption"][:1]
     assert (pre["eligible"], pre["chosen"], pre["candidates"], pre["victims"]) == (True, None, [], [])
     assert next(o for o in summary.pods if o.pod == "default/big").message == TAINTED_MESSAGE
@@ -612,7 +618,8 @@ def test_a_high_priority_pod_preempts_waits_for_its_victim_and_binds_on_the_nomi
 
     # The next attempt finds the victim still terminating on the nominated node.
     waits = [e for e in events(sim, "unschedulable", "hi") if e["t_ms"] > 5000]
-    assert waits and all(e["message"].endswith(f"preemption: {MSG_TERMINATING}") for e in waits)
+    assert waits
+    assert all(e["message"].endswith(f"preemption: {MSG_TERMINATING}") for e in waits)
     assert all(e["t_ms"] < 5000 + grace_ms for e in waits)
 
     gone = events(sim, "pod_deleted", "low-a")
@@ -620,7 +627,8 @@ def test_a_high_priority_pod_preempts_waits_for_its_victim_and_binds_on_the_nomi
     (bound,) = events(sim, "bound", "hi")
     assert (bound["node"], bound["t_ms"]) == ("a", 5000 + grace_ms)
     assert bound["seq"] > gone[0]["seq"]
-    assert sim.pods["default/low-b"].node_name == "b" and not events(sim, "pod_deletion_started", "low-b")
+    assert sim.pods["default/low-b"].node_name == "b"
+    assert not events(sim, "pod_deletion_started", "low-b")
 
 
 def test_lower_priority_nominations_on_the_chosen_node_are_cleared():
@@ -660,9 +668,11 @@ def test_space_held_by_a_nomination_is_not_taken_by_lower_priority_but_may_be_by
     )
     assert [e["node"] for e in events(sim, "nomination_set", "hi")] == ["a"]
     small_tries = events(sim, "unschedulable", "small")
-    assert small_tries and small_tries[0]["t_ms"] == 2000
+    assert small_tries
+    assert small_tries[0]["t_ms"] == 2000
     assert small_tries[0]["message"].startswith("0/1 nodes are available: 1 Insufficient cpu.")
-    assert not events(sim, "bound", "small") and not events(sim, "nomination_set", "small")
+    assert not events(sim, "bound", "small")
+    assert not events(sim, "nomination_set", "small")
     assert [(e["node"], e["t_ms"]) for e in events(sim, "bound", "top")] == [("a", 3000)]
     assert [(e["node"], e["t_ms"]) for e in events(sim, "bound", "hi")] == [("a", 6000)]
 
@@ -677,7 +687,8 @@ def test_the_trace_is_identical_for_the_same_seed():
     first, second = tied_scenario_run(7), tied_scenario_run(7)
     assert dumps(first.trace.events) == dumps(second.trace.events)
     decided = [e["decided_by"] for e in events(first, "preemption") if e["chosen"]]
-    assert decided and set(decided) == {"first_candidate"}
+    assert decided
+    assert set(decided) == {"first_candidate"}
 
 
 def test_a_full_tie_is_broken_by_the_seeded_dry_run_offset():

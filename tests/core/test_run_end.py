@@ -52,8 +52,10 @@ def test_a_pod_with_no_node_to_go_to_ends_the_run_steady_after_one_attempt():
     end = finished(sim)
     assert end["end"] == "steady"
     assert end["reason"] == "steady: 1 pod can never be scheduled without a change to the cluster (no nodes)"
-    assert end["pending"] == 1 and end["bound"] == 0
-    assert sim.now_ms == 0 and sim.queue.scheduling_cycle == 1
+    assert end["pending"] == 1
+    assert end["bound"] == 0
+    assert sim.now_ms == 0
+    assert sim.queue.scheduling_cycle == 1
     # the queue is upstream's: the pod waits in backoffQ (no plugin rejected it), not unschedulable
     assert sim.queue.sizes() == {"active": 0, "backoff": 1, "unschedulable": 0}
     assert (sim.end, sim.end_reason) == (end["end"], end["reason"])
@@ -107,7 +109,8 @@ def test_a_timeline_action_that_does_not_help_ends_steady_after_the_pod_saw_it()
     sim = Simulation(sc)
     sim.run()
     end = finished(sim)
-    assert end["end"] == "steady" and "0/1 nodes are available: 1 Insufficient cpu." in end["reason"]
+    assert end["end"] == "steady"
+    assert "0/1 nodes are available: 1 Insufficient cpu." in end["reason"]
     attempts = [e["t_ms"] for e in sim.trace.events if e["type"] == "cycle_start"]
     assert attempts == [0, 1_000, 3_000, 7_000, 15_000, 25_000, 35_000, 45_000]
     assert sim.now_ms == 45_000
@@ -167,7 +170,8 @@ def test_a_scenario_with_end_at_shows_the_retries_until_then():
     end = finished(sim)
     assert end["end"] == "end_time"
     assert end["reason"] == "end time: the scenario's endAt (1m) reached with 1 pod pending"
-    assert sim.queue.scheduling_cycle > 3 and sim.now_ms <= 60_000
+    assert sim.queue.scheduling_cycle > 3
+    assert sim.now_ms <= 60_000
 
 
 # -- limits ----------------------------------------------------------------------------------
@@ -212,7 +216,8 @@ def test_the_event_limit_ends_the_run_with_its_reason():
     end = finished(sim)
     assert end["end"] == "event_limit"
     assert end["reason"].startswith("event limit: 150 trace events reached at t=0s with ")
-    assert end["reason"].endswith(" pods pending") and 0 < end["pending"] < 50
+    assert end["reason"].endswith(" pods pending")
+    assert 0 < end["pending"] < 50
     # the step that reached the limit completes; then the closing node_usage and run_finished
     before_closing = end["seq"] - 1
     assert 150 <= before_closing < 150 + 10
@@ -277,7 +282,8 @@ def test_an_injected_action_reopens_a_steady_run():
     sim.run()
     assert sim.end == "steady"
     sim.inject(TimelineAction(at_ms=0, action="addNode", objects=[make_node("new")]))
-    assert sim.end is None and not sim.finished
+    assert sim.end is None
+    assert not sim.finished
     sim.run()
     assert bound_node(sim, "default/nginx") == "new"
     assert finished(sim)["end"] == "quiescent"

@@ -102,9 +102,11 @@ def test_node_groups_stamp_out_zero_padded_names_and_round_robin_zones() -> None
         + "      template: {allocatable: {cpu: 4}, labels: {pool: x}}\n"
     )
     names = [n.name for n in scenario.nodes]
-    assert names[:3] == ["w-00", "w-01", "w-02"] and names[-1] == "w-11"
+    assert names[:3] == ["w-00", "w-01", "w-02"]
+    assert names[-1] == "w-11"
     assert [n.labels["topology.kubernetes.io/zone"] for n in scenario.nodes[:4]] == ["a", "b", "c", "a"]
-    assert scenario.nodes[5].labels["pool"] == "x" and scenario.nodes[5].labels["kubernetes.io/hostname"] == "w-05"
+    assert scenario.nodes[5].labels["pool"] == "x"
+    assert scenario.nodes[5].labels["kubernetes.io/hostname"] == "w-05"
     scenario.nodes[0].labels["pool"] = "changed"
     assert scenario.nodes[1].labels["pool"] == "x", "every node has its own labels"
 
@@ -374,7 +376,10 @@ def test_timeline_create_resolves_priorities_and_allows_recreating_a_deleted_pod
 @pytest.mark.parametrize("name", ["mixed-small", "taints-and-affinity", "bin-packing-vs-spread"])
 def test_builtin_scenarios_load(name: str) -> None:
     scenario = builtin_scenario(name)
-    assert scenario.nodes and scenario.pods and scenario.watch_for and scenario.description
+    assert scenario.nodes
+    assert scenario.pods
+    assert scenario.watch_for
+    assert scenario.description
     assert name in builtin_scenario_names()
 
 
@@ -385,7 +390,8 @@ def test_mixed_small_has_what_its_description_promises() -> None:
     assert sum(1 for n in scenario.nodes if n.taints) == 1
     pods = {p.name: p for p in scenario.pods}
     assert 18 <= len(pods) + sum(len(a.objects) for a in scenario.timeline if a.action == "create") <= 22
-    assert pods["gpu-trainer"].tolerations and pods["cache-0"].affinity is not None
+    assert pods["gpu-trainer"].tolerations
+    assert pods["cache-0"].affinity is not None
     assert pods["big-report"].requests["cpu"] > max(n.allocatable["cpu"] for n in scenario.nodes)
     assert sum(1 for p in pods.values() if p.run_duration_ms) >= 2
     assert {a.action for a in scenario.timeline} >= {"cordon", "addNode"}
@@ -425,9 +431,11 @@ def test_real_manifests_load(name: str) -> None:
 @needs_examples
 def test_kyaml_pod_with_pod_affinity_keeps_its_terms() -> None:
     (pod,) = load_scenario_file(EXAMPLES / "pod-with-pod-affinity.yaml").pods
-    assert pod.affinity is not None and pod.affinity.pod_affinity is not None
+    assert pod.affinity is not None
+    assert pod.affinity.pod_affinity is not None
     assert pod.affinity.pod_affinity.required[0].topology_key == "topology.kubernetes.io/zone"
-    assert pod.affinity.pod_anti_affinity is not None and pod.affinity.pod_anti_affinity.preferred[0].weight == 100
+    assert pod.affinity.pod_anti_affinity is not None
+    assert pod.affinity.pod_anti_affinity.preferred[0].weight == 100
 
 
 @needs_examples

@@ -84,7 +84,8 @@ def test_a_minimal_deployment_gets_the_api_server_defaults() -> None:
     assert d.selector == LabelSelector((("app", "web"),))
     proto = d.template.prototype
     assert (proto.name, proto.namespace, proto.uid) == ("web-template", "default", "")
-    assert proto.labels == {"app": "web"} and d.template.image == "web:1"
+    assert proto.labels == {"app": "web"}
+    assert d.template.image == "web:1"
 
 
 def test_a_minimal_replica_set_has_one_replica_and_no_owner() -> None:
@@ -480,7 +481,8 @@ def test_deployment_yaml_loads_a_two_replica_nginx_deployment() -> None:
         1,
     )
     assert d.template.prototype.requests == {}  # no resource requests: BestEffort pods
-    assert scenario.pods == [] and scenario.services == []
+    assert scenario.pods == []
+    assert scenario.services == []
 
 
 @needs_examples
@@ -518,9 +520,11 @@ def test_zookeeper_yaml_loads_services_a_pdb_and_a_stateful_set_with_its_quirks(
     proto = sts.template.prototype
     assert proto.requests == {"cpu": 500, "memory": 2**30}
     # The anti-affinity term selects key "app", but the pods are labelled app.kubernetes.io/name.
-    assert proto.affinity is not None and proto.affinity.pod_anti_affinity is not None
+    assert proto.affinity is not None
+    assert proto.affinity.pod_anti_affinity is not None
     term = proto.affinity.pod_anti_affinity.required[0]
-    assert term.label_selector is not None and not term.label_selector.matches(proto.labels)
+    assert term.label_selector is not None
+    assert not term.label_selector.matches(proto.labels)
 
 
 # -- timeline actions --------------------------------------------------------------------
@@ -588,7 +592,8 @@ def test_a_workload_created_on_the_timeline_can_be_scaled_later() -> None:
     scenario = load_scenario(HEAD + timeline(scale, create))
     assert [(a.at_ms, a.action) for a in scenario.timeline] == [(30_000, "create"), (60_000, "scale")]
     (created,) = scenario.timeline[0].objects
-    assert isinstance(created, Deployment) and created.uid == "deployment/default/web"
+    assert isinstance(created, Deployment)
+    assert created.uid == "deployment/default/web"
     assert scenario.workloads == []
 
 
@@ -601,7 +606,8 @@ def test_a_workload_deleted_and_created_again_gets_a_new_uid() -> None:
     scenario = load_scenario(HEAD + objects(DEPLOYMENT) + timeline(*entries))
     assert scenario.workloads[0].uid == "deployment/default/web"
     (again,) = scenario.timeline[1].objects
-    assert isinstance(again, Deployment) and again.uid == "deployment/default/web~1"
+    assert isinstance(again, Deployment)
+    assert again.uid == "deployment/default/web~1"
 
 
 def test_services_and_jobs_can_be_created_on_the_timeline() -> None:

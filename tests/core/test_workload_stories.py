@@ -161,10 +161,12 @@ def test_jobs_run_every_completion_and_report_when_done() -> None:
 def test_a_drain_waits_for_the_pdb_and_empties_the_node() -> None:
     sim = play("drain-with-pdb")
     refused = [e for e in of(sim, "eviction") if not e["allowed"]]
-    assert refused and "Cannot evict pod as it would violate the pod's disruption budget." in refused[0]["reason"]
+    assert refused
+    assert "Cannot evict pod as it would violate the pod's disruption budget." in refused[0]["reason"]
     first_refusal = refused[0]
     later = [e for e in of(sim, "eviction", pod=first_refusal["pod"]) if e["allowed"]]
-    assert later and later[0]["t_ms"] > first_refusal["t_ms"]
+    assert later
+    assert later[0]["t_ms"] > first_refusal["t_ms"]
     assert sim.cache.node("node-1").pods == []
     assert sim.cache.node("node-1").node.unschedulable
     healthy_quorum = [p for p in sim.pods.values() if p.labels.get("app") == "quorum" and p.phase == "Running"]

@@ -30,12 +30,16 @@ def test_every_page_fits_a_phone_and_play_is_reachable(browser: Any, kubeviz_ser
         _no_sideways_scroll(page, compare_url)
         play = page.locator(".play-btn").first
         box = play.bounding_box()
-        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+        assert box is not None
+        assert box["x"] >= 0
+        assert box["x"] + box["width"] <= PHONE["width"]
         run_url = page.locator("#compare-col-0 a[href*='/runs/']").first.get_attribute("href")
         _no_sideways_scroll(page, base + run_url.split("?")[0])
         box = page.locator(".play-btn").first.bounding_box()
-        assert box is not None and box["x"] + box["width"] <= PHONE["width"]
+        assert box is not None
+        assert box["x"] + box["width"] <= PHONE["width"]
     finally:
         context.close()
     with urllib.request.urlopen(kubeviz_server.url + "/static/kubeviz/favicon.svg", timeout=10) as response:
-        assert response.status == 200 and response.read().startswith(b"<svg")
+        assert response.status == 200
+        assert response.read().startswith(b"<svg")

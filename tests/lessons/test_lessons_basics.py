@@ -121,7 +121,8 @@ def test_a_bind_that_fails_forgets_the_assumed_pod() -> None:
     assert not of(events, "bound", "default/web")
     # web-2 was scheduled while web was still binding: assumed, not bound, web already counted
     web2 = of(events, "score", "default/web-2")[0]
-    assert web2["t_ms"] == 0 and web2["nodes"]["node-2"]["NodeResourcesFit"]["raw"] == 37
+    assert web2["t_ms"] == 0
+    assert web2["nodes"]["node-2"]["NodeResourcesFit"]["raw"] == 37
 
 
 # -- 06 nominated pods ------------------------------------------------------------------------

@@ -24,7 +24,8 @@ def test_signup_creates_the_user_logs_in_and_goes_home(client: Client) -> None:
     )
     assert response.redirect_chain == [(reverse("home"), 302)]
     user = get_user_model().objects.get(username="linus")
-    assert response.context["user"] == user and user.is_authenticated
+    assert response.context["user"] == user
+    assert user.is_authenticated
     assert "linus" in response.content.decode()  # the top bar shows who is logged in
 
 
@@ -32,7 +33,9 @@ def test_the_signup_page_shows_the_form(client: Client) -> None:
     response = client.get(reverse("signup"))
     body = response.content.decode()
     assert response.status_code == 200
-    assert 'name="username"' in body and 'name="password1"' in body and 'name="password2"' in body
+    assert 'name="username"' in body
+    assert 'name="password1"' in body
+    assert 'name="password2"' in body
 
 
 @pytest.mark.parametrize(
@@ -58,9 +61,11 @@ def test_signup_only_takes_get_and_post(client: Client) -> None:
 
 def test_the_login_page_logs_in_and_follows_next(client: Client, user: Any) -> None:
     page = client.get(reverse("login"))
-    assert page.status_code == 200 and 'name="password"' in page.content.decode()
+    assert page.status_code == 200
+    assert 'name="password"' in page.content.decode()
     response = client.post(reverse("login"), {"username": "ada", "password": PASSWORD, "next": reverse("run-list")})
-    assert response.status_code == 302 and response["Location"] == reverse("run-list")
+    assert response.status_code == 302
+    assert response["Location"] == reverse("run-list")
     assert int(client.session["_auth_user_id"]) == user.id
 
 
@@ -73,7 +78,8 @@ def test_a_wrong_password_is_refused_on_the_login_page(client: Client, user: Any
 
 def test_logout_is_a_post_and_goes_home(logged_in_client: Client) -> None:
     response = logged_in_client.post(reverse("logout"))
-    assert response.status_code == 302 and response["Location"] == reverse("home")
+    assert response.status_code == 302
+    assert response["Location"] == reverse("home")
     assert "_auth_user_id" not in logged_in_client.session
 
 
@@ -103,4 +109,5 @@ def test_a_run_of_a_private_scenario_is_visible_to_its_owner_only(user: Any, oth
     assert not run.visible_to(other_user)
     assert not run.visible_to(AnonymousUser())
     builtin_run = Run.objects.create(scenario=Scenario.objects.get(slug="mixed-small"), policy=run.policy)
-    assert builtin_run.visible_to(AnonymousUser()) and builtin_run.visible_to(other_user)
+    assert builtin_run.visible_to(AnonymousUser())
+    assert builtin_run.visible_to(other_user)

@@ -98,7 +98,9 @@ def test_creation_validates_each_field(
     body = response.content.decode()
     assert f'id="{field}-error"' in body
     assert text in body
-    assert Comparison.objects.count() == 0 and Run.objects.count() == 0 and not started
+    assert Comparison.objects.count() == 0
+    assert Run.objects.count() == 0
+    assert not started
 
 
 def test_form_offers_visible_scenarios_and_policies(client: Client, builtins: None) -> None:
@@ -154,7 +156,9 @@ def test_celery_mode_starts_one_group(
     with django_capture_on_commit_callbacks(execute=True):
         comparison = make(STS, ["default", "upgrade-aware"], seeds=2)
     run_ids = sorted(str(e.run_id) for e in ComparisonRun.objects.filter(comparison=comparison))
-    assert len(groups) == 1 and sorted(groups[0]) == run_ids and len(run_ids) == 4
+    assert len(groups) == 1
+    assert sorted(groups[0]) == run_ids
+    assert len(run_ids) == 4
 
 
 # -- what the page shows -----------------------------------------------------------------
@@ -176,10 +180,12 @@ def test_divergences_from_stored_traces_equal_the_engines(builtins: None, starte
     assert stored[0]["mechanism"] == "reservation"
     assert "a reservation held node-2 for web-2" in stored[0]["because"]["upgrade-aware"]
     web2 = next(d for d in stored if d["pod"] == "default/web-2" and d["attempt"] == 1)
-    assert "batch-" in web2["because"]["default"] and "already taken" in web2["because"]["default"]
+    assert "batch-" in web2["because"]["default"]
+    assert "already taken" in web2["because"]["default"]
     assert all(m is None or m["t_ms"] == stored[0]["t_ms"] for m in stored[0]["moments"].values())
     assert stored[0]["pod"].startswith("default/batch-")
-    assert stored[0]["outcomes"]["upgrade-aware"] is None and stored[0]["outcomes"]["default"]
+    assert stored[0]["outcomes"]["upgrade-aware"] is None
+    assert stored[0]["outcomes"]["default"]
     # cached on the row, so later pages do not read the traces again
     assert Comparison.objects.get(id=comparison.id).divergences == stored
 
@@ -206,7 +212,8 @@ def test_summary_table_equals_the_engines_metrics(builtins: None, started: list[
     shown = {row["key"]: [cell["text"] for cell in row["cells"]] for row in results["rows"]}
     for position, (key, _) in enumerate(core.SUMMARY_COLUMNS, start=1):
         assert shown[key] == [engine_table[1][position], engine_table[2][position]], key
-    assert "stalled" in shown["rollouts"][0] and "completed" in shown["rollouts"][1]
+    assert "stalled" in shown["rollouts"][0]
+    assert "completed" in shown["rollouts"][1]
     assert [len(c["svg"].split('data-policy="')) - 1 for c in results["charts"]] == [2, 2, 2]
 
 
@@ -216,12 +223,14 @@ def test_page_shows_columns_divergence_summary_and_charts(client: Client, builti
     response = client.get(comparison.get_absolute_url())
     body = response.content.decode()
     assert response.status_code == 200
-    assert 'id="compare-col-0"' in body and 'id="compare-col-1"' in body
+    assert 'id="compare-col-0"' in body
+    assert 'id="compare-col-1"' in body
     assert "First divergence at t=50.0s: batch-" in body
     response = client.get(comparison.get_absolute_url(), {"t_ms": 10**9})  # the end: the summary
     body = response.content.decode()
     assert 'id="compare-summary-table"' in body
-    assert body.count('data-policy="default" d=') == 3 and body.count('data-policy="upgrade-aware" d=') == 3
+    assert body.count('data-policy="default" d=') == 3
+    assert body.count('data-policy="upgrade-aware" d=') == 3
     assert f'ws-connect="/ws/compare/{comparison.id}/?at=' in body
     assert reverse("compare-csv", args=[comparison.id]) in body
     assert reverse("compare-json", args=[comparison.id]) in body
@@ -236,7 +245,8 @@ def test_the_page_opens_at_a_divergence_with_every_column_at_its_time(
     response = client.get(comparison.get_absolute_url(), {"div": 0})
     body = response.content.decode()
     assert response.status_code == 200
-    assert 'id="compare-clock"' in body and 'data-t-ms="50000"' in body
+    assert 'id="compare-clock"' in body
+    assert 'data-t-ms="50000"' in body
     for column in service.columns_of(comparison):
         seq = service.seq_at(column.run, 50_000)
         events = list(column.run.events.order_by("seq").values_list("t_ms", "seq"))
@@ -256,7 +266,8 @@ def test_the_page_opens_at_t0_without_the_summary(client: Client, builtins: None
     comparison = make(STS, ["default", "upgrade-aware"])
     run_all(comparison)
     body = client.get(comparison.get_absolute_url()).content.decode()
-    assert 'data-t-ms="0"' in body and 'data-position="0"' in body
+    assert 'data-t-ms="0"' in body
+    assert 'data-position="0"' in body
     assert '<section id="compare-results" class="compare-results" hidden>' in body
     end = client.get(comparison.get_absolute_url(), {"t_ms": 10**9}).content.decode()
     assert 'id="compare-summary-table"' in end
@@ -266,13 +277,16 @@ def test_exports_parse(client: Client, builtins: None, started: list[Run]) -> No
     comparison = make(STS, ["default", "upgrade-aware"], seeds=2)
     run_all(comparison)
     response = client.get(reverse("compare-csv", args=[comparison.id]))
-    assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/csv")
     rows = list(csv.reader(io.StringIO(response.content.decode())))
-    assert rows[0][0] == "policy" and [r[0] for r in rows[1:]] == ["default", "upgrade-aware"]
+    assert rows[0][0] == "policy"
+    assert [r[0] for r in rows[1:]] == ["default", "upgrade-aware"]
     assert rows == service.core_comparison(comparison, service.columns_of(comparison)).table()
     response = client.get(reverse("compare-json", args=[comparison.id]))
     data = json.loads(response.content)
-    assert data["comparison"] == str(comparison.id) and data["seeds"] == [7, 8]
+    assert data["comparison"] == str(comparison.id)
+    assert data["seeds"] == [7, 8]
     assert [p["policy"] for p in data["policies"]] == ["default", "upgrade-aware"]
     assert set(data["policies"][0]["per_seed"]) == {"7", "8"}
     assert data["policies"][0]["aggregate"]["pods_scheduled"]["mean"] is not None
@@ -291,7 +305,8 @@ def test_builtin_comparison_is_created_once_and_started(client: Client, builtins
     assert [c.policy.slug for c in service.columns_of(comparison)] == ["default", "upgrade-aware"]
     assert len(started) == 2
     again = client.get(reverse("compare-builtin", args=[STS]))
-    assert again["Location"] == comparison.get_absolute_url() and len(started) == 2
+    assert again["Location"] == comparison.get_absolute_url()
+    assert len(started) == 2
     assert client.get(reverse("compare-builtin", args=["no-such-thing"])).status_code == 404
 
 
@@ -313,8 +328,10 @@ def test_list_shows_comparisons(client: Client, user: Any, builtins: None, start
     make(STS, ["default", "upgrade-aware"], owner=user)
     anonymous = make("preemption-basics", ["default", "spread"])
     body = client.get(reverse("compare-list")).content.decode()
-    assert "default vs upgrade-aware" in body and "0 / 2 finished" in body
-    assert anonymous.get_absolute_url() not in body and "default vs spread" not in body
+    assert "default vs upgrade-aware" in body
+    assert "0 / 2 finished" in body
+    assert anonymous.get_absolute_url() not in body
+    assert "default vs spread" not in body
     assert client.get(anonymous.get_absolute_url()).status_code == 200
 
 
@@ -344,7 +361,8 @@ def test_private_scenario_comparison_is_hidden_from_others(
     for url in urls:
         assert client.get(url).status_code == 404, url
     response = client.post(reverse("compare-new"), {"scenario": "mine", "policies": ["default", "spread"]})
-    assert response.status_code == 400 and "No scenario “mine” you can see" in response.content.decode()
+    assert response.status_code == 400
+    assert "No scenario “mine” you can see" in response.content.decode()
     assert "Mine &lt;b&gt;" not in client.get(reverse("compare-list")).content.decode()
     client.force_login(user)
     for url in urls:
@@ -403,17 +421,21 @@ async def test_each_viewer_of_a_comparison_has_one_playhead_for_every_column() -
 
     finished, _, _ = await database_sync_to_async(_setup_sockets)()
     alice, first = await _connect(finished)
-    assert 'id="compare-col-0-head"' in first and 'id="compare-col-1-head"' in first
-    assert _t(first) == 0 and "hidden" in first.split('id="compare-results"')[1][:80]
+    assert 'id="compare-col-0-head"' in first
+    assert 'id="compare-col-1-head"' in first
+    assert _t(first) == 0
+    assert "hidden" in first.split('id="compare-results"')[1][:80]
     bob, _ = await _connect(finished)
     jumped = await _control(alice, "divergence", 0)
-    assert _t(jumped) == 50_000 and 'data-t-ms="50000"' in jumped
+    assert _t(jumped) == 50_000
+    assert 'data-t-ms="50000"' in jumped
     assert "found <b>no node</b> for " in jumped
     stepped = await _control(bob, "step")  # Bob is still at t=0: his step is his own
     assert 0 < _t(stepped) <= 50_000
     assert 'data-t-ms="50000"' not in stepped
     ended = await _control(alice, "seek", 10**9)
-    assert 'id="compare-summary-table"' in ended and "stalled" in ended
+    assert 'id="compare-summary-table"' in ended
+    assert "stalled" in ended
     assert "There is no divergence 99" in (await _control(alice, "divergence", 99)).replace("there", "There")
     assert "action: &#x27;fly&#x27; is not one of" in await _control(alice, "fly")
     await alice.disconnect()
@@ -435,7 +457,8 @@ async def test_an_anonymous_viewer_cannot_stop_a_builtin_comparison_for_anyone()
     flags = await database_sync_to_async(
         lambda: list(Run.objects.filter(comparison_entries__isnull=False).values_list("stop_requested", flat=True))
     )()
-    assert flags and not any(flags)
+    assert flags
+    assert not any(flags)
     owner_socket, _ = await _connect(queued, owner)
     assert "Cancelling 2 runs" in await _control(owner_socket, "cancel")
     await owner_socket.disconnect()
@@ -454,7 +477,8 @@ async def test_websocket_refuses_unknown_comparisons() -> None:
     communicator = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/compare/{uuid.uuid4()}/")
     communicator.scope["user"] = AnonymousUser()
     connected, code = await communicator.connect()
-    assert not connected and code == 4404
+    assert not connected
+    assert code == 4404
 
 
 def test_the_divergence_bar_lists_every_divergence_in_time_order_with_why(
@@ -473,7 +497,8 @@ def test_the_divergence_bar_lists_every_divergence_in_time_order_with_why(
     ctx = service.divergence_context(divs, None, divs[2]["t_ms"] + 1)
     assert ctx["index"] == next(i for i, d in enumerate(divs) if d["t_ms"] > divs[2]["t_ms"])
     at_first = service.divergence_context(divs, 0, divs[0]["t_ms"])
-    assert at_first["next"]["index"] == 1 and at_first["next"]["t_ms"] >= divs[0]["t_ms"]
+    assert at_first["next"]["index"] == 1
+    assert at_first["next"]["t_ms"] >= divs[0]["t_ms"]
 
 
 def test_rollout_badges_show_the_state_at_the_playhead() -> None:

@@ -106,7 +106,8 @@ async def test_a_viewer_starts_at_the_beginning_paused_with_the_whole_frame() ->
     communicator, first = await open_socket(run.id)
     for dom_id in ("run-header", "run-lanes", "run-nodes-body", "run-cycle", "run-narration", "run-recording"):
         assert f'id="{dom_id}"' in first
-    assert position(first) == 0 and header_seq(first) == 0
+    assert position(first) == 0
+    assert header_seq(first) == 0
     assert 'data-playing=""' in first
     assert re.search(r'<section id="run-summary"[^>]*hidden', first)
     assert "Recorded" in first  # the computation is done: the shared recording status says so
@@ -119,8 +120,10 @@ async def test_two_viewers_of_one_run_at_different_playheads_see_different_frame
     alice, _ = await open_socket(run.id)
     bob, _ = await open_socket(run.id)
     to_end = await send(alice, "seek", run.last_seq)
-    assert position(to_end) == run.last_seq and header_seq(to_end) == run.last_seq
-    assert 'id="run-summary"' in to_end and not re.search(r'<section id="run-summary"[^>]*hidden', to_end)
+    assert position(to_end) == run.last_seq
+    assert header_seq(to_end) == run.last_seq
+    assert 'id="run-summary"' in to_end
+    assert not re.search(r'<section id="run-summary"[^>]*hidden', to_end)
     stepped = await send(bob, "step")
     assert position(stepped) == stops[0]  # Bob's step: the first decision, not Alice's end
     assert header_seq(stepped) == stops[0]
@@ -137,11 +140,13 @@ async def test_consecutive_frames_send_only_what_changed() -> None:
     assert position(one_event) == stops[3] + 1
     newcomer, whole = await open_socket(run.id, query=f"?at={stops[3] + 1}")  # the same moment, in full
     assert position(whole) == position(one_event)
-    assert 'id="run-nodes-body"' in whole and 'id="run-nodes-body"' not in one_event
+    assert 'id="run-nodes-body"' in whole
+    assert 'id="run-nodes-body"' not in one_event
     assert len(one_event) < len(whole) / 2
     assert 'id="run-recording"' not in one_event  # unchanged: not sent again
     back = await send(viewer, "back", "event")
-    assert position(back) == stops[3] and header_seq(back) == stops[3]
+    assert position(back) == stops[3]
+    assert header_seq(back) == stops[3]
     await viewer.disconnect()
     await newcomer.disconnect()
 
@@ -160,7 +165,8 @@ async def test_a_viewers_pause_does_not_pause_another_viewer_or_the_computation(
     seen = []
     while not seen or seen[-1] < run.last_seq:  # Bob plays on to the end (bounded by the timeout)
         seen.append(position(await bob.receive_from(timeout=TIMEOUT)))
-    assert seen == sorted(seen) and seen[-1] == run.last_seq
+    assert seen == sorted(seen)
+    assert seen[-1] == run.last_seq
     assert await alice.receive_nothing(timeout=0.3)  # Alice, paused, is sent nothing more
     assert stopped_at < run.last_seq
     await alice.disconnect()
@@ -171,11 +177,13 @@ async def test_the_computation_never_waits_for_a_paused_viewer() -> None:
     """A viewer paused at t=0 while the run is computed: the worker still records it to the end."""
     run = await database_sync_to_async(queued_run_sync)()
     viewer, first = await open_socket(run.id)
-    assert "nothing recorded yet" in first and "Queued" in first
+    assert "nothing recorded yet" in first
+    assert "Queued" in first
     await send(viewer, "pause")
     await database_sync_to_async(step_loop)(run.id, lambda group, message: None)
     fresh = await database_sync_to_async(Run.objects.get)(id=run.id)
-    assert fresh.status == "finished" and fresh.last_seq > 0
+    assert fresh.status == "finished"
+    assert fresh.last_seq > 0
     await viewer.disconnect()
 
 
@@ -201,11 +209,13 @@ async def test_a_disconnected_viewers_work_stops() -> None:
     hub = hubs.hubs[key]
     (consumer,) = hub.viewers
     task = consumer.play_task
-    assert task is not None and not task.done()
+    assert task is not None
+    assert not task.done()
     await viewer.disconnect()
     await asyncio.sleep(0)  # let the cancellation land
     assert task.cancelled() or task.done()
-    assert key not in hubs.hubs and not hub.viewers
+    assert key not in hubs.hubs
+    assert not hub.viewers
 
 
 async def test_only_the_owner_cancels_the_computation() -> None:
@@ -263,7 +273,8 @@ async def test_bad_messages_get_an_error_naming_the_field(message: str, expected
 async def test_a_link_to_a_moment_opens_the_socket_there() -> None:
     run = await database_sync_to_async(finished_run_sync)()
     viewer, first = await open_socket(run.id, query="?at=5&speed=max")
-    assert position(first) == 5 and header_seq(first) == 5
+    assert position(first) == 5
+    assert header_seq(first) == 5
     assert 'data-speed="0"' in first
     await viewer.disconnect()
 
@@ -274,10 +285,12 @@ async def test_unknown_and_private_runs_are_refused() -> None:
     communicator = WebsocketCommunicator(application, f"/ws/runs/{uuid.uuid4()}/")
     communicator.scope["user"] = AnonymousUser()
     connected, code = await communicator.connect(timeout=TIMEOUT)
-    assert not connected and code == CLOSE_NOT_FOUND
+    assert not connected
+    assert code == CLOSE_NOT_FOUND
     owner = await database_sync_to_async(create_user_sync)("owner")
     run = await database_sync_to_async(private_run_sync)(owner)
     communicator = WebsocketCommunicator(application, f"/ws/runs/{run.id}/")
     communicator.scope["user"] = AnonymousUser()
     connected, code = await communicator.connect(timeout=TIMEOUT)
-    assert not connected and code == CLOSE_FORBIDDEN
+    assert not connected
+    assert code == CLOSE_FORBIDDEN

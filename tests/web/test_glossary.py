@@ -136,7 +136,8 @@ def test_every_term_tooltip_on_the_run_page_is_in_the_glossary(
 def test_the_run_page_links_the_glossary_and_the_legend(client: Client, finished_run: Run) -> None:
     body = page(client, finished_run)
     assert f'href="{reverse("glossary")}"' in body
-    assert 'href="#run-legend"' in body and 'id="run-legend"' in body
+    assert 'href="#run-legend"' in body
+    assert 'id="run-legend"' in body
 
 
 # The legend
@@ -221,7 +222,8 @@ def test_the_run_page_carries_the_lesson_players_data_attributes(
     assert victims == {"default/scratch-b0", "default/scratch-b1"}
     scored = pages["score"]
     plugins = re.findall(r'<th class="num" data-plugin="([^"]+)"', scored)
-    assert "NodeResourcesFit" in plugins and "TaintToleration" in plugins
+    assert "NodeResourcesFit" in plugins
+    assert "TaintToleration" in plugins
     for plugin in plugins:  # the whole column carries it, so a lesson can light up a plugin's scores
         assert scored.count(f'data-plugin="{plugin}"') > 1, plugin
 

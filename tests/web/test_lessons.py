@@ -92,7 +92,8 @@ def test_the_preemption_lesson_plays_the_moments_the_engine_trace_has(client: Cl
     assert [(m["id"], m["seq"]) for m in moments] == list(expected.items())
     previous = 0
     for shown, moment in zip(moments, the_lesson.moments, strict=True):
-        assert shown["title"] == moment.title and shown["text"] == moment.text
+        assert shown["title"] == moment.title
+        assert shown["text"] == moment.text
         # a question is asked one event before its moment (not before the previous moment)
         assert shown["ask_seq"] == (max(shown["seq"] - 1, previous) if moment.question else shown["seq"])
         previous = shown["seq"]
@@ -101,7 +102,8 @@ def test_the_preemption_lesson_plays_the_moments_the_engine_trace_has(client: Cl
             assert shown["question"]["choices"] == list(moment.question.choices)
             assert shown["question"]["answer"] == moment.question.answer
     html = response.content.decode()
-    assert 'id="lesson-panel"' in html and 'id="run-page"' in html  # the script beside the run page
+    assert 'id="lesson-panel"' in html
+    assert 'id="run-page"' in html
     assert f'Moment <span class="lesson-n">1</span> of {len(the_lesson.moments)}' in html
 
 
@@ -121,7 +123,9 @@ def test_two_visitors_share_one_run_and_neither_is_charged(builtins: None, quiet
     assert second.get(reverse("lesson-detail", args=[PREEMPTION])).status_code == 200
     assert Run.objects.count() == 1
     run = Run.objects.get()
-    assert run.shared_key and run.owner is None and run.client_key == ""
+    assert run.shared_key
+    assert run.owner is None
+    assert run.client_key == ""
     assert len(quiet_start) == 1  # started once, by the first visit
 
 
@@ -138,11 +142,13 @@ def test_a_failed_shared_run_is_not_recomputed_for_free(client: Client, builtins
 def test_a_recording_lesson_says_so_and_polls_until_done(client: Client, builtins: None) -> None:
     url = reverse("lesson-detail", args=[PREEMPTION])
     html = client.get(url).content.decode()
-    assert "Preparing the lesson…" in html and 'hx-trigger="every 500ms"' in html
+    assert "Preparing the lesson…" in html
+    assert 'hx-trigger="every 500ms"' in html
     assert client.get(url, headers={"HX-Request": "true"}).status_code == 204
     record(Run.objects.get())
     done = client.get(url, headers={"HX-Request": "true"})
-    assert done.status_code == 200 and done["HX-Refresh"] == "true"
+    assert done.status_code == 200
+    assert done["HX-Refresh"] == "true"
 
 
 def test_a_lesson_its_trace_no_longer_matches_says_so(client: Client, builtins: None, caplog: Any) -> None:
@@ -152,7 +158,8 @@ def test_a_lesson_its_trace_no_longer_matches_says_so(client: Client, builtins: 
     response = client.get(reverse("lesson-detail", args=[PREEMPTION]))
     assert response.status_code == 200
     html = response.content.decode()
-    assert "This lesson no longer matches its run" in html and "finds no event" in html
+    assert "This lesson no longer matches its run" in html
+    assert "finds no event" in html
     assert "its moments are not in the stored traces" in caplog.text
 
 

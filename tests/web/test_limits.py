@@ -70,9 +70,11 @@ def test_twenty_quick_anonymous_run_requests_get_five_runs_and_nothing_is_listed
 ) -> None:
     answers = [run_request(client, "uploaded", seed) for seed in range(20)]
     assert [a.status_code for a in answers] == [302] * 5 + [429] * 15
-    assert Run.objects.count() == 5 and len(started) == 5
+    assert Run.objects.count() == 5
+    assert len(started) == 5
     refused = answers[5].content.decode()
-    assert LIMIT_MESSAGE in refused and "5 runs were started from your address" in refused
+    assert LIMIT_MESSAGE in refused
+    assert "5 runs were started from your address" in refused
     assert "Sign in to start more now, or wait 10 minutes" in refused
     assert reverse("login") in refused
     assert 590 <= int(answers[-1]["Retry-After"]) <= 600
@@ -89,7 +91,8 @@ def test_the_limit_is_per_client_address(client: Client, public_scenario: Scenar
     assert run_request(client, "uploaded", 9).status_code == 429
     assert run_request(client, "uploaded", 9, REMOTE_ADDR="192.0.2.7").status_code == 302
     keys = set(Run.objects.values_list("client_key", flat=True))
-    assert len(keys) == 2 and all(len(key) == 64 and "192.0.2.7" not in key for key in keys)
+    assert len(keys) == 2
+    assert all(len(key) == 64 and "192.0.2.7" not in key for key in keys)
 
 
 def test_places_free_as_runs_leave_the_window(client: Client, public_scenario: Scenario, started: list[Run]) -> None:
@@ -111,8 +114,11 @@ def test_an_anonymous_four_by_five_comparison_is_refused_with_the_limit(
     assert response.status_code == 429
     html = response.content.decode()
     assert "Limit reached: Without an account a comparison may have at most 4 runs" in html
-    assert "this one would have 20 (4 policies × 5 seeds)" in html and "Sign in to compare more" in html
-    assert Comparison.objects.count() == 0 and Run.objects.count() == 0 and not started
+    assert "this one would have 20 (4 policies × 5 seeds)" in html
+    assert "Sign in to compare more" in html
+    assert Comparison.objects.count() == 0
+    assert Run.objects.count() == 0
+    assert not started
 
 
 def test_an_anonymous_comparisons_runs_count_against_the_window(
@@ -120,11 +126,13 @@ def test_an_anonymous_comparisons_runs_count_against_the_window(
 ) -> None:
     data = {"scenario": "uploaded", "policies": ["default", "spread"], "seeds": "2"}
     response = client.post(reverse("compare-new"), data)
-    assert response.status_code == 302 and Run.objects.count() == 4
+    assert response.status_code == 302
+    assert Run.objects.count() == 4
     assert run_request(client, "uploaded", 1).status_code == 302  # the fifth
     assert run_request(client, "uploaded", 2).status_code == 429
     again = client.post(reverse("compare-new"), data)
-    assert again.status_code == 429 and LIMIT_MESSAGE in again.content.decode()
+    assert again.status_code == 429
+    assert LIMIT_MESSAGE in again.content.decode()
 
 
 def test_a_form_shows_the_anonymous_comparison_size(client: Client, builtins: None) -> None:
@@ -146,9 +154,11 @@ def test_two_anonymous_requests_of_a_builtin_get_one_shared_run(
     third = run_request(signed_in, "preemption-basics")  # the scenario's own seed by default
     assert first["Location"] == second["Location"] == third["Location"]
     run = Run.objects.get()
-    assert first["Location"] == run.get_absolute_url() and started == [run]
+    assert first["Location"] == run.get_absolute_url()
+    assert started == [run]
     scenario, policy = Scenario.objects.get(slug="preemption-basics"), Policy.objects.get(slug="default")
-    assert run.shared_key == shared_key(scenario, policy, 3) and run.shared_key.startswith(f"v{ENGINE_VERSION}:")
+    assert run.shared_key == shared_key(scenario, policy, 3)
+    assert run.shared_key.startswith(f"v{ENGINE_VERSION}:")
     assert (run.owner, run.client_key) == (None, "")  # nobody's, and charged to nobody
     assert str(run.id) in client.get(reverse("run-list")).content.decode()  # shared runs are listed
 
@@ -185,7 +195,8 @@ def test_a_shared_run_that_did_not_finish_is_replaced(
     response = run_request(client, "preemption-basics", 3)
     new = Run.objects.exclude(id=old.id).get()
     assert response["Location"] == new.get_absolute_url()
-    assert Run.objects.get(id=old.id).shared_key is None and new.shared_key == old.shared_key
+    assert Run.objects.get(id=old.id).shared_key is None
+    assert new.shared_key == old.shared_key
     assert new.client_key  # recomputing is charged like a new run
 
 
@@ -194,10 +205,13 @@ def test_another_engine_version_is_another_shared_run(
 ) -> None:
     scenario, policy = Scenario.objects.get(slug="preemption-basics"), Policy.objects.get(slug="default")
     first, made = shared_run(scenario, policy, 3, None)
-    assert made and shared_run(scenario, policy, 3, None) == (first, False)
+    assert made
+    assert shared_run(scenario, policy, 3, None) == (first, False)
     monkeypatch.setattr(shared_runs, "ENGINE_VERSION", ENGINE_VERSION + 1)
     second, made = shared_run(scenario, policy, 3, None)
-    assert made and second.id != first.id and Run.objects.count() == 2
+    assert made
+    assert second.id != first.id
+    assert Run.objects.count() == 2
 
 
 def test_builtin_comparisons_share_their_runs(client: Client, builtins: None, started: list[Run]) -> None:
@@ -207,8 +221,11 @@ def test_builtin_comparisons_share_their_runs(client: Client, builtins: None, st
     comparison = Comparison.objects.get(builtin_key="sts-upgrade-under-pressure")
     assert response["Location"] == comparison.get_absolute_url()
     members = list(Run.objects.filter(comparison_entries__comparison=comparison).order_by("comparison_entries__column"))
-    assert members[0] == alone and members[1].policy.slug == "upgrade-aware" and members[1].shared_key
-    assert Run.objects.count() == 2 and len(started) == 2  # only the missing one was started
+    assert members[0] == alone
+    assert members[1].policy.slug == "upgrade-aware"
+    assert members[1].shared_key
+    assert Run.objects.count() == 2
+    assert len(started) == 2
 
 
 def test_a_builtin_comparison_follows_its_shared_runs(
@@ -219,7 +236,8 @@ def test_a_builtin_comparison_follows_its_shared_runs(
     assert client.get(url)["Location"] == first
     monkeypatch.setattr(shared_runs, "ENGINE_VERSION", ENGINE_VERSION + 1)
     second = client.get(url)["Location"]
-    assert second != first and client.get(url)["Location"] == second
+    assert second != first
+    assert client.get(url)["Location"] == second
     assert client.get(first).status_code == 200  # the old one keeps its URL
     assert Comparison.objects.filter(builtin_key="preemption-basics").count() == 1
 
@@ -252,7 +270,8 @@ def test_two_requests_creating_one_shared_run_at_once_meet_at_the_unique_key(
     for thread in threads:
         thread.join(60)
     assert len(results) == 2
-    assert results[0][0].id == results[1][0].id and sorted(made for _, made in results) == [False, True]
+    assert results[0][0].id == results[1][0].id
+    assert sorted(made for _, made in results) == [False, True]
     assert Run.objects.count() == 1
 
 
@@ -296,9 +315,11 @@ def test_forks_take_run_places(client: Client, user: Any, public_scenario: Scena
         run_request(client, "uploaded", seed)
     fork = {"seq": "0", "action": "switchPolicy", "policy": "spread"}
     refused = client.post(reverse("run-fork", args=[parent.id]), fork)
-    assert refused.status_code == 429 and "3 runs recording at once" in refused.content.decode()
+    assert refused.status_code == 429
+    assert "3 runs recording at once" in refused.content.decode()
     htmx = client.post(reverse("run-fork", args=[parent.id]), fork, headers={"HX-Request": "true"})
-    assert htmx.status_code == 429 and htmx["Content-Type"].startswith("text/plain")
+    assert htmx.status_code == 429
+    assert htmx["Content-Type"].startswith("text/plain")
     assert not Run.objects.filter(parent=parent).exists()
 
 
@@ -322,7 +343,8 @@ def test_a_run_request_while_the_queue_is_down_is_a_503_and_keeps_nothing(
     monkeypatch.setattr(dispatch, "start_run", unreachable)
     for scenario in ("uploaded", "preemption-basics"):
         response = run_request(client, scenario)
-        assert response.status_code == 503 and response["Retry-After"] == "60"
+        assert response.status_code == 503
+        assert response["Retry-After"] == "60"
         assert "The run queue cannot be reached right now, so nothing was started" in response.content.decode()
     assert not Run.objects.exists()
 
@@ -338,7 +360,8 @@ def test_a_fork_while_the_queue_is_down_keeps_nothing(
         reverse("run-fork", args=[parent.id]), {"seq": "0", "action": "switchPolicy", "policy": "spread"}
     )
     assert response.status_code == 503
-    assert list(Run.objects.all()) == [parent] and not Comparison.objects.exists()
+    assert list(Run.objects.all()) == [parent]
+    assert not Comparison.objects.exists()
 
 
 @pytest.mark.django_db(transaction=True)
@@ -359,7 +382,8 @@ def test_a_comparison_while_the_queue_is_down_keeps_nothing(
     response = client.post(reverse("compare-new"), data)
     assert response.status_code == 503
     assert "The run queue cannot be reached right now" in response.content.decode()
-    assert not Comparison.objects.exists() and not Run.objects.exists()
+    assert not Comparison.objects.exists()
+    assert not Run.objects.exists()
 
 
 # Who is the client

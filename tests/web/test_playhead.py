@@ -302,7 +302,8 @@ def test_play_stops_at_the_end_of_a_complete_recording() -> None:
     ph = Playhead(position=7, playing=True, speed=50)
     assert ph.tick(1.0, DONE) is True
     assert (ph.position, ph.playing) == (20, False)
-    assert ph.tick(1.0, DONE) is False and ph.position == 20
+    assert ph.tick(1.0, DONE) is False
+    assert ph.position == 20
 
 
 def test_from_the_last_decision_one_more_tick_reaches_the_end() -> None:
@@ -315,19 +316,23 @@ def test_play_waits_at_the_end_of_a_recording_still_being_made() -> None:
     """Out of recorded decisions it keeps playing (no stop, no debt) and goes on once there is more."""
     ph = Playhead(position=0, playing=True, speed=2)
     ph.tick(5.0, GROWING)
-    assert ph.position == 7 and ph.playing
+    assert ph.position == 7
+    assert ph.playing
     assert ph.tick(5.0, GROWING) is False
-    assert ph.position == 7 and ph.playing
+    assert ph.position == 7
+    assert ph.playing
     assert ph.credit == 0.0, "waiting must not bank moves to spend in one jump later"
     grown = replace(GROWING, end=15)
     assert ph.tick(0.5, grown) is True
-    assert ph.position == 12 and ph.playing
+    assert ph.position == 12
+    assert ph.playing
 
 
 def test_play_at_the_end_replays_from_the_start() -> None:
     ph = Playhead(position=20)
     ph.apply("play", None, DONE)
-    assert ph.position == 0 and ph.playing
+    assert ph.position == 0
+    assert ph.playing
     ph.tick(0.5, DONE)
     assert ph.position == 3
 
@@ -338,7 +343,8 @@ def test_follow_tracks_the_end_until_the_recording_is_complete() -> None:
     assert (ph.position, ph.follow) == (10, True)
     assert ph.tick(0.1, GROWING) is False  # nothing new
     assert ph.tick(0.1, replace(GROWING, end=15)) is True
-    assert ph.position == 15 and ph.follow
+    assert ph.position == 15
+    assert ph.follow
     assert ph.tick(0.1, DONE) is True
     assert (ph.position, ph.follow, ph.playing) == (20, False, False)
     assert ph.tick(0.1, replace(DONE, end=25)) is False  # done following: stays put

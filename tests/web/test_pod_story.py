@@ -40,11 +40,13 @@ def test_a_preempted_pods_story_lists_its_attempts_nomination_and_binding_in_ord
     assert [c.attempt for c in attempts] == list(range(1, len(starts) + 1))
     assert [c.lines[0].seq for c in attempts] == starts
     every = [line.seq for c in story.chapters for line in c.lines]
-    assert every == sorted(every) and len(every) == len(set(every))
+    assert every == sorted(every)
+    assert len(every) == len(set(every))
 
     (preempted,) = [line for c in attempts for line in c.lines if line.term == "preemption" and line.kind == "ok"]
     assert preempted.seq == seqs_of(finished_run, URGENT, "preemption")[0]
-    assert "scratch-b0" in preempted.text and "node-b" in preempted.text
+    assert "scratch-b0" in preempted.text
+    assert "node-b" in preempted.text
     (nominated,) = [line for c in attempts for line in c.lines if line.text.startswith("Nominated to")]
     assert nominated.seq == seqs_of(finished_run, URGENT, "nomination_set")[0]
     assert nominated.text == "Nominated to node-b"
@@ -59,7 +61,8 @@ def test_a_filter_line_carries_the_verdict_and_the_reason_histogram(finished_run
     story = pod_story(finished_run, URGENT, finished_run.last_seq)
     first_filter = next(line for line in story.chapters[1].lines if line.term == "filter")
     event = TraceEvent.objects.get(run=finished_run, seq=first_filter.seq).data
-    assert event["type"] == "filter" and event["feasible"] == 0
+    assert event["type"] == "filter"
+    assert event["feasible"] == 0
     assert first_filter.kind == "bad"
     assert first_filter.text.startswith(f"Filter: 0 of {event['evaluated']} evaluated nodes fit")
     assert first_filter.details == [
@@ -140,7 +143,8 @@ def test_the_endpoint_returns_the_story_with_show_links(client: Client, finished
 def test_the_endpoint_at_a_seq_shows_only_what_happened_by_then(client: Client, finished_run: Run) -> None:
     first_attempt = seqs_of(finished_run, URGENT, "cycle_start")[0]
     html = story_html(client, finished_run, name=URGENT, seq=first_attempt).content.decode()
-    assert "Attempt 1 at" in html and "Attempt 2 at" not in html
+    assert "Attempt 1 at" in html
+    assert "Attempt 2 at" not in html
     assert "more events about this pod come later" in html
 
 
@@ -149,7 +153,8 @@ def test_a_bad_name_or_seq_is_400_naming_the_parameter(client: Client, finished_
     assert response.status_code == 400
     assert response.content.decode().startswith("name: expected namespace/name (e.g. default/web-0)")
     response = story_html(client, finished_run, name=URGENT, seq="soon")
-    assert response.status_code == 400 and response.content.decode().startswith("seq")
+    assert response.status_code == 400
+    assert response.content.decode().startswith("seq")
 
 
 def test_an_unknown_pod_is_404_with_a_message(client: Client, finished_run: Run) -> None:

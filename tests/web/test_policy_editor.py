@@ -269,7 +269,8 @@ def test_invalid_yaml_gives_problems_with_line_and_path() -> None:
 def test_unparsable_yaml_gives_a_line() -> None:
     """Broken YAML syntax is a problem too, with a line number."""
     problems = editor.validate("apiVersion: kubeviz.dev/v1\nkind: [Policy\n")
-    assert problems and problems[0].line is not None
+    assert problems
+    assert problems[0].line is not None
 
 
 # Pages and saving
@@ -375,13 +376,15 @@ def test_render_yaml_returns_the_yaml_pane(logged_in_client: Client) -> None:
     assert response.status_code == 200
     assert "<html" not in html
     assert '<textarea name="document"' in html
-    assert 'id="yaml-problems"' in html and "Loads as a valid policy" in html
+    assert 'id="yaml-problems"' in html
+    assert "Loads as a valid policy" in html
     assert "hx-swap-oob" not in html
     document = re.search(r"<textarea[^>]*>\n(.*?)</textarea>", html, re.S)
     assert document is not None
     text = document[1].replace("&#x27;", "'").replace("&quot;", '"')
     fit = _load(text).profiles[0].plugin_args["NodeResourcesFit"]["scoringStrategy"]
-    assert fit["type"] == "MostAllocated" and fit["resources"][0] == {"name": "cpu", "weight": 3}
+    assert fit["type"] == "MostAllocated"
+    assert fit["resources"][0] == {"name": "cpu", "weight": 3}
     assert "name: default" in text  # metadata kept from the posted document
 
 
@@ -533,7 +536,8 @@ def test_live_checks_past_the_limit_get_a_polite_429_in_the_problems_box(
     assert 1 <= int(refused["Retry-After"]) <= 10
     assert (refused["HX-Retarget"], refused["HX-Reswap"]) == ("#yaml-problems", "outerHTML")
     assert '<div id="yaml-problems"' in html
-    assert "Checked too often" in html and "at most 3 times in 10 s" in html
+    assert "Checked too often" in html
+    assert "at most 3 times in 10 s" in html
 
 
 def test_the_limit_is_per_user(logged_in_client: Client, three_checks: None, other_user: Any) -> None:

@@ -211,7 +211,8 @@ def test_the_private_policy_is_in_nothing_a_stranger_can_fetch(world: World, str
         response = stranger.get(reverse(route, args=args))
         assert response.status_code == 200, route
         fetched.append((route, body(response)))
-    assert world.public_run is not None and world.public_comparison is not None
+    assert world.public_run is not None
+    assert world.public_comparison is not None
     for method, url in run_urls(world.public_run)[:-1] + comparison_urls(world.public_comparison):
         response = fetch(stranger, method, url)
         assert response.status_code == 200, url
@@ -227,7 +228,8 @@ def test_the_private_policy_is_in_nothing_a_stranger_can_fetch(world: World, str
 
 def test_public_runs_of_signed_in_users_stay_listed(world: World, client: Client) -> None:
     """The rule hides what is private, not everything Alice made."""
-    assert world.public_run is not None and world.public_comparison is not None
+    assert world.public_run is not None
+    assert world.public_comparison is not None
     client.force_login(world.bob)
     assert world.public_run.get_absolute_url() in client.get(reverse("run-list")).content.decode()
     assert world.public_comparison.get_absolute_url() in client.get(reverse("compare-list")).content.decode()
@@ -269,7 +271,8 @@ def test_forks_deeper_than_the_rule_follows_are_refused(world: World) -> None:
         for _ in range(access.MAX_FORK_DEPTH - depth):
             run = record(create_fork(run, world.alice, 20, {"action": "cordon", "target": first_node(run)}).run)
         assert access.fork_depth(run) == access.MAX_FORK_DEPTH
-        assert access.can_see_run(run, world.alice) and not access.can_see_run(run, world.bob)
+        assert access.can_see_run(run, world.alice)
+        assert not access.can_see_run(run, world.bob)
         with pytest.raises(ForkError, match="forks deep, the most there can be"):
             create_fork(run, world.alice, 20, {"action": "cordon", "target": first_node(run)})
     finally:

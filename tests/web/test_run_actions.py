@@ -79,7 +79,9 @@ def test_create_remembers_who_started_the_run(
     private_scenario(user)
     create(logged_in_client, scenario="mine", policy="default", seed="0")
     run = Run.objects.get()
-    assert run.owner == user and run.shared_key is None and len(run.client_key) == 64
+    assert run.owner == user
+    assert run.shared_key is None
+    assert len(run.client_key) == 64
 
 
 def test_without_a_policy_or_seed_the_default_policy_and_the_scenarios_seed_are_used(
@@ -117,7 +119,8 @@ def test_create_refuses_bad_input_and_starts_nothing(
     response = create(client, **data)
     assert response.status_code == status
     assert response.content.decode().startswith(field)
-    assert not Run.objects.exists() and started == []
+    assert not Run.objects.exists()
+    assert started == []
 
 
 def test_the_largest_seed_is_accepted(client: Client, builtins: None, started: list[Run]) -> None:
@@ -162,7 +165,8 @@ def test_someone_elses_private_policy_cannot_be_used(
         document=Policy.objects.get(slug="default").document,
     )
     response = create(logged_in_client, scenario="mixed-small", policy="secret", seed="1")
-    assert response.status_code == 404 and response.content.decode().startswith("policy:")
+    assert response.status_code == 404
+    assert response.content.decode().startswith("policy:")
 
 
 @pytest.mark.django_db(transaction=True)
@@ -239,7 +243,8 @@ def test_cancel_asks_the_step_loop_to_stop_and_changes_nothing_else(queued_run: 
     run = Run.objects.get(id=queued_run.id)
     before = {f.name: getattr(run, f.name) for f in Run._meta.concrete_fields if f.name != "stop_requested"}
     message = cancel_run(run)
-    assert message.startswith("Cancelling") and "stays watchable" in message
+    assert message.startswith("Cancelling")
+    assert "stays watchable" in message
     after = Run.objects.get(id=run.id)
     assert after.stop_requested
     assert {name: getattr(after, name) for name in before} == before, "the loop, not the cancel, finishes the run"

@@ -48,7 +48,8 @@ def test_a_scenario_without_nodes_is_recorded_to_a_steady_end(builtins: None, pu
     run = run_of(NO_NODES, "no-nodes")
     step_loop(run.id, published)
     end = last_event(run)
-    assert end["type"] == "run_finished" and end["end"] == "steady"
+    assert end["type"] == "run_finished"
+    assert end["end"] == "steady"
     assert end["reason"] == "steady: 1 pod can never be scheduled without a change to the cluster (no nodes)"
     assert TraceEvent.objects.filter(run=run).count() == end["seq"] + 1 < 20
 

@@ -148,7 +148,8 @@ def test_the_recording_status_says_the_run_is_recorded(client: Client, finished_
     html = page(client, finished_run)
     recording = attrs(html, "run-recording")
     assert recording == {"status": "finished", "last-seq": str(finished_run.last_seq), "done": "1"}
-    assert ">Recorded<" in html and 'aria-valuenow="100"' in html
+    assert ">Recorded<" in html
+    assert 'aria-valuenow="100"' in html
     assert f"{finished_run.last_seq + 1} events" in html
 
 
@@ -156,8 +157,10 @@ def test_every_viewer_gets_the_playback_controls(client: Client, finished_run: R
     html = page(client, finished_run)
     for action in ("play", "pause", "step", "back", "live"):
         assert f'hx-vals=\'{{"action": "{action}"' in html, action
-    assert 'hx-vals=\'{"action": "speed"}\'' in html and 'hx-vals=\'{"action": "seek"}\'' in html
-    assert '<option value="2" selected>' in html and '<option value="max">' in html
+    assert 'hx-vals=\'{"action": "speed"}\'' in html
+    assert 'hx-vals=\'{"action": "seek"}\'' in html
+    assert '<option value="2" selected>' in html
+    assert '<option value="max">' in html
     assert "ws-send" in html
 
 
@@ -167,8 +170,10 @@ def test_at_the_last_event_the_page_shows_the_summary(client: Client, finished_r
     assert attrs(html, "run-header")["seq"] == str(last)
     assert attrs(html, "run-playhead")["position"] == str(last)
     assert not summary_hidden(html)
-    assert 'id="chart-pending"' in html and 'id="chart-allocation"' in html
-    assert 'id="node-node-a"' in html and 'id="node-node-b"' in html
+    assert 'id="chart-pending"' in html
+    assert 'id="chart-allocation"' in html
+    assert 'id="node-node-a"' in html
+    assert 'id="node-node-b"' in html
     assert bound_count(html) == finished_run.summary["bound"]
     assert "the end" in html
     assert f'ws-connect="/ws/runs/{finished_run.id}/?at={last}"' in html
@@ -191,7 +196,8 @@ def test_a_queued_run_shows_that_nothing_is_recorded_yet(client: Client, builtin
     )
     html = page(client, run)
     assert attrs(html, "run-recording")["status"] == "queued"
-    assert ">Queued<" in html and "waiting for a worker" in html
+    assert ">Queued<" in html
+    assert "waiting for a worker" in html
     assert "nothing recorded yet" in html
     assert attrs(html, "run-header")["seq"] == "-1"
     assert summary_hidden(html)
@@ -219,16 +225,21 @@ def test_a_cancelled_run_is_finished_and_watchable(
 
     step_loop(run.id, publish)
     run.refresh_from_db()
-    assert run.status == "finished" and run.steps == 2
+    assert run.status == "finished"
+    assert run.steps == 2
     client.force_login(user)
     start = page(client, run)
-    assert ">Cancelled<" in start and "(cancelled by its owner)" in start
-    assert attrs(start, "run-header")["seq"] == "0" and summary_hidden(start)
+    assert ">Cancelled<" in start
+    assert "(cancelled by its owner)" in start
+    assert attrs(start, "run-header")["seq"] == "0"
+    assert summary_hidden(start)
     assert "cancel-btn" not in start, "nothing left to cancel"
     end = page(client, run, seq=run.last_seq)
     assert attrs(end, "run-header")["seq"] == str(run.last_seq)
-    assert not summary_hidden(end) and "Pods scheduled" in end
-    assert attrs(end, "run-playhead")["complete"] == "1" and "the end" in end
+    assert not summary_hidden(end)
+    assert "Pods scheduled" in end
+    assert attrs(end, "run-playhead")["complete"] == "1"
+    assert "the end" in end
 
 
 def test_a_failed_run_says_why(client: Client, builtins: None) -> None:
@@ -248,7 +259,8 @@ def test_no_template_comment_shows_on_the_page(client: Client, finished_run: Run
     """Django's {# #} comments end at the line's end: a multi-line one would print on the page."""
     client.force_login(user)
     html = page(client, finished_run)
-    assert "{#" not in html and "#}" not in html
+    assert "{#" not in html
+    assert "#}" not in html
 
 
 def test_detail_shows_the_share_link(client: Client, finished_run: Run) -> None:
@@ -359,7 +371,8 @@ def test_a_moment_shows_the_cycle_of_that_moment(client: Client, finished_run: R
     """At the preemption, the cycle panel shows its candidates and who decided."""
     preemption = TraceEvent.objects.get(run=finished_run, type="preemption", data__chosen="node-b")
     html = page(client, finished_run, seq=preemption.seq)
-    assert "Candidate node" in html and "fewest pdb violations" in html
+    assert "Candidate node" in html
+    assert "fewest pdb violations" in html
     assert "scratch-b0" in html
     assert "Candidate node" not in page(client, finished_run, seq=preemption.seq - 1)
 
@@ -400,7 +413,8 @@ def test_the_node_endpoint_returns_the_nodes_card_at_that_event(client: Client, 
     assert end.status_code == 200
     html = end.content.decode()
     assert html.strip().startswith('<article class="node-card')
-    assert 'id="node-node-a"' in html and 'data-node="node-a"' in html
+    assert 'id="node-node-a"' in html
+    assert 'data-node="node-a"' in html
     assert "hx-swap-oob" not in html
     assert end["Cache-Control"] == "no-store"
     final = replay(finished_run, finished_run.last_seq)
@@ -427,7 +441,8 @@ def test_an_unknown_node_is_404_with_a_message(client: Client, finished_run: Run
     assert response.status_code == 404
     assert "No node node-zz at event 20." in response.content.decode()
     escaped = node_card(client, finished_run, name="<b>x</b>", seq=20).content.decode()
-    assert "&lt;b&gt;x&lt;/b&gt;" in escaped and "<b>x</b>" not in escaped
+    assert "&lt;b&gt;x&lt;/b&gt;" in escaped
+    assert "<b>x</b>" not in escaped
 
 
 def test_the_node_endpoint_needs_a_name_and_a_whole_seq(client: Client, finished_run: Run) -> None:
@@ -494,14 +509,18 @@ def test_a_60_node_cluster_is_shown_as_a_grid_of_cells(client: Client, builtins:
     run = recorded_cluster(60, 4)
     html = page(client, run, seq=run.last_seq)
     body = nodes_body(html)
-    assert 'class="nodes-body nodes-grid"' in body and 'data-grid="1"' in body
+    assert 'class="nodes-body nodes-grid"' in body
+    assert 'data-grid="1"' in body
     assert body.count('class="cell a') == 60
     assert sorted(re.findall(r'id="cell-(w-\d+)"', body)) == [f"w-{i:02d}" for i in range(60)]
-    assert 'class="node-card' not in body and 'id="node-w-' not in html
+    assert 'class="node-card' not in body
+    assert 'id="node-w-' not in html
     assert zone_counts(body) == {"zone-a": 20, "zone-b": 20, "zone-c": 20}
-    assert "Nodes <span" in body and ">60 · one cell per node" in body
+    assert "Nodes <span" in body
+    assert ">60 · one cell per node" in body
     cell = re.search(r'<i id="cell-w-07" class="cell a(\d+)[^"]*" data-node="w-07" title="([^"]*)"', body)
-    assert cell and cell.group(2).startswith("w-07: cpu ")
+    assert cell
+    assert cell.group(2).startswith("w-07: cpu ")
     allocated = sum(1 for level in re.findall(r'class="cell a(\d+)', body) if level != "0")
     assert allocated == len({p["node"] for p in replay(run, run.last_seq).pods.values() if p.get("node")}) > 0
 
@@ -511,7 +530,8 @@ def test_a_grid_cell_opens_the_nodes_card(client: Client, builtins: None) -> Non
     response = node_card(client, run, name="w-07", seq=run.last_seq)
     assert response.status_code == 200
     html = response.content.decode()
-    assert 'id="node-w-07"' in html and '<span class="tag">zone-b</span>' in html  # w-07: 7 % 3 = 1
+    assert 'id="node-w-07"' in html
+    assert '<span class="tag">zone-b</span>' in html
 
 
 def test_the_grid_marks_the_chosen_node_at_a_decision(client: Client, builtins: None) -> None:
@@ -529,9 +549,11 @@ def test_cards_up_to_48_nodes_then_the_grid(nodes: int, mode: str) -> None:
     assert f"nodes-body nodes-{mode}" in group.html
     assert len(group.cells) == nodes
     if mode == "cards":
-        assert group.html.count('class="node-card') == nodes and 'class="cell' not in group.html
+        assert group.html.count('class="node-card') == nodes
+        assert 'class="cell' not in group.html
     else:
-        assert group.html.count('class="cell a') == nodes and 'class="node-card' not in group.html
+        assert group.html.count('class="cell a') == nodes
+        assert 'class="node-card' not in group.html
 
 
 @pytest.mark.slow
@@ -609,7 +631,9 @@ def test_format_time_reads_like_a_clock() -> None:
 def test_higher_priority_means_a_warmer_hue() -> None:
     """Priority 0 is blue, system-critical red, in between in order."""
     hues = [priority_hue(p) for p in (0, 100, 10_000, 1_000_000, 2_000_000_000)]
-    assert hues == sorted(hues, reverse=True) and hues[0] == 215 and hues[-1] == 0
+    assert hues == sorted(hues, reverse=True)
+    assert hues[0] == 215
+    assert hues[-1] == 0
 
 
 def test_node_dom_ids_are_safe() -> None:
@@ -626,9 +650,13 @@ def test_a_chart_has_one_path_per_series_and_escapes_labels() -> None:
         y_label="pods",
         x_end_ms=4000,
     )
-    assert svg.count("<svg") == 1 and svg.count("<path") == 2
-    assert "a&lt;b" in svg and "T &amp; t" in svg and "a<b" not in svg
-    assert 'class="axis x-axis"' in svg and 'class="axis y-axis"' in svg
+    assert svg.count("<svg") == 1
+    assert svg.count("<path") == 2
+    assert "a&lt;b" in svg
+    assert "T &amp; t" in svg
+    assert "a<b" not in svg
+    assert 'class="axis x-axis"' in svg
+    assert 'class="axis y-axis"' in svg
 
 
 def test_nice_ticks_cover_the_range() -> None:

@@ -82,7 +82,8 @@ def test_every_event_is_stored_once_with_contiguous_seq(builtins: None, publishe
     assert all(r.data["seq"] == r.seq and r.data["t_ms"] == r.t_ms and r.data["type"] == r.type for r in rows)
     run.refresh_from_db()
     assert run.last_seq == rows[-1].seq
-    assert rows[0].type == "run_started" and rows[-1].type == "run_finished"
+    assert rows[0].type == "run_started"
+    assert rows[-1].type == "run_finished"
 
 
 @pytest.mark.parametrize(
@@ -111,7 +112,8 @@ def test_the_stored_trace_is_the_engines_trace(
     assert stored_events(run) == as_json(sim.trace.events)
     run.refresh_from_db()
     assert run.summary == as_json(sim.summary().as_dict())
-    assert run.seed == seed and run.summary["seed"] == seed
+    assert run.seed == seed
+    assert run.summary["seed"] == seed
 
 
 def test_a_finished_run_has_its_summary_metrics_and_timestamps(finished_run: Run) -> None:
@@ -122,7 +124,8 @@ def test_a_finished_run_has_its_summary_metrics_and_timestamps(finished_run: Run
     assert finished_run.steps == sim.steps
     assert finished_run.t_ms == sim.now_ms
     assert finished_run.detail == "full"
-    assert finished_run.started is not None and finished_run.finished is not None
+    assert finished_run.started is not None
+    assert finished_run.finished is not None
     assert finished_run.started <= finished_run.finished
     assert finished_run.summary["bound"] == sim.summary().bound
     assert finished_run.summary["pending"] == sim.summary().pending
@@ -190,7 +193,8 @@ def test_at_full_speed_batches_are_few_and_still_ordered(builtins: None, publish
     step_loop(run.id, published)
     run.refresh_from_db()
     seqs = published.last_seqs
-    assert seqs == sorted(seqs) and seqs[-1] == run.last_seq
+    assert seqs == sorted(seqs)
+    assert seqs[-1] == run.last_seq
     assert len(published.messages) < run.steps, "full speed writes whole batches, not one row per step"
     assert {group for group, _ in published.messages} == {run.group_name}
 
@@ -211,7 +215,8 @@ def test_a_run_is_computed_to_the_end_without_any_viewer_and_without_waiting(
     step_loop(run.id, lambda group, message: None)
     monkeypatch.undo()
     run.refresh_from_db()
-    assert run.status == "finished" and run.progress == 1.0
+    assert run.status == "finished"
+    assert run.progress == 1.0
     assert stored_events(run) == as_json(engine_run("mixed-small", "default", 1).trace.events)
     assert stored_events(run)[-1]["reason"] != CANCELLED
 
@@ -241,16 +246,23 @@ def test_the_owners_cancel_ends_the_run_after_the_current_batch(
     run.refresh_from_db()
     events = stored_events(run)
     engine_events = as_json(engine_run("preemption-basics", "default", 3).trace.events)
-    assert run.status == "finished" and run.stop_requested and run.error == ""
-    assert run.steps == 3 and run.summary["steps"] == 3
+    assert run.status == "finished"
+    assert run.stop_requested
+    assert run.error == ""
+    assert run.steps == 3
+    assert run.summary["steps"] == 3
     assert events[:-1] == engine_events[: len(events) - 1], "the steps taken are the engine's first steps"
     assert len(events) < len(engine_events)
     finished = events[-1]
-    assert finished["type"] == "run_finished" and finished["reason"] == CANCELLED
+    assert finished["type"] == "run_finished"
+    assert finished["reason"] == CANCELLED
     assert (finished["bound"], finished["pending"]) == (run.summary["bound"], run.summary["pending"])
-    assert [e["seq"] for e in events] == list(range(len(events))) and run.last_seq == finished["seq"]
+    assert [e["seq"] for e in events] == list(range(len(events)))
+    assert run.last_seq == finished["seq"]
     # watchable: its metrics, a final snapshot, and the last message says it is finished
-    assert run.metrics and run.progress == 1.0 and run.finished is not None
+    assert run.metrics
+    assert run.progress == 1.0
+    assert run.finished is not None
     assert Snapshot.objects.filter(run=run, seq=run.last_seq).exists()
     assert published.messages[-1] == (
         run.group_name,
@@ -269,9 +281,11 @@ def test_a_run_cancelled_once_its_executor_took_it_records_only_its_set_up(
     step_loop(run.id, published)
     run.refresh_from_db()
     events = stored_events(run)
-    assert run.status == "finished" and run.steps == 0
+    assert run.status == "finished"
+    assert run.steps == 0
     assert events[0]["type"] == "run_started"
-    assert events[-1]["type"] == "run_finished" and events[-1]["reason"] == CANCELLED
+    assert events[-1]["type"] == "run_finished"
+    assert events[-1]["reason"] == CANCELLED
     assert [e for e in events if e["type"] in ("cycle_start", "selected", "bound")] == []
 
 
@@ -371,7 +385,8 @@ def test_thread_mode_runs_in_a_daemon_thread_of_this_process(
     run = new_run()
     dispatch.start_run(run)
     threads = run_threads()
-    assert threads and all(t.daemon for t in threads)
+    assert threads
+    assert all(t.daemon for t in threads)
     done = wait_for_run(run.id)
     assert done.status == "finished", done.error
     assert stored_events(done) == as_json(engine_run("preemption-basics", "default", 3).trace.events)
@@ -490,8 +505,11 @@ def record_until_killed(run: Run, messages: int) -> dict[int, int]:
         step_loop(run.id, dies_after(messages, Published()))
     run.refresh_from_db()
     rows = dict(TraceEvent.objects.filter(run=run).values_list("seq", "id"))
-    assert run.status == "running" and run.lease and run.attempts == 1
-    assert sorted(rows) == list(range(run.last_seq + 1)) and run.last_seq > 0
+    assert run.status == "running"
+    assert run.lease
+    assert run.attempts == 1
+    assert sorted(rows) == list(range(run.last_seq + 1))
+    assert run.last_seq > 0
     return rows
 
 
@@ -550,7 +568,8 @@ def test_a_run_whose_executor_died_is_resumed_with_contiguous_seq_and_the_same_t
     assert resumed.last_seqs[0] > max(kept), "the resumed executor tells only what it stored"
     assert run.summary == as_json(sim.summary().as_dict())
     assert run.metrics == as_json(compute_metrics(events).as_dict())
-    assert run.end_reason == events[-1]["reason"] and run.end_reason != CANCELLED
+    assert run.end_reason == events[-1]["reason"]
+    assert run.end_reason != CANCELLED
     for snapshot in Snapshot.objects.filter(run=run):
         assert snapshot.state == as_json(replay_all(events[: snapshot.seq + 1]).as_dict()), snapshot.seq
 
@@ -604,7 +623,8 @@ def test_an_executor_that_lost_its_lease_stores_nothing_more_and_stops_quietly(
     step_loop(run.id, publish)
     run.refresh_from_db()
     assert (run.status, run.lease, run.error, run.end_reason) == ("running", "another-executor", "", "")
-    assert run.last_seq == published.last_seqs[-1] and len(published.messages) == 3
+    assert run.last_seq == published.last_seqs[-1]
+    assert len(published.messages) == 3
     assert TraceEvent.objects.filter(run=run).count() == run.last_seq + 1
 
 
@@ -641,7 +661,9 @@ def test_a_run_that_lost_every_allowed_executor_fails_as_worker_lost(
     step_loop(run.id, published)
     run.refresh_from_db()
     assert (run.status, run.end_reason) == ("failed", "failed: worker lost 1 time; not tried again")
-    assert run.error == run.end_reason and run.finished is not None and run.lease == ""
+    assert run.error == run.end_reason
+    assert run.finished is not None
+    assert run.lease == ""
     assert published.messages == [(run.group_name, {"type": "run.update", "last_seq": run.last_seq})]
 
 
@@ -652,8 +674,10 @@ def test_the_end_reason_is_the_engines_or_the_failures(finished_run: Run, publis
     failed = Run.objects.create(scenario=broken, policy=Policy.objects.get(slug="default"))
     step_loop(failed.id, published)
     failed.refresh_from_db()
-    assert failed.status == "failed" and failed.end_reason.startswith("failed: ")
-    assert failed.end_reason.splitlines() == [failed.end_reason] and len(failed.end_reason) <= 300
+    assert failed.status == "failed"
+    assert failed.end_reason.startswith("failed: ")
+    assert failed.end_reason.splitlines() == [failed.end_reason]
+    assert len(failed.end_reason) <= 300
 
 
 # The owner's cancel of a run nothing computes
@@ -667,7 +691,8 @@ def test_cancel_ends_a_queued_run_at_once(builtins: None, monkeypatch: pytest.Mo
     assert cancel_run(run).startswith("Cancelled")
     run.refresh_from_db()
     assert (run.status, run.end_reason, run.stop_requested) == ("finished", CANCELLED, True)
-    assert run.finished is not None and not TraceEvent.objects.filter(run=run).exists()
+    assert run.finished is not None
+    assert not TraceEvent.objects.filter(run=run).exists()
     assert told.messages == [(run.group_name, {"type": "run.update", "last_seq": -1, "finished": True})]
     step_loop(run.id, Published())  # its message, arriving late, finds it done
     assert not TraceEvent.objects.filter(run=run).exists()
@@ -724,7 +749,8 @@ def test_the_reaper_queues_again_a_running_run_whose_heartbeat_is_stale(builtins
     lost = aged(new_run(), status=RunStatus.RUNNING, lease="dead", heartbeat=ago(60), attempts=1, last_seq=40)
     alive = aged(new_run(seed=4), status=RunStatus.RUNNING, lease="alive", heartbeat=ago(1), attempts=1)
     done = reaper.reap()
-    assert done.requeued == requeued == [str(lost.id)] and done.failed == done.cancelled == []
+    assert done.requeued == requeued == [str(lost.id)]
+    assert done.failed == done.cancelled == []
     lost.refresh_from_db()
     assert (lost.status, lost.lease, lost.attempts, lost.last_seq) == ("queued", "", 1, 40)
     assert lost.heartbeat is not None and lost.heartbeat > ago(5), "sent just now"
@@ -739,13 +765,15 @@ def test_the_reaper_fails_a_run_that_lost_its_last_allowed_executor(
     run = aged(new_run(), status=RunStatus.RUNNING, lease="dead", heartbeat=ago(60), attempts=3)
     done = reaper.reap()
     run.refresh_from_db()
-    assert done.failed == [str(run.id)] and requeued == []
+    assert done.failed == [str(run.id)]
+    assert requeued == []
     assert (run.status, run.end_reason, run.lease) == ("failed", "failed: worker lost 3 times; not tried again", "")
 
 
 def test_the_reaper_ends_a_lost_run_its_owner_cancelled(builtins: None, requeued: list[str]) -> None:
     run = aged(new_run(), status=RunStatus.RUNNING, lease="dead", heartbeat=ago(60), stop_requested=True)
-    assert reaper.reap().cancelled == [str(run.id)] and requeued == []
+    assert reaper.reap().cancelled == [str(run.id)]
+    assert requeued == []
     run.refresh_from_db()
     assert (run.status, run.end_reason) == ("finished", CANCELLED)
 
@@ -824,11 +852,13 @@ def test_the_reaper_thread_starts_once_and_stops(settings: Any, monkeypatch: pyt
     settings.KUBEVIZ_REAPER_SECONDS = 3600
     thread = reaper.start()
     try:
-        assert thread is not None and reaper.start() is thread
+        assert thread is not None
+        assert reaper.start() is thread
         assert passes.acquire(timeout=30), "a first pass at once"
     finally:
         reaper.stop()
-    assert not thread.is_alive() and not reaper.running()
+    assert not thread.is_alive()
+    assert not reaper.running()
     settings.KUBEVIZ_REAPER_SECONDS = 0
     assert reaper.start() is None
 

@@ -164,7 +164,8 @@ def test_detail_shows_watch_for_tables_and_the_run_form(client: Client, builtins
         assert item.replace("'", "&#x27;") in html
     assert "<code>node-1</code>" in html
     assert "StatefulSet" in html
-    assert "setImage" in html and "statefulset/default/web" in html
+    assert "setImage" in html
+    assert "statefulset/default/web" in html
     assert f'action="{reverse("run-create")}"' in html
     assert 'name="csrfmiddlewaretoken"' in html
     assert '<input type="hidden" name="scenario" value="sts-upgrade-under-pressure">' in html
@@ -237,7 +238,9 @@ def test_upload_requires_login(client: Client) -> None:
 def test_upload_form_renders(logged_in_client: Client) -> None:
     html = logged_in_client.get(reverse("scenario-new")).content.decode()
     assert 'enctype="multipart/form-data"' in html
-    assert 'name="text"' in html and 'name="file"' in html and 'name="visibility"' in html
+    assert 'name="text"' in html
+    assert 'name="file"' in html
+    assert 'name="visibility"' in html
 
 
 def test_valid_pasted_upload_creates_a_scenario_and_redirects(logged_in_client: Client, user: Any) -> None:
@@ -349,7 +352,8 @@ def test_invalid_upload_shows_problems_at_their_lines_and_saves_nothing(logged_i
     assert re.search(r'<li id="line-11" value="11" class="bad">', html)
     assert re.search(r'<li id="line-7" value="7">', html)  # a good line is not marked
     # The text comes back in the textarea to be fixed.
-    assert "  bogus: 1" in html and "<textarea" in html
+    assert "  bogus: 1" in html
+    assert "<textarea" in html
 
 
 def test_invalid_file_upload_names_the_file_in_its_problems(logged_in_client: Client) -> None:
@@ -374,7 +378,8 @@ def test_oversize_file_is_rejected_before_parsing(logged_in_client: Client, sett
     response = post_upload(logged_in_client, file=upload)
     html = response.content.decode()
     assert response.status_code == 200
-    assert "File: The file is" in html and "the limit is 100" in html
+    assert "File: The file is" in html
+    assert "the limit is 100" in html
     assert "nothing was saved" not in html  # never reached the loader
     assert Scenario.objects.count() == 0
 
@@ -475,7 +480,8 @@ def test_a_body_too_big_to_read_gets_the_form_with_the_size(logged_in_client: Cl
     assert re.search(
         r"The form sent 19\.\d KiB; the limit is 4\.9 KiB\. Upload a smaller document; nothing was saved\.", html
     )
-    assert 'name="text"' in html and "#" * 100 not in html
+    assert 'name="text"' in html
+    assert "#" * 100 not in html
     assert Scenario.objects.count() == 0
 
 
@@ -601,7 +607,8 @@ def test_policy_detail_shows_the_document(client: Client, builtins: None) -> Non
     response = client.get(reverse("policy-detail", args=["upgrade-aware"]))
     html = response.content.decode()
     assert response.status_code == 200
-    assert "<pre" in html and "upgradeAwareReservation: true" in html
+    assert "<pre" in html
+    assert "upgradeAwareReservation: true" in html
     assert reverse("scenario-detail", args=["sts-upgrade-under-pressure"]) in html
     assert policy.description[:30] in html
 

@@ -140,9 +140,13 @@ def test_the_defaults_are_debug_off_and_plain_http_with_a_key_given(tmp_path):
     result = run_python(production_process_env(tmp_path, KUBEVIZ_SECRET_KEY="k" * 60), "-c", PRINT_SETTINGS)
     assert result.returncode == 0, result.stderr
     got = json.loads(result.stdout)
-    assert got["DEBUG"] is False and got["X_FRAME_OPTIONS"] == "DENY"
-    assert got["SECURE_HSTS_SECONDS"] == 0 and got["SECURE_PROXY_SSL_HEADER"] is None
-    assert not (got["SECURE_SSL_REDIRECT"] or got["SESSION_COOKIE_SECURE"] or got["CSRF_COOKIE_SECURE"])
+    assert got["DEBUG"] is False
+    assert got["X_FRAME_OPTIONS"] == "DENY"
+    assert got["SECURE_HSTS_SECONDS"] == 0
+    assert got["SECURE_PROXY_SSL_HEADER"] is None
+    assert not (got["SECURE_SSL_REDIRECT"])
+    assert not (got["SESSION_COOKIE_SECURE"])
+    assert not (got["CSRF_COOKIE_SECURE"])
 
 
 @pytest.mark.parametrize(
@@ -498,7 +502,8 @@ def test_whole_number_is_the_one_rule_for_numbers_from_clients(value, expected):
         return
     with pytest.raises(BadNumber) as refused:
         whole_number(value, "seq")
-    assert expected in str(refused.value) and str(refused.value).startswith("seq: ")
+    assert expected in str(refused.value)
+    assert str(refused.value).startswith("seq: ")
     assert len(str(refused.value)) < 100
 
 
@@ -547,7 +552,8 @@ def test_the_node_card_names_the_parameter_and_what_was_wrong(client, finished_r
     assert response.status_code == 400
     assert response.content.decode() == "seq: must be a whole number like 12, not '²'"
     response = client.get(url, {"name": "node-a", "seq": "1" + "0" * 30})
-    assert response.status_code == 400 and response.content.decode().startswith("seq: '1000")
+    assert response.status_code == 400
+    assert response.content.decode().startswith("seq: '1000")
     assert "out of range" in response.content.decode()
 
 

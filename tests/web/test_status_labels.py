@@ -25,7 +25,8 @@ def _run(**fields: Any) -> Run:
 
 def test_a_cancelled_run_says_cancelled_with_the_share_computed() -> None:
     context = recording_context(_run(stop_requested=True, progress=0.4, end_reason="cancelled by its owner"))
-    assert context["label"] == "Cancelled" and context["status"] == "cancelled"
+    assert context["label"] == "Cancelled"
+    assert context["status"] == "cancelled"
     assert context["progress"] == 40  # not "FINISHED 100 %"
 
 
@@ -34,7 +35,8 @@ def test_a_finished_run_is_recorded_and_the_playhead_says_where_it_is() -> None:
     assert recording_context(_run())["label"] == "Recorded"
     timeline = Timeline(start=0, end=99, stops=[10, 50], complete=True, events=list(range(100)))
     middle = render_playhead(Playhead(position=50), timeline)
-    assert "Paused · event 50 of 99" in middle and "the end" not in middle
+    assert "Paused · event 50 of 99" in middle
+    assert "the end" not in middle
     assert "the end" in render_playhead(Playhead(position=99), timeline)
 
 
@@ -44,7 +46,8 @@ def test_playing_at_the_end_says_paused_at_the_end() -> None:
     assert "Playing at" in render_playhead(playhead, timeline)
     playhead.tick(60.0, timeline)  # plays past the last decision: stops at the end
     line = render_playhead(playhead, timeline)
-    assert "Paused at the end" in line and "Playing" not in line
+    assert "Paused at the end" in line
+    assert "Playing" not in line
     assert stopped_message(playhead, timeline).startswith("Paused at the end")
     assert stopped_message(Playhead(position=50, playing=True), timeline) == ""
 
@@ -80,7 +83,8 @@ def test_the_header_count_says_on_a_node_now() -> None:
     from django.template.loader import render_to_string
 
     html = render_to_string("web/runs/partials/header.html", {"header": {"counts": {"bound": 18, "pending": 0}}})
-    assert "on a node now" in html and "Pods scheduled" in html  # the title says how they differ
+    assert "on a node now" in html
+    assert "Pods scheduled" in html
 
 
 @pytest.mark.parametrize(("seeds", "expected"), [([7], "seed 7\n"), ([0, 1, 2], "seeds 0, 1, 2 (mean")])
@@ -109,7 +113,8 @@ def test_no_raw_template_comment_and_a_favicon(client: Client, builtins: None) -
     scenario = Scenario.objects.get(slug="sts-upgrade-under-pressure")
     run = Run.objects.create(scenario=scenario, policy=Policy.objects.get(slug="default"), seed=7)
     body = client.get(run.get_absolute_url()).content.decode()
-    assert "run-recording" in body and "{#" not in body
+    assert "run-recording" in body
+    assert "{#" not in body
     assert '<link rel="icon" type="image/svg+xml" href="/static/kubeviz/favicon.svg">' in body
     from django.contrib.staticfiles import finders
 

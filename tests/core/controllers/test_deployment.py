@@ -55,8 +55,11 @@ def test_creation_makes_one_replicaset_named_after_the_template_hash() -> None:
     d = make_deployment(api, 3)
     h = template_hash(d.template)
     rs = api.manager.find(f"replicaset/default/web-{h}")
-    assert isinstance(rs, ReplicaSet) and rs.replicas == 3 and rs.revision == 1
-    assert rs.owner is not None and rs.owner.uid == d.uid
+    assert isinstance(rs, ReplicaSet)
+    assert rs.replicas == 3
+    assert rs.revision == 1
+    assert rs.owner is not None
+    assert rs.owner.uid == d.uid
     assert all(p.labels["pod-template-hash"] == h and p.name.startswith(f"web-{h}-") for p in api.pods.values())
     assert api.manager.status("deployment/web") == {
         "replicas": 3,
@@ -184,7 +187,8 @@ def test_recreate_scales_old_to_zero_and_waits_for_its_pods_to_be_gone() -> None
     api.finish_terminations()
     api.sync()
     created = [name for kind, name, _ in api.take_log() if kind == "create"]
-    assert len(created) == 3 and all(n.startswith(f"web-{template_hash(d.template)}-") for n in created)
+    assert len(created) == 3
+    assert all(n.startswith(f"web-{template_hash(d.template)}-") for n in created)
 
 
 def test_scale_with_one_active_replicaset_resizes_it() -> None:

@@ -83,7 +83,8 @@ def test_without_completions_the_first_success_ends_the_job_once_the_others_fini
     api = FakeAPI()
     make_job(api, parallelism=2, completions=None)
     complete_one(api)
-    assert len(api.names()) == 1 and not api.of_type("rollout_completed")
+    assert len(api.names()) == 1
+    assert not api.of_type("rollout_completed")
     complete_one(api)
     assert len(api.of_type("rollout_completed")) == 1
 

@@ -30,7 +30,8 @@ def test_scale_up_creates_generate_name_pods_owned_by_the_replicaset() -> None:
     assert len({p.name for p in pods}) == 3
     for pod in pods:
         ref = pod.controller
-        assert ref is not None and (ref.kind, ref.name, ref.uid, ref.controller) == ("ReplicaSet", "web", rs.uid, True)
+        assert ref is not None
+        assert (ref.kind, ref.name, ref.uid, ref.controller) == ("ReplicaSet", "web", rs.uid, True)
         assert pod.labels == {"app": "web"}
     assert [e["action"] for e in api.of_type("controller_action")] == ["create_pod"] * 3
 

@@ -91,7 +91,8 @@ def test_rolling_update_replaces_pods_highest_ordinal_first_with_the_same_name()
         api.sync()
         assert [(k, n) for k, n, _ in api.take_log() if k == "create"] == [("create", name)]
         replacement = api.pod(name)
-        assert replacement is not old[name] and replacement.uid != old[name].uid
+        assert replacement is not old[name]
+        assert replacement.uid != old[name].uid
         assert replacement.owner_references == old[name].owner_references
         assert replacement.labels[REVISION_LABEL] == new_label
         assert replacement.containers[0].image == "app:2"
