@@ -9,30 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .framework.interface import EXTENSION_POINTS, extension_points_of
+
 __all__ = [
-    "EXTENSION_POINTS",
     "DEFAULT_PLUGINS",
     "ProfileConfig",
     "Policy",
     "default_profile",
     "default_policy",
 ]
-
-# Extension points in KubeSchedulerConfiguration spelling (config/v1 Plugins).
-EXTENSION_POINTS = (
-    "preEnqueue",
-    "queueSort",
-    "preFilter",
-    "filter",
-    "postFilter",
-    "preScore",
-    "score",
-    "reserve",
-    "permit",
-    "preBind",
-    "bind",
-    "postBind",
-)
 
 # pkg/scheduler/apis/config/v1/default_plugins.go: the multiPoint list, in order, with score
 # weights. Volume plugins and SchedulingGates are left out (the simulator has no volumes and
@@ -88,9 +73,9 @@ class Policy:
 
 def default_profile(scheduler_name: str = "default-scheduler") -> ProfileConfig:
     """Upstream's default profile: every default plugin at every point it implements."""
-    from .plugins import REGISTRY, extension_points_of
+    from .plugins import REGISTRY
 
-    plugins: dict[str, list[str]] = {point: [] for point in EXTENSION_POINTS}
+    plugins: dict[str, list[str]] = {point.name: [] for point in EXTENSION_POINTS}
     weights: dict[str, int] = {}
     for name, weight in DEFAULT_PLUGINS:
         for point in extension_points_of(REGISTRY[name]):

@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import DEFAULT_PLUGINS, EXTENSION_POINTS, Policy, ProfileConfig
+from .config import DEFAULT_PLUGINS, Policy, ProfileConfig
 from .errors import LoadError, Problems
-from .framework import Handle, PluginArgsError
+from .framework import EXTENSION_POINTS, Handle, PluginArgsError, extension_points_of
 from .k8s_parse import Reader
-from .plugins import REGISTRY, extension_points_of
+from .plugins import REGISTRY
 from .yamlsource import Document, describe, index_path, key_path, load_documents, read_text_file
 
 __all__ = [
@@ -61,7 +61,6 @@ UNMODELLED_PLUGINS = (
     "VolumeBinding",
     "VolumeZone",
     "DynamicResources",
-    "DefaultPreemption",
 )
 
 _CONFIG_FIELDS = (
@@ -82,7 +81,7 @@ _CONFIG_FIELDS = (
     "extenders",
 )
 _PROFILE_FIELDS = ("schedulerName", "plugins", "pluginConfig", "percentageOfNodesToScore")
-_POINT_FIELDS = ("multiPoint", *EXTENSION_POINTS)
+_POINT_FIELDS = ("multiPoint", *(point.name for point in EXTENSION_POINTS))
 _WRAPPER_FIELDS = ("apiVersion", "kind", "metadata", "spec")
 _WRAPPER_SPEC_FIELDS = (
     "queueMode",
@@ -165,7 +164,10 @@ class _PolicyReader:
         if name not in REGISTRY:
             if name in UNMODELLED_PLUGINS:
                 if enabled:
-                    r.error(name_path, f"{name} is not modelled by kubeviz (no volumes, gates or preemption yet)")
+                    r.error(
+                        name_path,
+                        f"{name} is not modelled by kubeviz (no volumes, scheduling gates or dynamic resources)",
+                    )
                 return None
             r.error(name_path, f'unknown plugin "{name}"; known plugins: {", ".join(REGISTRY)}')
             return None
@@ -193,7 +195,7 @@ class _PolicyReader:
         multi_point = _merge_multi_point(sets["multiPoint"])
         plugins: dict[str, tuple[str, ...]] = {}
         for point in EXTENSION_POINTS:
-            plugins[point] = self.expand(multi_point, sets[point], point, plugins_path)
+            plugins[point.name] = self.expand(multi_point, sets[point.name], point.name, plugins_path)
         weights = _score_weights(sets["score"].enabled + multi_point, plugins["score"])
         if len(plugins["queueSort"]) != 1:
             r.error(plugins_path, f"exactly one queueSort plugin must be enabled, got {len(plugins['queueSort'])}")

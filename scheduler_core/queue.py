@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from .framework import ClusterEvent, QueuedPodInfo
 from .model import Pod
+from .pod_queue import ACTIVE, BACKOFF, NONE, UNSCHEDULABLE, Nominator, emit_queue_move, start_attempt
+from .trace import Trace
 
 __all__ = [
     "SchedulingQueue",
-    "Nominator",
     "ACTIVE",
     "BACKOFF",
     "UNSCHEDULABLE",
@@ -33,62 +33,11 @@ __all__ = [
     "UNSCHEDULABLE_TIMEOUT",
 ]
 
-ACTIVE = "active"
-BACKOFF = "backoff"
-UNSCHEDULABLE = "unschedulable"
-NONE = "none"
-
 BACKOFF_FLUSH_MS = 1_000  # scheduling_queue.go Run: flushBackoffQCompleted every 1s
 UNSCHEDULABLE_FLUSH_MS = 30_000  # flushUnschedulablePodsLeftover every 30s
 MAX_IN_UNSCHEDULABLE_MS = 5 * 60_000  # DefaultPodMaxInUnschedulablePodsDuration
 # The wildcard event the leftover flush uses (framework/types.go UnschedulableTimeout).
 UNSCHEDULABLE_TIMEOUT = ClusterEvent("*", 0, "UnschedulableTimeout")  # type: ignore[arg-type]
-
-Emit = Callable[..., Any]
-
-
-def _nominator_key(pod: Pod) -> str:
-    # nominatedPodToNode is keyed by UID upstream: a reservation and the replacement that
-    # shares its name are two different entries.
-    return pod.uid or pod.key
-
-
-class Nominator:
-    """Pods nominated to nodes (by preemption or reservation), in nomination order per node."""
-
-    def __init__(self) -> None:
-        self._by_node: dict[str, list[Pod]] = {}
-        self._pod_node: dict[str, str] = {}
-
-    def add(self, pod: Pod, node_name: str) -> None:
-        self.delete(pod)
-        if not node_name:
-            return
-        self._by_node.setdefault(node_name, []).append(pod)
-        self._pod_node[_nominator_key(pod)] = node_name
-
-    def delete(self, pod: Pod) -> None:
-        key = _nominator_key(pod)
-        node = self._pod_node.pop(key, None)
-        if node is None:
-            return
-        pods = self._by_node[node]
-        for i, p in enumerate(pods):
-            if _nominator_key(p) == key:
-                del pods[i]
-                break
-        if not pods:
-            del self._by_node[node]
-
-    def pods_for_node(self, node_name: str) -> list[Pod]:
-        return self._by_node.get(node_name, [])
-
-    def nodes(self) -> dict[str, list[Pod]]:
-        """Nodes that have nominated pods (read-only view; the fast path checks it per cycle)."""
-        return self._by_node
-
-    def __len__(self) -> int:
-        return len(self._pod_node)
 
 
 class _ActiveEntry:
@@ -105,7 +54,8 @@ class _ActiveEntry:
 
 
 class SchedulingQueue:
-    """PriorityQueue on a virtual clock. ``emit`` receives trace events (queue moves)."""
+    """PriorityQueue on a virtual clock (a :class:`~scheduler_core.pod_queue.PodQueue`); its
+    moves go to ``trace`` as ``queue_move`` events."""
 
     def __init__(
         self,
@@ -114,13 +64,13 @@ class SchedulingQueue:
         initial_backoff_ms: int = 1_000,
         max_backoff_ms: int = 10_000,
         events_by_plugin: Mapping[str, tuple[ClusterEvent, ...]] | None = None,
-        emit: Emit | None = None,
+        trace: Trace | None = None,
     ) -> None:
         self._less = less
         self.initial_backoff_ms = initial_backoff_ms
         self.max_backoff_ms = max_backoff_ms
         self.events_by_plugin = dict(events_by_plugin or {})
-        self._emit: Emit = emit or (lambda *a, **k: None)
+        self._trace = trace
         self._active: list[_ActiveEntry] = []
         self._backoff: list[tuple[int, int, QueuedPodInfo]] = []  # (expiry, seq, info)
         self._unschedulable: dict[str, QueuedPodInfo] = {}
@@ -213,16 +163,15 @@ class SchedulingQueue:
         # entries left in the heaps are skipped lazily by _valid()
         self._where[key] = to
         self._infos[key] = info
-        extra: dict[str, Any] = {}
+        expiry = None
         if to == ACTIVE:
             heapq.heappush(self._active, _ActiveEntry(info, self._less))
         elif to == BACKOFF:
             expiry = self.backoff_expiry_ms(info)
             heapq.heappush(self._backoff, (expiry, info.seq, info))
-            extra["backoff_until_ms"] = expiry
         else:
             self._unschedulable[key] = info
-        self._emit("queue_move", pod=key, **{"from": source, "to": to, "trigger": trigger}, **extra)
+        emit_queue_move(self._trace, key, source, to, trigger, expiry)
 
     def _valid(self, entry: tuple[int, int, QueuedPodInfo]) -> bool:
         info = entry[2]
@@ -257,11 +206,7 @@ class SchedulingQueue:
                 continue  # stale entry left behind by a move or delete
             del self._where[key]
             del self._infos[key]
-            info.attempts += 1
-            if info.initial_attempt_timestamp_ms is None:
-                info.initial_attempt_timestamp_ms = self.now_ms
-            info.unschedulable_plugins = set()
-            info.pending_plugins = set()
+            start_attempt(info, self.now_ms)
             self.scheduling_cycle += 1
             return info
         return None
@@ -286,7 +231,7 @@ class SchedulingQueue:
         self._unschedulable.pop(key, None)
         self.nominator.delete(pod)
         if where is not None and emit:
-            self._emit("queue_move", pod=key, **{"from": where, "to": NONE, "trigger": "PodDelete"})
+            emit_queue_move(self._trace, key, where, NONE, "PodDelete")
 
     def update(self, pod: Pod) -> None:
         """Update of an unscheduled pod: unschedulable → backoff/active (QHints off)."""

@@ -26,8 +26,10 @@ from __future__ import annotations
 import copy
 
 from .model import Pod
+from .pod_queue import Nominator
+from .trace import Trace
 
-__all__ = ["make_reservation", "is_rollout_deletion", "ROLLOUT_REASON_PREFIX"]
+__all__ = ["Reservations", "make_reservation", "is_rollout_deletion", "ROLLOUT_REASON_PREFIX"]
 
 ROLLOUT_REASON_PREFIX = "rollout"
 
@@ -49,3 +51,51 @@ def make_reservation(pod: Pod, node: str) -> Pod:
     placeholder.reservation = True
     placeholder.phase = "Reserved"
     return placeholder
+
+
+class Reservations:
+    """The reservations held during a run, and when each is set and released.
+
+    The simulation tells it what happens to pods: a deletion that starts (``deletion_started``,
+    only when the policy asks for upgrade-aware reservation), a pod object that is gone
+    (``pod_removed``), a pod the scheduler assumed (``pod_assumed``), a workload deleted
+    (``workload_deleted``). Placeholders are nominated through the queue's ``nominator``.
+    """
+
+    def __init__(self, nominator: Nominator, trace: Trace) -> None:
+        self._nominator = nominator
+        self._trace = trace
+        self.held: dict[str, Pod] = {}  # pod key -> placeholder holding its place
+        self._rollout_deleted: set[str] = set()  # pod keys a StatefulSet deleted for a rollout
+
+    def deletion_started(self, pod: Pod, reason: str) -> None:
+        if is_rollout_deletion(pod, reason):
+            self._rollout_deleted.add(pod.key)
+
+    def pod_removed(self, pod: Pod, node: str | None) -> None:
+        """Called before the deletion wakes the pending pods, so the place is held first."""
+        if node and pod.key in self._rollout_deleted:
+            placeholder = make_reservation(pod, node)
+            self.held[pod.key] = placeholder
+            self._nominator.add(placeholder, node)
+            self._trace.emit("reservation_set", pod=pod.key, node=node, reason="StatefulSet rollout deleted the pod")
+        self._rollout_deleted.discard(pod.key)
+
+    def pod_assumed(self, pod: Pod, node: str) -> None:
+        """The replacement a reservation waited for is placed: the reservation goes."""
+        held = self.held.get(pod.key)
+        if held is not None and pod.is_replacement_of(held):
+            where = "on the reserved node" if node == held.nominated_node_name else f"on {node} instead"
+            self._release(pod.key, f"replacement assumed {where}")
+
+    def workload_deleted(self, uid: str) -> None:
+        for key, held in list(self.held.items()):
+            owner = held.controller
+            if owner is not None and owner.uid == uid:
+                self._release(key, "workload deleted")
+
+    def _release(self, key: str, reason: str) -> None:
+        placeholder = self.held.pop(key)
+        node = placeholder.nominated_node_name
+        self._nominator.delete(placeholder)
+        self._trace.emit("reservation_released", pod=key, node=node, reason=reason)

@@ -21,20 +21,29 @@ from typing import Any
 import numpy as np
 
 from .config import Policy
-from .framework import Code, CycleState, PostFilterResult, QueuedPodInfo, SchedulingError, Status
+from .framework import (
+    Code,
+    CycleState,
+    FitError,
+    PostFilterResult,
+    QueuedPodInfo,
+    SchedulingError,
+    Status,
+    append_post_filter_message,
+)
 from .framework.runtime import Framework, ScoreResult
 from .model import Pod
 from .plugins.default_preemption import PreemptionDecision
-from .queue import SchedulingQueue
+from .pod_queue import PodQueue
 from .state import ClusterCache, NodeInfo, Snapshot
 from .trace import Trace
+from .trace_events import FilterFields, FilterResultRow
 
 __all__ = [
     "Scheduler",
     "CycleResult",
     "BindRequest",
     "num_feasible_nodes_to_find",
-    "fit_error_message",
     "select_host",
     "MIN_FEASIBLE_NODES_TO_FIND",
     "MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND",
@@ -59,34 +68,6 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
             pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
     num = num_all_nodes * pct // 100
     return max(num, MIN_FEASIBLE_NODES_TO_FIND)
-
-
-def fit_error_message(
-    num_all_nodes: int, statuses: Mapping[str, Status], pre_filter_msg: str = "", post_filter_msg: str = ""
-) -> str:
-    """FitError.Error (framework/types.go): "0/N nodes are available: <count> <reason>, ...."
-
-    The "<count> <reason>" strings are sorted as strings, so the count is part of the key.
-    """
-    msg = f"0/{num_all_nodes} nodes are available:"
-    if pre_filter_msg:
-        msg += f" {pre_filter_msg}."
-    else:
-        reasons: Counter[str] = Counter()
-        for status in statuses.values():
-            reasons.update(status.reasons)
-        entries = sorted(f"{count} {reason}" for reason, count in reasons.items())
-        if entries:
-            msg += f" {', '.join(entries)}."
-    if post_filter_msg:
-        msg = append_post_filter_message(msg, post_filter_msg)
-    return msg
-
-
-def append_post_filter_message(msg: str, post_filter_msg: str) -> str:
-    """FitError.Error adds the PostFilter message after the filter reasons. Messages seen on
-    v1.26+ clusters end in a single period ("... 3 Preemption is not helpful for scheduling.")."""
-    return f"{msg} {post_filter_msg}" + ("" if post_filter_msg.endswith(".") else ".")
 
 
 def select_host(
@@ -171,7 +152,7 @@ class Scheduler:
     def __init__(
         self,
         cache: ClusterCache,
-        queue: SchedulingQueue,
+        queue: PodQueue,
         profiles: Mapping[str, Framework],
         policy: Policy,
         rng: random.Random,
@@ -208,7 +189,7 @@ class Scheduler:
             for ni in all_nodes:
                 result.statuses[ni.name] = status
             result.unschedulable_plugins.add(status.plugin)
-            result.message = fit_error_message(len(all_nodes), {}, pre_filter_msg=status.message())
+            result.message = FitError(len(all_nodes), pre_filter_msg=status.message()).message()
             return result
 
         nodes = all_nodes
@@ -242,7 +223,7 @@ class Scheduler:
             for st in result.statuses.values():
                 if st.plugin:
                     result.unschedulable_plugins.add(st.plugin)
-            result.message = fit_error_message(len(all_nodes), result.statuses)
+            result.message = FitError(len(all_nodes), result.statuses).message()
             return result
         if len(result.feasible) == 1:
             # schedulePod: exactly one feasible node is returned without scoring.
@@ -455,7 +436,8 @@ class Scheduler:
                 nodes=result.num_all_nodes,
             )
             return
-        filter_fields: dict[str, Any] = {
+        filter_fields: FilterFields = {
+            "pod": pod,
             "evaluated": result.evaluated,
             "feasible": len(result.feasible),
             "histogram": reason_histogram(result.statuses),
@@ -463,9 +445,9 @@ class Scheduler:
         }
         if trace.full:
             rows = [status_row(name, st) for name, st in result.statuses.items()]
-            rows.extend({"node": ni.name, "code": "Success", "plugin": "", "reasons": []} for ni in result.feasible)
+            rows.extend(FilterResultRow(node=ni.name, code="Success", plugin="", reasons=[]) for ni in result.feasible)
             filter_fields["results"] = rows
-        trace.emit("filter", pod=pod, **filter_fields)
+        trace.emit("filter", **filter_fields)
         if result.score is not None:
             scores, totals = score_tables(result.score, None if trace.full else {n for n, _ in result.top})
             trace.emit(
@@ -490,7 +472,7 @@ class Scheduler:
             )
 
 
-def status_row(node: str, status: Status) -> dict[str, Any]:
+def status_row(node: str, status: Status) -> FilterResultRow:
     return {"node": node, "code": status.code.label, "plugin": status.plugin, "reasons": list(status.reasons)}
 
 

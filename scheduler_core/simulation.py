@@ -11,6 +11,13 @@ these; :meth:`Simulation.run` repeats it until the run ends (run_end.py: steady 
 quiescent, the scenario's end time, or a run limit). After every step the workload
 controllers reconcile (``controllers.ControllerManager``); the simulation is the cluster API
 they act through (``workloads.ClusterAPI``).
+
+The simulation is the API server: it holds the pod objects (``pod_store.PodStore``) and hands
+each change to the parts that react to it: the scheduler's informer handlers
+(``event_handlers.EventHandlers``: cache and queue moves), the upgrade-aware reservations
+(``reservation.Reservations``) and the controllers. The kubelets (``kubelet.Kubelet``: a bound
+pod starts, runs, finishes; orphans wait for their node) and ``kubectl drain``
+(``drain.NodeDrains``) are its clients; their timed steps are events on its heap.
 """
 
 from __future__ import annotations
@@ -25,16 +32,19 @@ from typing import Any
 from .config import Policy, default_policy
 from .controllers import ControllerManager
 from .disruption import update_pdb_status
-from .eviction import DRAIN_RETRY_MS, evict
+from .drain import NodeDrains
+from .event_handlers import ASSIGNED_POD_DELETE, EventHandlers
 from .fastpath import FastScheduler
-from .framework import ActionType, ClusterEvent, Handle, QueuedPodInfo
+from .framework import ClusterEvent, Handle, QueuedPodInfo
 from .framework.runtime import Framework
+from .kubelet import RUNNING, SUCCEEDED, Kubelet
 from .legacy import FifoQueue, LegacyScheduler, uses_fifo_queue
-from .model import NO_SCHEDULE, Node, Pod, PodDisruptionBudget, PriorityClass
+from .model import Node, Pod, PodDisruptionBudget, PriorityClass
 from .plugins import REGISTRY
-from .plugins.node_affinity import required_node_affinity_matches
-from .queue import UNSCHEDULABLE, SchedulingQueue
-from .reservation import is_rollout_deletion, make_reservation
+from .pod_queue import UNSCHEDULABLE, PodQueue
+from .pod_store import PodStore
+from .queue import SchedulingQueue
+from .reservation import Reservations
 from .run_end import (
     DEFAULT_MAX_EVENTS,
     DEFAULT_MAX_VIRTUAL_MS,
@@ -52,7 +62,6 @@ from .run_end import (
 )
 from .scenario_types import Scenario, TimelineAction
 from .scheduler import BindRequest, CycleResult, Scheduler
-from .snapshot_time import api_time_ms
 from .state import ClusterCache, NodeInfo
 from .trace import DETAIL_FULL, DETAIL_SUMMARY, Event, Trace
 from .workloads import WORKLOAD_KINDS, Deployment, Job, ReplicaSet, Service, StatefulSet
@@ -70,13 +79,6 @@ STEP_BIND = "bind"
 STEP_LIFECYCLE = "lifecycle"
 STEP_FLUSH = "flush"
 STEP_CYCLE = "cycle"
-
-# Events the scheduler's informers turn into queue moves (pkg/scheduler/eventhandlers.go).
-ASSIGNED_POD_ADD = ClusterEvent("Pod", ActionType.ADD, "AssignedPodAdd")
-ASSIGNED_POD_UPDATE = ClusterEvent("Pod", ActionType.UPDATE, "AssignedPodUpdate")
-ASSIGNED_POD_DELETE = ClusterEvent("Pod", ActionType.DELETE, "AssignedPodDelete")
-NODE_ADD = ClusterEvent("Node", ActionType.ADD, "NodeAdd")
-NODE_SPEC_UNSCHEDULABLE_CHANGE = ClusterEvent("Node", ActionType.UPDATE_NODE_TAINT, "NodeSpecUnschedulableChange")
 
 
 @dataclass
@@ -124,24 +126,6 @@ class RunSummary:
             "end": self.end,
             "end_reason": self.end_reason,
         }
-
-
-def admits(pod: Pod, info: NodeInfo) -> bool:
-    """preCheckForNode: AdmissionCheck (fit, node name, node affinity, ports) and NoSchedule taints."""
-    node = info.node
-    if pod.node_name and pod.node_name != node.name:
-        return False
-    for resource, amount in pod.requests.items():
-        if amount > info.free(resource):
-            return False
-    if len(info.pods) + 1 > node.allocatable.get("pods", 0):
-        return False
-    if not required_node_affinity_matches(pod, node):
-        return False
-    for taint in node.taints:
-        if taint.effect == NO_SCHEDULE and not any(t.tolerates(taint) for t in pod.tolerations):
-            return False
-    return True
 
 
 class Simulation:
@@ -192,24 +176,15 @@ class Simulation:
         self.end_reason: str | None = None
         self._heap: list[tuple[int, int, int, str, Any]] = []
         self._heap_changers = 0  # heap entries other than drain retries
-        self._drain_tried: dict[str, int] = {}  # node -> generation its drain last ran at
         self._seq = itertools.count()
         self.cache = ClusterCache()
-        self.pods: dict[str, Pod] = {}
-        self.created_ms: dict[str, int] = {}
-        self.bound_ms: dict[str, int] = {}
-        self.attempts: dict[str, int] = {}
-        self.completed: dict[str, Pod] = {}
+        self.store = PodStore()
+        # pod key -> why it is pending: the scheduler's last FailedScheduling message, or the
+        # kubelet's for an orphan. One map for the run, so it outlives a policy switch.
+        self._last_message: dict[str, str] = {}
         self.priority_classes: dict[str, PriorityClass] = {pc.name: pc for pc in scenario.priority_classes}
         self.pdb_list: list[PodDisruptionBudget] = list(scenario.pdbs)
         self._binding: dict[str, BindRequest] = {}
-        self._owned: dict[str, dict[str, Pod]] = {}  # controller uid -> pod key -> pod
-        self._ready: set[str] = set()  # pod keys running and past start-up
-        self._rollout_deleted: set[str] = set()  # pod keys a StatefulSet deleted for a rollout
-        self.reservations: dict[str, Pod] = {}  # pod key -> placeholder holding its place
-        self._draining: set[str] = set()
-        # Pods created with a spec.nodeName that names no node: node name -> pods waiting for it.
-        self._orphans: dict[str, list[Pod]] = {}
         self._sync_pending = False
         self._changes_since_usage = 0
         self._last_usage_ms = -1
@@ -217,19 +192,54 @@ class Simulation:
 
         self._fast = fast
         self.profiles = self._build_profiles(self.policy)
-        self.queue: SchedulingQueue
+        self.queue: PodQueue
         if uses_fifo_queue(self.policy):
-            self.queue = FifoQueue(emit=self.trace.emit)  # legacy v1.5 FIFO, 1s..60s backoff
+            self.queue = FifoQueue(trace=self.trace)  # legacy v1.5 FIFO, 1s..60s backoff
         else:
             self.queue = SchedulingQueue(
                 _queue_sort(self.profiles),
                 initial_backoff_ms=self.policy.pod_initial_backoff_seconds * 1000,
                 max_backoff_ms=self.policy.pod_max_backoff_seconds * 1000,
                 events_by_plugin=_queue_events(self.profiles),
-                emit=self.trace.emit,
+                trace=self.trace,
             )
+        self.handlers = EventHandlers(self.cache, self.queue, lambda pod: pod.scheduler_name in self.profiles)
+        self.reservations = Reservations(self.queue.nominator, self.trace)
         self.scheduler = self._build_scheduler()
+        self.kubelet = Kubelet(
+            self.store,
+            self.cache,
+            self.handlers,
+            self.controllers,
+            self.trace,
+            self._last_message,
+            startup_ms=scenario.pod_startup_ms,
+            now=lambda: self.now_ms,
+            wake_at=lambda t_ms, kind, pod: self._push(t_ms, _LIFECYCLE, kind, pod),
+            usage_changed=self._usage_changed,
+        )
+        self.drains = NodeDrains(
+            self.cache,
+            self.store,
+            self.trace,
+            self._changes,
+            cordon=lambda node: self._set_unschedulable(node, True),
+            delete=lambda pod, reason: self.delete_pod(pod, reason=reason),
+            pdbs=self.pdbs,
+            now=lambda: self.now_ms,
+            retry_at=lambda t_ms, node: self._push(t_ms, _ACTION, "drain", node),
+        )
         self._start()
+
+    @property
+    def pods(self) -> dict[str, Pod]:
+        """The live pod objects by key (``ns/name``)."""
+        return self.store.pods
+
+    @property
+    def completed(self) -> dict[str, Pod]:
+        """The pods that succeeded, by key."""
+        return self.store.completed
 
     def _build_profiles(self, policy: Policy) -> dict[str, Framework]:
         profiles: dict[str, Framework] = {}
@@ -251,8 +261,9 @@ class Simulation:
         elif self._fast:
             scheduler_cls = FastScheduler
         scheduler = scheduler_cls(self.cache, self.queue, self.profiles, self.policy, self.rng, self.trace)
+        scheduler.last_message = self._last_message
         scheduler.evict = self._evict
-        scheduler.on_assumed = self._on_assumed
+        scheduler.on_assumed = self.reservations.pod_assumed
         return scheduler
 
     def switch_policy(self, policy: Policy, *, mark: Mapping[str, Any] | None = None) -> None:
@@ -276,7 +287,9 @@ class Simulation:
         old = self.scheduler
         self.policy = policy
         self.profiles = self._build_profiles(policy)
-        if not uses_fifo_queue(policy):  # the FIFO's order and 1 s..60 s backoff do not depend on the policy
+        if isinstance(
+            self.queue, SchedulingQueue
+        ):  # the FIFO's order and 1 s..60 s backoff do not depend on the policy
             self.queue.reconfigure(
                 _queue_sort(self.profiles),
                 initial_backoff_ms=policy.pod_initial_backoff_seconds * 1000,
@@ -285,7 +298,6 @@ class Simulation:
             )
         self.scheduler = self._build_scheduler()
         self.scheduler.next_start_node_index = old.next_start_node_index
-        self.scheduler.last_message = old.last_message
         if isinstance(old, LegacyScheduler) and isinstance(self.scheduler, LegacyScheduler):
             self.scheduler.last_node_index = old.last_node_index
 
@@ -295,10 +307,10 @@ class Simulation:
         self._add_pod(pod)
 
     def owned_pods(self, owner_uid: str) -> list[Pod]:
-        return list(self._owned.get(owner_uid, {}).values())
+        return self.store.owned(owner_uid)
 
     def pod_ready(self, pod: Pod) -> bool:
-        return pod.key in self._ready and self.pods.get(pod.key) is pod
+        return self.store.is_ready(pod)
 
     def requeue_at(self, t_ms: int) -> None:
         self._push(max(t_ms, self.now_ms), _LIFECYCLE, "sync", None)
@@ -307,9 +319,6 @@ class Simulation:
         """The disruption controller's view, computed when it is read."""
         update_pdb_status(self.pdb_list, self.pods.values(), now_ms=self.now_ms)
         return self.pdb_list
-
-    def emit(self, type_: str, **fields: Any) -> None:
-        self.trace.emit(type_, **fields)
 
     # -- set-up --------------------------------------------------------------------------
 
@@ -413,14 +422,11 @@ class Simulation:
         """
         if self._heap_changers or self.queue.has_active():
             return False
-        if any(not self._drain_futile(entry[4]) for entry in self._heap):
+        if any(not self.drains.futile(entry[4]) for entry in self._heap):
             return False
         tried = self._changes.tried_since_change
         queue = self.queue
         return all(tried(info.pod.key) for info in queue.pending_pods() if queue.where(info.pod) != UNSCHEDULABLE)
-
-    def _drain_futile(self, node: str) -> bool:
-        return node not in self._draining or self._drain_tried.get(node) == self._changes.generation
 
     def peek(self) -> int | None:
         """When the next step happens (virtual ms), or None when the next step ends the run."""
@@ -503,14 +509,12 @@ class Simulation:
         self._emit_usage()
         waiting = self._waiting()
         pending = len(waiting)
-        # Pods naming a node that never came never enter the queue, yet they wait for ever too.
-        orphans = [pod for pods in self._orphans.values() for pod in pods if self.pods.get(pod.key) is pod]
+        orphans = self.kubelet.orphans()
         if end == END_QUIESCENT and orphans:
             end = END_STEADY
         if end == END_STEADY:
-            blocked = [node for node in self._draining if self._drain_futile(node)]
             stuck = waiting + orphans
-            reason = steady_reason([self.scheduler.last_message.get(p.key) for p in stuck], blocked)
+            reason = steady_reason([self._last_message.get(p.key) for p in stuck], self.drains.blocked())
         elif end == END_QUIESCENT:
             reason = quiescent_reason()
         elif end == END_TIME:
@@ -535,17 +539,17 @@ class Simulation:
         if what == "bind":
             self._complete_binding(payload)
             return STEP_BIND
-        if what == "running":
-            self._running(payload)
+        if what == RUNNING:
+            self.kubelet.running(payload)
             return STEP_LIFECYCLE
-        if what == "complete":
-            self._complete_pod(payload)
+        if what == SUCCEEDED:
+            self.kubelet.succeeded(payload)
             return STEP_LIFECYCLE
         if what == "terminated":
             self._remove_pod(payload, reason="terminated")
             return STEP_LIFECYCLE
         if what == "drain":
-            self._drain(payload)
+            self.drains.run(payload)
             return STEP_ACTION
         if what == "sync":
             return STEP_LIFECYCLE  # the controllers sync after every step anyway
@@ -557,82 +561,48 @@ class Simulation:
         info_before = self.queue.scheduling_cycle
         result, bind = self.scheduler.schedule_one()
         if self.queue.scheduling_cycle != info_before and result is not None:
-            self.attempts[result.pod.key] = self.attempts.get(result.pod.key, 0) + 1
+            attempts = self.store.attempts
+            attempts[result.pod.key] = attempts.get(result.pod.key, 0) + 1
         if bind is not None:
             self._binding[bind.pod.key] = bind
             self._push(self.now_ms + self.policy.bind_latency_ms, _BIND, "bind", bind)
-            self._changes_since_usage += 1
+            self._usage_changed()
         return result
 
     def _complete_binding(self, req: BindRequest) -> None:
         self._binding.pop(req.pod.key, None)
-        if self.pods.get(req.pod.key) is not req.pod:
+        if not self.store.holds(req.pod):
             self.scheduler.handle_binding_failure(req, f'pods "{req.pod.name}" not found')
             self.queue.delete(req.pod, emit=False)
             return
         if self.cache.node(req.node) is None:
             self.scheduler.handle_binding_failure(req, f'node "{req.node}" not found')
-            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, lambda p: p is not req.pod)
+            self._retry_others_after_binding_failure(req.pod)
             return
         status = self.scheduler.finish_binding(req)
         if not status.ok:
             self.scheduler.handle_binding_failure(req, status.message())
-            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, lambda p: p is not req.pod)
+            self._retry_others_after_binding_failure(req.pod)
             return
         self.trace.emit("bound", pod=req.pod.key, node=req.node)
-        self._bound(req.pod)
+        self.kubelet.bound(req.pod)
 
-    def _on_assumed(self, pod: Pod, node: str) -> None:
-        """The replacement a reservation waited for is placed: the reservation goes."""
-        held = self.reservations.get(pod.key)
-        if held is not None and pod.is_replacement_of(held):
-            where = "on the reserved node" if node == held.nominated_node_name else f"on {node} instead"
-            self._release_reservation(pod.key, f"replacement assumed {where}")
-
-    def _bound(self, pod: Pod) -> None:
-        """Bound: counted on its node; running (ready) after the scenario's start-up time."""
-        self.bound_ms[pod.key] = self.now_ms
-        if pod.start_time_ms is None:
-            # The kubelet sets status.startTime when it accepts the pod, before its containers
-            # start (kubelet/status/status_manager.go); a snapshot pod keeps the one it came with.
-            pod.start_time_ms = api_time_ms(self.now_ms)
-        self._changes_since_usage += 1
-        self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD, lambda p: _affinity_matches(p, pod))
-        self.controllers.on_pod_event(pod)
-        if self.scenario.pod_startup_ms > 0:
-            self._push(self.now_ms + self.scenario.pod_startup_ms, _LIFECYCLE, "running", pod)
-        else:
-            self._running(pod)
-
-    def _running(self, pod: Pod) -> None:
-        if self.pods.get(pod.key) is not pod or pod.terminating:
-            return
-        pod.phase = "Running"
-        self._ready.add(pod.key)
-        self.trace.emit("pod_running", pod=pod.key, node=pod.node_name)
-        if pod.run_duration_ms is not None:
-            self._push(self.now_ms + pod.run_duration_ms, _LIFECYCLE, "complete", pod)
-        self.controllers.on_pod_event(pod)
+    def _retry_others_after_binding_failure(self, pod: Pod) -> None:
+        """handleBindingCycleError (schedule_one.go): the failed pod's room is free again, as if
+        an assigned pod were deleted; every other pod may retry."""
+        self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, lambda p: p is not pod)
 
     # -- pods ----------------------------------------------------------------------------
 
     def _add_pod(self, pod: Pod) -> None:
-        if pod.key in self.pods:
-            raise ValueError(f"pod {pod.key} already exists")
+        """Create a pod: the scheduler queues it, or — created with spec.nodeName — the kubelet
+        runs it, or waits for the node it names."""
+        self.store.add(pod, self.now_ms)
         if pod.priority_class_name and pod.priority_class_name in self.priority_classes and not pod.priority:
             pod.priority = self.priority_classes[pod.priority_class_name].value
-        self.pods[pod.key] = pod
-        self.created_ms[pod.key] = self.now_ms
-        # a StatefulSet replacement reuses the name: its history starts afresh
-        self.bound_ms.pop(pod.key, None)
-        self.attempts.pop(pod.key, None)
-        self.completed.pop(pod.key, None)
-        self.scheduler.last_message.pop(pod.key, None)
-        owner = pod.controller
-        if owner is not None and owner.uid:
-            self._owned.setdefault(owner.uid, {})[pod.key] = pod
+        self._last_message.pop(pod.key, None)
         if pod.node_name and self.cache.node(pod.node_name) is None:
-            self._add_orphan(pod)
+            self.kubelet.hold_orphan(pod)
             return
         self.trace.emit(
             "pod_added",
@@ -642,119 +612,45 @@ class Simulation:
             node=pod.node_name or None,
         )
         if pod.node_name:
-            # Created with spec.nodeName: the scheduler never sees it; the kubelet runs it.
+            # The scheduler never sees it (eventhandlers.go, assignedPod); the kubelet runs it.
             self.cache.add_pod(pod, pod.node_name)
-            self._bound(pod)
-        elif pod.scheduler_name in self.profiles:
-            self.queue.add(pod)
-
-    def _add_orphan(self, pod: Pod) -> None:
-        """A pod whose spec.nodeName names a node the cluster does not have. kube-scheduler skips
-        pods that have a nodeName (pkg/scheduler/eventhandlers.go, responsibleForPod /
-        assignedPod), and no kubelet runs it, so it stays Pending until that node joins. (PodGC
-        in kube-controller-manager would delete it after 40 s; kubeviz does not model PodGC.)"""
-        node = pod.node_name
-        problem = f'spec.nodeName names node "{node}", which is not in the cluster: the pod never runs'
-        pod.node_name = ""
-        self._orphans.setdefault(node, []).append(pod)
-        self.scheduler.last_message[pod.key] = problem
-        self.trace.emit(
-            "pod_added",
-            pod=pod.key,
-            priority=pod.priority,
-            requests=dict(pod.requests),
-            node=None,
-            node_name=node,
-            problem=problem,
-        )
-
-    def _adopt_orphans(self, node: str) -> None:
-        """The node an orphan named has joined: its kubelet admits the pod (no scheduler involved)."""
-        for pod in self._orphans.pop(node, []):
-            if self.pods.get(pod.key) is not pod:
-                continue  # deleted while it waited
-            self.scheduler.last_message.pop(pod.key, None)
-            pod.node_name = node
-            self.cache.add_pod(pod, node)
-            self.trace.emit("bound", pod=pod.key, node=node)
-            self._bound(pod)
+            self.kubelet.bound(pod)
+        else:
+            self.handlers.add_unassigned_pod(pod)
 
     def delete_pod(self, pod: Pod, reason: str = "deleted", grace_ms: int | None = None) -> None:
         """Delete a pod: pending pods vanish; placed pods terminate after their grace period."""
-        if self.pods.get(pod.key) is not pod or pod.terminating:
+        if not self.store.live(pod):
             return
-        if self.policy.upgrade_aware_reservation and is_rollout_deletion(pod, reason):
-            self._rollout_deleted.add(pod.key)
+        if self.policy.upgrade_aware_reservation:
+            self.reservations.deletion_started(pod, reason)
         if not pod.node_name and pod.key not in self._binding:
-            self.queue.delete(pod)
-            self._forget_pod(pod)
+            self.handlers.delete_unassigned_pod(pod)
+            self.store.forget(pod)
             self.trace.emit("pod_deleted", pod=pod.key, node=None, reason=reason)
             self.controllers.on_pod_event(pod)
             return
         grace = pod.termination_grace_ms if grace_ms is None else grace_ms
         pod.deletion_timestamp_ms = self.now_ms
-        self._ready.discard(pod.key)
+        self.store.set_not_ready(pod)
         self.trace.emit("pod_deletion_started", pod=pod.key, node=pod.node_name or None, grace_ms=grace, reason=reason)
         self._push(self.now_ms + grace, _LIFECYCLE, "terminated", pod)
         # The deletion timestamp is a pod update the scheduler's informer sees (AssignedPodUpdate).
-        self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_UPDATE, lambda p: _affinity_matches(p, pod))
-        self.controllers.on_pod_event(pod)
-
-    def _complete_pod(self, pod: Pod) -> None:
-        if self.pods.get(pod.key) is not pod or pod.terminating:
-            return
-        pod.phase = "Succeeded"
-        node = pod.node_name
-        self.cache.remove_pod(pod)
-        self._forget_pod(pod)
-        self.completed[pod.key] = pod
-        self._changes_since_usage += 1
-        self.trace.emit("pod_completed", pod=pod.key, node=node)
-        self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+        self.handlers.assigned_pod_updated(pod)
         self.controllers.on_pod_event(pod)
 
     def _remove_pod(self, pod: Pod, reason: str) -> None:
         """The pod object is gone (graceful termination ended, or its node was removed)."""
-        if self.pods.get(pod.key) is not pod:
+        if not self.store.holds(pod):
             return
         node = pod.node_name or self.cache.pod_nodes.get(pod.key)
-        self.cache.remove_pod(pod)
-        self.queue.delete(pod, emit=False)
-        self._forget_pod(pod)
-        self._changes_since_usage += 1
+        self.store.forget(pod)
+        self._usage_changed()
         self.trace.emit("pod_deleted", pod=pod.key, node=node, reason=reason)
-        if node and pod.key in self._rollout_deleted:
-            # Hold the place before the deletion wakes the pending pods (reservation.py).
-            self._reserve(pod, node)
-        self._rollout_deleted.discard(pod.key)
-        if node:
-            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+        # Hold the place before the deletion wakes the pending pods (reservation.py).
+        self.reservations.pod_removed(pod, node)
+        self.handlers.delete_pod_from_cache(pod, was_assigned=bool(node))
         self.controllers.on_pod_event(pod)
-
-    def _forget_pod(self, pod: Pod) -> None:
-        self.pods.pop(pod.key, None)
-        self._ready.discard(pod.key)
-        owner = pod.controller
-        if owner is not None and owner.uid:
-            owned = self._owned.get(owner.uid)
-            if owned is not None and owned.get(pod.key) is pod:
-                del owned[pod.key]
-
-    # -- upgrade-aware reservation -------------------------------------------------------
-
-    def _reserve(self, pod: Pod, node: str) -> None:
-        placeholder = make_reservation(pod, node)
-        self.reservations[pod.key] = placeholder
-        self.queue.nominator.add(placeholder, node)
-        self.trace.emit("reservation_set", pod=pod.key, node=node, reason="StatefulSet rollout deleted the pod")
-
-    def _release_reservation(self, key: str, reason: str) -> None:
-        placeholder = self.reservations.pop(key, None)
-        if placeholder is None:
-            return
-        node = placeholder.nominated_node_name
-        self.queue.nominator.delete(placeholder)
-        self.trace.emit("reservation_released", pod=key, node=node, reason=reason)
 
     # -- nodes ---------------------------------------------------------------------------
 
@@ -770,8 +666,8 @@ class Simulation:
         )
         if not initial:
             self.cache.snapshot()  # refresh image states
-            self._adopt_orphans(node.name)
-            self.queue.move_all_to_active_or_backoff(NODE_ADD, lambda p: admits(p, info))
+            self.kubelet.node_joined(node.name)
+            self.handlers.node_added(info)
 
     def _set_unschedulable(self, name: str, value: bool) -> None:
         info = self._node_info(name)
@@ -780,17 +676,15 @@ class Simulation:
         info.node.unschedulable = value
         info.generation += 1
         self.trace.emit("node_updated", node=name, change="cordon" if value else "uncordon", unschedulable=value)
-        if not value:
-            # nodeSchedulingPropertiesChange: only a node becoming schedulable is an event.
-            self.queue.move_all_to_active_or_backoff(NODE_SPEC_UNSCHEDULABLE_CHANGE, lambda p: admits(p, info))
+        self.handlers.node_updated(info, became_schedulable=not value)
 
     def _remove_node(self, name: str) -> None:
         info = self._node_info(name)
         for pod in list(info.pods):
-            if self.pods.get(pod.key) is pod:
+            if self.store.holds(pod):
                 self._remove_pod(pod, reason="node removed")
         self.cache.remove_node(name)
-        self._draining.discard(name)
+        self.drains.node_removed(name)
         self.trace.emit("node_removed", node=name)
 
     def _node_info(self, name: str) -> NodeInfo:
@@ -798,28 +692,6 @@ class Simulation:
         if info is None:
             raise KeyError(f"node {name!r} not found")
         return info
-
-    def _drain(self, name: str) -> None:
-        """kubectl drain: cordon, evict every pod through the eviction API, retry refusals."""
-        info = self.cache.node(name)
-        if info is None or name not in self._draining:
-            return
-        self._set_unschedulable(name, True)
-        blocked = False
-        for pod in list(info.pods):
-            if self.pods.get(pod.key) is not pod or pod.terminating:
-                continue
-            allowed, reason = evict(pod, self.pdbs(), self.now_ms)
-            self.trace.emit("eviction", pod=pod.key, node=name, allowed=allowed, reason=reason)
-            if allowed:
-                self.delete_pod(pod, reason=f"evicted: draining {name}")
-            else:
-                blocked = True
-        if blocked:
-            self._push(self.now_ms + DRAIN_RETRY_MS, _ACTION, "drain", name)
-            self._drain_tried[name] = self._changes.generation
-        else:
-            self._draining.discard(name)
 
     # -- timeline actions ----------------------------------------------------------------
 
@@ -848,12 +720,10 @@ class Simulation:
             elif kind in WORKLOAD_KINDS:
                 workload = self.controllers.find(action.target)
                 self.controllers.remove(action.target)
-                for key, held in list(self.reservations.items()):
-                    owner = held.controller
-                    if workload is not None and owner is not None and owner.uid == workload.uid:
-                        self._release_reservation(key, "workload deleted")
+                if workload is not None:
+                    self.reservations.workload_deleted(workload.uid)
             else:
-                pod = self._find_pod(name)
+                pod = self.store.find(name)
                 if pod is not None:
                     self.delete_pod(pod, grace_ms=params.get("grace_ms"))
         elif action.action == "removeNode":
@@ -861,8 +731,7 @@ class Simulation:
         elif action.action in ("cordon", "uncordon"):
             self._set_unschedulable(name, action.action == "cordon")
         elif action.action == "drainNode":
-            self._draining.add(name)
-            self._drain(name)
+            self.drains.start(name)
         elif action.action == "scale":
             self.controllers.scale(action.target, int(params["replicas"]))
         elif action.action == "setImage":
@@ -888,10 +757,6 @@ class Simulation:
         else:
             raise TypeError(f"cannot create {type(obj).__name__}")
 
-    def _find_pod(self, name: str) -> Pod | None:
-        key = name if "/" in name else f"default/{name}"
-        return self.pods.get(key)
-
     # -- reporting -----------------------------------------------------------------------
 
     def node_usage(self) -> list[dict[str, Any]]:
@@ -909,6 +774,11 @@ class Simulation:
             )
         return rows
 
+    def _usage_changed(self) -> None:
+        """A pod was placed, bound, finished or removed: a ``node_usage`` event is due once
+        ``node_usage_every_ms`` has passed."""
+        self._changes_since_usage += 1
+
     def _emit_usage(self) -> None:
         self._last_usage_ms = self.now_ms
         self._changes_since_usage = 0
@@ -920,16 +790,17 @@ class Simulation:
 
     def summary(self) -> RunSummary:
         outcomes: list[PodOutcome] = []
-        for key, pod in itertools.chain(self.pods.items(), self.completed.items()):
+        store = self.store
+        for key, pod in itertools.chain(store.pods.items(), store.completed.items()):
             outcomes.append(
                 PodOutcome(
                     pod=key,
                     phase=pod.phase,
                     node=pod.node_name or None,
-                    attempts=self.attempts.get(key, 0),
-                    message=None if pod.node_name else self.scheduler.last_message.get(key),
-                    created_ms=self.created_ms.get(key, 0),
-                    bound_ms=self.bound_ms.get(key),
+                    attempts=store.attempts.get(key, 0),
+                    message=None if pod.node_name else self._last_message.get(key),
+                    created_ms=store.created_ms.get(key, 0),
+                    bound_ms=store.bound_ms.get(key),
                 )
             )
         outcomes.sort(key=lambda o: o.created_ms)
@@ -984,20 +855,3 @@ def policy_switch_problem(current: Policy, new: Policy) -> str | None:
     if old_names != new_names:
         return f"cannot switch between policies with different profiles ({old_names} vs {new_names})"
     return None
-
-
-def _affinity_matches(unscheduled: Pod, added: Pod) -> bool:
-    """getUnschedulablePodsWithMatchingAffinityTerm: a new assigned pod only wakes pods whose
-    required pod-affinity terms it matches (eventhandlers.go / scheduling_queue.go)."""
-    aff = unscheduled.affinity
-    if aff is None or aff.pod_affinity is None:
-        return False
-    for term in aff.pod_affinity.required:
-        namespaces = term.namespaces or (unscheduled.namespace,)
-        if (
-            added.namespace in namespaces
-            and term.label_selector is not None
-            and term.label_selector.matches(added.labels)
-        ):
-            return True
-    return False

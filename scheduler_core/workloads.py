@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from .model import Container, LabelSelector, OwnerReference, Pod, PodDisruptionBudget
+from .trace import Trace
 
 __all__ = [
     "PodTemplate",
@@ -196,4 +197,7 @@ class ClusterAPI(Protocol):
 
     def pdbs(self) -> list[PodDisruptionBudget]: ...
 
-    def emit(self, type_: str, **fields: Any) -> None: ...
+    @property
+    def trace(self) -> Trace:
+        """Where controllers record what they do (``trace.emit``, checked per event type)."""
+        ...

@@ -72,7 +72,7 @@ class DeploymentController(Controller):
         if template_id != self._hash:
             if self._hash is not None:
                 self._rollout = (next_revision, self.api.now_ms)
-                self.api.emit(
+                self.api.trace.emit(
                     "rollout_started", workload=workload_key(d), revision=next_revision, image=d.template.image
                 )
             self._hash = template_id
@@ -261,7 +261,7 @@ class DeploymentController(Controller):
         if rs.replicas == replicas:
             return False
         verb = "up" if replicas > rs.replicas else "down"
-        self.api.emit(
+        self.api.trace.emit(
             "controller_action",
             workload=workload_key(self.d),
             action="scale_replicaset",
@@ -285,7 +285,7 @@ class DeploymentController(Controller):
         if st.updated == d.replicas and st.current == d.replicas and st.available == d.replicas:
             revision, started = self._rollout
             self._rollout = None
-            self.api.emit(
+            self.api.trace.emit(
                 "rollout_completed",
                 workload=workload_key(d),
                 revision=revision,

@@ -108,7 +108,7 @@ class JobController(Controller):
     def _finish(self, outcome: str) -> None:
         self.finished = outcome
         if outcome == "Complete":
-            self.api.emit(
+            self.api.trace.emit(
                 "rollout_completed",
                 workload=workload_key(self.job),
                 revision=1,

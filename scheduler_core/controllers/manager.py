@@ -122,7 +122,7 @@ class ControllerManager:
         self._born_seq += 1
         self._born[uid] = self._born_seq
         key = workload_key(workload)
-        self._api.emit(
+        self._api.trace.emit(
             "controller_action", workload=key, action="create_pod", pod=pod.key, reason=reason, revision=revision
         )
         self._api.create_pod(pod, by=key)
@@ -131,7 +131,7 @@ class ControllerManager:
     def delete_pod(
         self, workload: Workload, pod: Pod, reason: str, revision: int, api_reason: str | None = None
     ) -> None:
-        self._api.emit(
+        self._api.trace.emit(
             "controller_action",
             workload=workload_key(workload),
             action="delete_pod",
@@ -175,7 +175,7 @@ class ControllerManager:
         for key in self._descendants(workload_key(workload)):
             wl = self._controllers[key].workload
             self._unregister(key)
-            self._api.emit("workload_deleted", workload=key)
+            self._api.trace.emit("workload_deleted", workload=key)
             for pod in self._api.owned_pods(wl.uid):
                 if not pod.terminating:
                     self._api.delete_pod(pod, reason=GC_REASON)
@@ -326,7 +326,7 @@ class ControllerManager:
             replicas = workload.completions if workload.completions is not None else workload.parallelism
         else:
             replicas = workload.replicas
-        self._api.emit(
+        self._api.trace.emit(
             "workload_created", workload=key, kind=workload.kind, replicas=replicas, image=workload.template.image
         )
         self.mark_dirty(workload)
@@ -374,7 +374,7 @@ class ControllerManager:
         if self._last_status.get(key) == numbers:
             return
         self._last_status[key] = numbers
-        self._api.emit(
+        self._api.trace.emit(
             "workload_status",
             workload=key,
             replicas=st.replicas,

@@ -70,7 +70,7 @@ class StatefulSetController(Controller):
         else:
             number = self._revisions[template_id][0]
             self._rollout = (number, self.api.now_ms)
-            self.api.emit(
+            self.api.trace.emit(
                 "rollout_started", workload=workload_key(self.sts), revision=number, image=self.sts.template.image
             )
         self._update = template_id
@@ -183,7 +183,7 @@ class StatefulSetController(Controller):
         if self._rollout is not None and all(updated_and_ready(p) for p in slots[done_from:]):
             number, started = self._rollout
             self._rollout = None
-            self.api.emit(
+            self.api.trace.emit(
                 "rollout_completed", workload=workload_key(sts), revision=number, duration_ms=self.api.now_ms - started
             )
         if sts.update_strategy == "RollingUpdate" and all(updated_and_ready(p) for p in slots):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from .interface import (
+    EXTENSION_POINTS,
     BindPlugin,
+    ExtensionPoint,
     FilterPlugin,
     Handle,
     PermitPlugin,
@@ -16,6 +18,8 @@ from .interface import (
     QueueSortPlugin,
     ReservePlugin,
     ScorePlugin,
+    extension_points_of,
+    point_named,
 )
 from .types import (
     MAX_NODE_SCORE,
@@ -26,6 +30,7 @@ from .types import (
     ClusterEvent,
     Code,
     CycleState,
+    FitError,
     NodeScore,
     PluginArgsError,
     PostFilterResult,
@@ -33,9 +38,14 @@ from .types import (
     QueuedPodInfo,
     SchedulingError,
     Status,
+    append_post_filter_message,
 )
 
 __all__ = [
+    "EXTENSION_POINTS",
+    "ExtensionPoint",
+    "extension_points_of",
+    "point_named",
     "MAX_NODE_SCORE",
     "MIN_NODE_SCORE",
     "SKIP",
@@ -45,6 +55,7 @@ __all__ = [
     "ClusterEvent",
     "Code",
     "CycleState",
+    "FitError",
     "FilterPlugin",
     "Handle",
     "NodeScore",
@@ -64,4 +75,5 @@ __all__ = [
     "SchedulingError",
     "ScorePlugin",
     "Status",
+    "append_post_filter_message",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..model import Pod
@@ -29,6 +30,10 @@ if TYPE_CHECKING:
     from ..state import NodeInfo, Snapshot
 
 __all__ = [
+    "EXTENSION_POINTS",
+    "ExtensionPoint",
+    "extension_points_of",
+    "point_named",
     "Handle",
     "Plugin",
     "QueueSortPlugin",
@@ -162,3 +167,45 @@ class BindPlugin(Plugin):
 class PostBindPlugin(Plugin):
     def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
         return None
+
+
+@dataclass(frozen=True)
+class ExtensionPoint:
+    """An extension point: its name in KubeSchedulerConfiguration (config/v1 ``Plugins``) and
+    the interface a plugin implements to run there (None: accepted in a policy, but no plugin
+    kubeviz models implements it)."""
+
+    name: str
+    interface: type[Plugin] | None
+
+
+# The one list of extension points, in the order a pod meets them (config/v1 types.go Plugins).
+# The policy loader's fields, the default profile, multiPoint expansion and the profile runtime
+# all derive from it. PreEnqueue's only in-tree plugin, SchedulingGates, is not modelled.
+EXTENSION_POINTS: tuple[ExtensionPoint, ...] = (
+    ExtensionPoint("preEnqueue", None),
+    ExtensionPoint("queueSort", QueueSortPlugin),
+    ExtensionPoint("preFilter", PreFilterPlugin),
+    ExtensionPoint("filter", FilterPlugin),
+    ExtensionPoint("postFilter", PostFilterPlugin),
+    ExtensionPoint("preScore", PreScorePlugin),
+    ExtensionPoint("score", ScorePlugin),
+    ExtensionPoint("reserve", ReservePlugin),
+    ExtensionPoint("permit", PermitPlugin),
+    ExtensionPoint("preBind", PreBindPlugin),
+    ExtensionPoint("bind", BindPlugin),
+    ExtensionPoint("postBind", PostBindPlugin),
+)
+
+
+def extension_points_of(cls: type[Plugin]) -> list[str]:
+    """The extension points a plugin implements, by config name (what multiPoint expands to)."""
+    return [p.name for p in EXTENSION_POINTS if p.interface is not None and issubclass(cls, p.interface)]
+
+
+def point_named(interface: type[Plugin]) -> str:
+    """The config name of the extension point whose interface is ``interface``."""
+    for point in EXTENSION_POINTS:
+        if point.interface is interface:
+            return point.name
+    raise KeyError(f"{interface.__name__} is not the interface of an extension point")

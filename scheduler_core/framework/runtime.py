@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ..config import ProfileConfig
 from ..model import Pod
@@ -28,6 +28,7 @@ from .interface import (
     QueueSortPlugin,
     ReservePlugin,
     ScorePlugin,
+    point_named,
 )
 from .types import (
     MAX_NODE_SCORE,
@@ -45,6 +46,8 @@ from .types import (
 )
 
 __all__ = ["Framework", "ScoreResult", "PluginScores"]
+
+P = TypeVar("P", bound=Plugin)
 
 
 @dataclass(slots=True)
@@ -83,25 +86,29 @@ class Framework:
                 instances[name] = registry[name](handle, config.plugin_args.get(name))
             return instances[name]
 
-        def at(point: str, kind: type[Plugin]) -> list[Plugin]:
-            plugins = [get(n) for n in config.plugins.get(point, ())]
-            for p in plugins:
-                if not isinstance(p, kind):
-                    raise ValueError(f"plugin {p.name!r} does not implement extension point {point!r}")
+        def at(interface: type[P]) -> list[P]:
+            """The profile's plugins at the extension point ``interface`` defines, in order."""
+            point = point_named(interface)
+            plugins: list[P] = []
+            for name in config.plugins.get(point, ()):
+                plugin = get(name)
+                if not isinstance(plugin, interface):
+                    raise ValueError(f"plugin {plugin.name!r} does not implement extension point {point!r}")
+                plugins.append(plugin)
             return plugins
 
-        sort = at("queueSort", QueueSortPlugin)
-        self.queue_sort: QueueSortPlugin | None = sort[0] if sort else None  # type: ignore[assignment]
-        self.pre_filter_plugins: list[PreFilterPlugin] = at("preFilter", PreFilterPlugin)  # type: ignore[assignment]
-        self.filter_plugins: list[FilterPlugin] = at("filter", FilterPlugin)  # type: ignore[assignment]
-        self.post_filter_plugins: list[PostFilterPlugin] = at("postFilter", PostFilterPlugin)  # type: ignore[assignment]
-        self.pre_score_plugins: list[PreScorePlugin] = at("preScore", PreScorePlugin)  # type: ignore[assignment]
-        self.score_plugins: list[ScorePlugin] = at("score", ScorePlugin)  # type: ignore[assignment]
-        self.reserve_plugins: list[ReservePlugin] = at("reserve", ReservePlugin)  # type: ignore[assignment]
-        self.permit_plugins: list[PermitPlugin] = at("permit", PermitPlugin)  # type: ignore[assignment]
-        self.pre_bind_plugins: list[PreBindPlugin] = at("preBind", PreBindPlugin)  # type: ignore[assignment]
-        self.bind_plugins: list[BindPlugin] = at("bind", BindPlugin)  # type: ignore[assignment]
-        self.post_bind_plugins: list[PostBindPlugin] = at("postBind", PostBindPlugin)  # type: ignore[assignment]
+        sort = at(QueueSortPlugin)
+        self.queue_sort: QueueSortPlugin | None = sort[0] if sort else None
+        self.pre_filter_plugins = at(PreFilterPlugin)
+        self.filter_plugins = at(FilterPlugin)
+        self.post_filter_plugins = at(PostFilterPlugin)
+        self.pre_score_plugins = at(PreScorePlugin)
+        self.score_plugins = at(ScorePlugin)
+        self.reserve_plugins = at(ReservePlugin)
+        self.permit_plugins = at(PermitPlugin)
+        self.pre_bind_plugins = at(PreBindPlugin)
+        self.bind_plugins = at(BindPlugin)
+        self.post_bind_plugins = at(PostBindPlugin)
         self.weights = {p.name: config.weights.get(p.name, 1) or 1 for p in self.score_plugins}
         self.plugins = instances
         self._extension_plugins = [p for p in self.pre_filter_plugins if p.has_extensions]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum, IntFlag
 from typing import Any
@@ -21,6 +23,8 @@ __all__ = [
     "ClusterEvent",
     "SchedulingError",
     "PluginArgsError",
+    "FitError",
+    "append_post_filter_message",
     "MAX_NODE_SCORE",
     "MIN_NODE_SCORE",
 ]
@@ -104,6 +108,44 @@ class PluginArgsError(ValueError):
 
 class SchedulingError(RuntimeError):
     """A plugin could not do its work (Status Error); the cycle is aborted and the pod retried."""
+
+
+@dataclass(frozen=True)
+class FitError:
+    """No node fits the pod (framework/types.go FitError with its Diagnosis, reduced to what the
+    message needs): how many nodes there were, each rejected node's status, and the PreFilter
+    and PostFilter messages. The scheduler and preemption both report it, so it lives here."""
+
+    num_all_nodes: int
+    node_statuses: Mapping[str, Status] = field(default_factory=dict)
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+
+    def message(self) -> str:
+        """FitError.Error: "0/N nodes are available: <count> <reason>, ...." — or the PreFilter
+        message instead of the reasons — then the PostFilter message.
+
+        The "<count> <reason>" strings are sorted as strings, so the count is part of the key.
+        """
+        msg = f"0/{self.num_all_nodes} nodes are available:"
+        if self.pre_filter_msg:
+            msg += f" {self.pre_filter_msg}."
+        else:
+            reasons: Counter[str] = Counter()
+            for status in self.node_statuses.values():
+                reasons.update(status.reasons)
+            entries = sorted(f"{count} {reason}" for reason, count in reasons.items())
+            if entries:
+                msg += f" {', '.join(entries)}."
+        if self.post_filter_msg:
+            msg = append_post_filter_message(msg, self.post_filter_msg)
+        return msg
+
+
+def append_post_filter_message(msg: str, post_filter_msg: str) -> str:
+    """FitError.Error adds the PostFilter message after the filter reasons. Messages seen on
+    v1.26+ clusters end in a single period ("... 3 Preemption is not helpful for scheduling.")."""
+    return f"{msg} {post_filter_msg}" + ("" if post_filter_msg.endswith(".") else ".")
 
 
 class CycleState:

@@ -12,7 +12,7 @@ with ``podQueue.AddIfNotPresent``: to the back of the FIFO. The backoff is ``pod
 * before each failure is handled, ``gc()`` drops every entry not touched for more than
   ``maxDuration``, so a pod that was left alone for over a minute starts again at 1 s.
 
-:class:`FifoQueue` keeps the public interface of :class:`~scheduler_core.queue.SchedulingQueue`
+:class:`FifoQueue` is a :class:`~scheduler_core.pod_queue.PodQueue`, as the priority queue is,
 so the simulation and the scheduler use it unchanged. It reports two lanes only: ``active``
 (the FIFO) and ``backoff`` (pods sleeping their backoff). Cluster events move nothing and there
 is no nominator (an always-empty one is provided so callers work).
@@ -31,19 +31,17 @@ import heapq
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from ..framework import ClusterEvent, QueuedPodInfo
 from ..model import Pod
-from ..queue import ACTIVE, BACKOFF, NONE, Nominator, SchedulingQueue
+from ..pod_queue import ACTIVE, BACKOFF, NONE, Nominator, emit_queue_move, start_attempt
+from ..trace import Trace
 
 __all__ = ["FifoQueue", "NullNominator", "LEGACY_INITIAL_BACKOFF_MS", "LEGACY_MAX_BACKOFF_MS"]
 
 # factory.go CreateFromKeys: podBackoff{defaultDuration: 1 * time.Second, maxDuration: 60 * time.Second}
 LEGACY_INITIAL_BACKOFF_MS = 1_000
 LEGACY_MAX_BACKOFF_MS = 60_000
-
-Emit = Callable[..., Any]
 
 
 class NullNominator(Nominator):
@@ -71,26 +69,24 @@ class _Sleeping:
     events_at_failure: int
 
 
-def _never_less(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
-    return a.seq < b.seq
-
-
-class FifoQueue(SchedulingQueue):
-    """``cache.FIFO`` + ``podBackoff`` on the virtual clock, behind the SchedulingQueue interface.
-
-    It subclasses :class:`SchedulingQueue` only so it type-checks wherever one is expected;
-    every public method is overridden and the parent's heaps are never used.
-    """
+class FifoQueue:
+    """``cache.FIFO`` + ``podBackoff`` on the virtual clock, a :class:`~scheduler_core.pod_queue.PodQueue`."""
 
     def __init__(
         self,
         *,
         initial_backoff_ms: int = LEGACY_INITIAL_BACKOFF_MS,
         max_backoff_ms: int = LEGACY_MAX_BACKOFF_MS,
-        emit: Emit | None = None,
+        trace: Trace | None = None,
     ) -> None:
-        super().__init__(_never_less, initial_backoff_ms=initial_backoff_ms, max_backoff_ms=max_backoff_ms, emit=emit)
-        self.nominator = NullNominator()
+        self.initial_backoff_ms = initial_backoff_ms
+        self.max_backoff_ms = max_backoff_ms
+        self._trace = trace
+        self.nominator: Nominator = NullNominator()
+        self.scheduling_cycle = 0
+        self.move_request_cycle = -1
+        self.now_ms = 0
+        self._seq = 0
         self._fifo: OrderedDict[str, QueuedPodInfo] = OrderedDict()
         self._sleeping: dict[str, _Sleeping] = {}
         self._timers: list[tuple[int, int, str]] = []  # (expiry, seq, key), stale entries skipped
@@ -167,16 +163,13 @@ class FifoQueue(SchedulingQueue):
 
     # -- internal moves ------------------------------------------------------------------
 
-    def _emit_move(self, key: str, source: str, to: str, trigger: str, **extra: Any) -> None:
-        self._emit("queue_move", pod=key, **{"from": source, "to": to, "trigger": trigger}, **extra)
-
     def _to_fifo(self, info: QueuedPodInfo, trigger: str) -> None:
         key = info.pod.key
         source = NONE
         if self._sleeping.pop(key, None) is not None:
             source = BACKOFF
         self._fifo[key] = info  # appended at the back (FIFO.Add of a new key)
-        self._emit_move(key, source, ACTIVE, trigger)
+        emit_queue_move(self._trace, key, source, ACTIVE, trigger)
 
     # -- the queue's API -----------------------------------------------------------------
 
@@ -197,11 +190,7 @@ class FifoQueue(SchedulingQueue):
         if not self._fifo:
             return None
         _, info = self._fifo.popitem(last=False)
-        info.attempts += 1
-        if info.initial_attempt_timestamp_ms is None:
-            info.initial_attempt_timestamp_ms = self.now_ms
-        info.unschedulable_plugins = set()
-        info.pending_plugins = set()
+        start_attempt(info, self.now_ms)
         self.scheduling_cycle += 1
         return info
 
@@ -218,7 +207,7 @@ class FifoQueue(SchedulingQueue):
         self._seq += 1
         heapq.heappush(self._timers, (expiry, self._seq, key))
         trigger = "ScheduleAttemptFailure" if info.unschedulable_plugins else "SchedulerError"
-        self._emit_move(key, NONE, BACKOFF, trigger, backoff_until_ms=expiry)
+        emit_queue_move(self._trace, key, NONE, BACKOFF, trigger, backoff_until_ms=expiry)
 
     def delete(self, pod: Pod, emit: bool = True) -> None:
         """FIFO.Delete; a sleeping pod is dropped too (upstream re-GETs it and finds it gone).
@@ -230,7 +219,7 @@ class FifoQueue(SchedulingQueue):
         elif self._sleeping.pop(key, None) is not None:
             where = BACKOFF
         if where != NONE and emit:
-            self._emit_move(key, where, NONE, "PodDelete")
+            emit_queue_move(self._trace, key, where, NONE, "PodDelete")
 
     def update(self, pod: Pod) -> None:
         """FIFO.Update from the reflector: in the FIFO → replaced in place; sleeping or absent →

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from ..config import Policy
 from ..framework import Code, CycleState, SchedulingError, Status
@@ -34,7 +34,7 @@ from ..model import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, PREFER_NO_SCHEDULE, Po
 from ..plugins.inter_pod_affinity import InterPodAffinity
 from ..plugins.node_affinity import required_node_affinity_matches
 from ..plugins.resource_allocation import is_scalar_resource_name
-from ..queue import SchedulingQueue
+from ..pod_queue import PodQueue
 from ..scheduler import (
     ERR_NO_NODES_AVAILABLE,
     NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT,
@@ -98,9 +98,9 @@ def uses_fifo_queue(policy: Policy) -> bool:
     return policy.scheduler_mode == "legacy" or policy.queue_mode == "fifo"
 
 
-def build_queue(policy: Policy, emit: Callable[..., object] | None = None) -> FifoQueue:
+def build_queue(policy: Policy, trace: Trace | None = None) -> FifoQueue:
     """The FIFO with v1.5's fixed 1 s → 60 s backoff (podBackoff ignored the policy's backoff)."""
-    return FifoQueue(emit=emit)
+    return FifoQueue(trace=trace)
 
 
 class LegacyScheduler(Scheduler):
@@ -109,7 +109,7 @@ class LegacyScheduler(Scheduler):
     def __init__(
         self,
         cache: ClusterCache,
-        queue: SchedulingQueue,
+        queue: PodQueue,
         profiles: Mapping[str, Framework],
         policy: Policy,
         rng: random.Random,
@@ -323,5 +323,5 @@ def build_legacy(
     profiles: Mapping[str, Framework],
 ) -> tuple[FifoQueue, LegacyScheduler]:
     """The v1.5 pair: the FIFO (emitting into ``trace``) and the scheduler that pops it."""
-    queue = build_queue(policy, trace.emit)
+    queue = build_queue(policy, trace)
     return queue, LegacyScheduler(cache, queue, profiles, policy, rng, trace)

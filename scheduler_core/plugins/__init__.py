@@ -2,19 +2,7 @@
 
 from __future__ import annotations
 
-from ..framework import (
-    BindPlugin,
-    FilterPlugin,
-    Plugin,
-    PostBindPlugin,
-    PostFilterPlugin,
-    PreBindPlugin,
-    PreFilterPlugin,
-    PreScorePlugin,
-    QueueSortPlugin,
-    ReservePlugin,
-    ScorePlugin,
-)
+from ..framework import Plugin
 from .default_binder import DefaultBinder
 from .default_preemption import DefaultPreemption
 from .image_locality import ImageLocality
@@ -29,7 +17,7 @@ from .pod_topology_spread import PodTopologySpread
 from .priority_sort import PrioritySort
 from .taint_toleration import TaintToleration
 
-__all__ = ["REGISTRY", "extension_points_of"]
+__all__ = ["REGISTRY"]
 
 REGISTRY: dict[str, type[Plugin]] = {
     cls.name: cls
@@ -49,21 +37,3 @@ REGISTRY: dict[str, type[Plugin]] = {
         DefaultBinder,
     )
 }
-
-_POINTS: tuple[tuple[str, type[Plugin]], ...] = (
-    ("queueSort", QueueSortPlugin),
-    ("preFilter", PreFilterPlugin),
-    ("filter", FilterPlugin),
-    ("postFilter", PostFilterPlugin),
-    ("preScore", PreScorePlugin),
-    ("score", ScorePlugin),
-    ("reserve", ReservePlugin),
-    ("preBind", PreBindPlugin),
-    ("bind", BindPlugin),
-    ("postBind", PostBindPlugin),
-)
-
-
-def extension_points_of(cls: type[Plugin]) -> list[str]:
-    """The extension points a plugin implements, in config spelling (what multiPoint expands to)."""
-    return [point for point, base in _POINTS if issubclass(cls, base)]

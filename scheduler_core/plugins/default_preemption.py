@@ -20,6 +20,7 @@ from typing import Any
 from ..framework import (
     Code,
     CycleState,
+    FitError,
     Handle,
     PluginArgsError,
     PostFilterPlugin,
@@ -28,6 +29,7 @@ from ..framework import (
 )
 from ..model import Pod, PodDisruptionBudget
 from ..state import NodeInfo
+from ..trace_events import PreemptionDecisionFields
 
 __all__ = [
     "DefaultPreemption",
@@ -75,7 +77,7 @@ class PreemptionDecision:
     offset: int = 0
     num_candidates: int = 0
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> PreemptionDecisionFields:
         return {
             "eligible": self.eligible,
             "reason": self.reason,
@@ -304,6 +306,4 @@ class DefaultPreemption(PostFilterPlugin):
 
 def fit_message(node_statuses: Mapping[str, Status]) -> str:
     """The FitError text preemption reports when it found no candidate."""
-    from ..scheduler import fit_error_message
-
-    return fit_error_message(len(node_statuses), node_statuses)
+    return FitError(len(node_statuses), node_statuses).message()

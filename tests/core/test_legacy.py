@@ -207,7 +207,7 @@ def test_update_and_delete():
 
 def test_queue_moves_are_traced_with_their_triggers():
     trace = Trace()
-    queue = FifoQueue(emit=trace.emit)
+    queue = FifoQueue(trace=trace)
     pod = make_pod("p")
     queue.add(pod)
     failing(queue, pod)

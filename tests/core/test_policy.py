@@ -205,7 +205,7 @@ BAD_POLICIES = [
     (
         KSC + "profiles:\n  - plugins:\n      multiPoint:\n        enabled: [{name: VolumeBinding}]\n",
         "policy.yaml:6 profiles[0].plugins.multiPoint.enabled[0].name: VolumeBinding is not modelled by kubeviz "
-        "(no volumes, gates or preemption yet)",
+        "(no volumes, scheduling gates or dynamic resources)",
     ),
     (
         "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n",

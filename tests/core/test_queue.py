@@ -5,8 +5,11 @@ from __future__ import annotations
 import pytest
 
 from scheduler_core.framework import ActionType, ClusterEvent
+from scheduler_core.legacy import FifoQueue
 from scheduler_core.plugins.priority_sort import PrioritySort
+from scheduler_core.pod_queue import PodQueue
 from scheduler_core.queue import ACTIVE, BACKOFF, UNSCHEDULABLE, SchedulingQueue
+from scheduler_core.trace import Trace
 
 from .builders import make_pod
 
@@ -185,16 +188,37 @@ def test_delete_removes_the_pod_from_every_queue_and_the_nominator():
 
 
 def test_queue_moves_are_reported_with_source_target_and_trigger():
-    events = []
-    q = new_queue(emit=lambda type_, **f: events.append((type_, f)))
+    trace = Trace()
+    q = new_queue(trace=trace)
     q.add(make_pod("a"))
     info = q.pop()
     fail(q, info)
     q.now_ms = 10_000
     q.move_all_to_active_or_backoff(POD_DELETE)
-    moves = [(f["from"], f["to"], f["trigger"]) for t, f in events if t == "queue_move"]
+    moves = [(e["from"], e["to"], e["trigger"]) for e in trace.of_type("queue_move")]
     assert moves == [
         ("none", "active", "PodAdd"),
         ("none", "unschedulable", "ScheduleAttemptFailure"),
         ("unschedulable", "active", "AssignedPodDelete"),
     ]
+
+
+def test_a_move_into_backoff_carries_when_the_backoff_ends():
+    trace = Trace()
+    q = new_queue(trace=trace)
+    q.add(make_pod("a"))
+    info = q.pop()
+    q.move_all_to_active_or_backoff(POD_DELETE)  # a cluster event during the attempt
+    fail(q, info)
+    (backoff,) = [e for e in trace.of_type("queue_move") if e["to"] == BACKOFF]
+    assert backoff["backoff_until_ms"] == 1_000
+    assert all("backoff_until_ms" not in e for e in trace.of_type("queue_move") if e["to"] != BACKOFF)
+
+
+@pytest.mark.parametrize("queue_class", [SchedulingQueue, FifoQueue], ids=["priority queue", "v1.5 FIFO"])
+def test_both_queues_offer_every_member_of_the_pod_queue_protocol_without_inheriting(queue_class):
+    queue = new_queue() if queue_class is SchedulingQueue else FifoQueue()
+    members = {name for name in dir(PodQueue) if not name.startswith("_")} | set(PodQueue.__annotations__)
+    assert sorted(name for name in members if not hasattr(queue, name)) == []
+    assert not issubclass(FifoQueue, SchedulingQueue)
+    assert not issubclass(SchedulingQueue, FifoQueue)

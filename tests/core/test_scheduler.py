@@ -7,11 +7,11 @@ import random
 import pytest
 
 from scheduler_core.config import default_policy
-from scheduler_core.framework import Status
+from scheduler_core.framework import FitError, Status
 from scheduler_core.model import Taint
 from scheduler_core.plugins import REGISTRY
 from scheduler_core.queue import SchedulingQueue
-from scheduler_core.scheduler import Scheduler, fit_error_message, num_feasible_nodes_to_find, select_host
+from scheduler_core.scheduler import Scheduler, num_feasible_nodes_to_find, select_host
 from scheduler_core.trace import Trace
 
 from .builders import cluster, framework_for, make_node, make_pod
@@ -57,7 +57,7 @@ def test_fit_error_lists_count_reason_pairs_sorted_as_strings():
         "e": Status.unresolvable("node(s) had untolerated taint {dedicated: db}"),
     }
     assert (
-        fit_error_message(5, statuses)
+        FitError(5, statuses).message()
         == "0/5 nodes are available: 2 node(s) had untolerated taint {dedicated: db}, 3 Insufficient cpu."
     )
 
@@ -67,16 +67,16 @@ def test_fit_error_counts_every_reason_of_a_node():
         "a": Status.unschedulable("Insufficient cpu", "Insufficient memory"),
         "b": Status.unschedulable("Insufficient memory"),
     }
-    assert fit_error_message(2, statuses) == "0/2 nodes are available: 1 Insufficient cpu, 2 Insufficient memory."
+    assert FitError(2, statuses).message() == "0/2 nodes are available: 1 Insufficient cpu, 2 Insufficient memory."
 
 
 def test_fit_error_from_pre_filter_shows_its_message_once_and_the_post_filter_message_after():
-    msg = fit_error_message(
+    msg = FitError(
         1,
         {},
         pre_filter_msg='persistentvolumeclaim "example-pvc" not found',
         post_filter_msg="preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling",
-    )
+    ).message()
     assert msg == (
         '0/1 nodes are available: persistentvolumeclaim "example-pvc" not found. '
         "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
@@ -96,10 +96,20 @@ def test_select_host_breaks_ties_uniformly_with_the_seeded_rng():
     assert again == [select_host(["a", "b", "c"], [7, 7, 7], random.Random(seed))[0] for seed in range(40)]
 
 
-def test_select_host_reports_every_tied_node_then_stops_at_three():
-    _, top = select_host(["a", "b", "c", "d", "e"], [9, 9, 9, 9, 1], random.Random(3))
-    assert sorted(n for n, _ in top) == ["a", "b", "c", "d"][: len(top)] or len(top) == 4
-    assert {s for _, s in top} == {9}
+def test_select_host_reports_the_pick_first_then_the_other_ties_up_to_three() -> None:
+    """Upstream selectHost swaps the sampled node to the front, then cuts the list to
+    numberOfHighestScoredNodesToReport (pkg/scheduler/schedule_one.go): with four ties the pick is
+    always reported, even the fourth, and the lower score never is."""
+    ties = ["a", "b", "c", "d"]
+    picks = set()
+    for seed in range(40):
+        node, top = select_host([*ties, "e"], [9, 9, 9, 9, 1], random.Random(seed))
+        picks.add(node)
+        order = list(ties)
+        chosen = order.index(node)
+        order[0], order[chosen] = order[chosen], order[0]
+        assert top == [(name, 9) for name in order[:3]], (seed, node)
+    assert picks == set(ties)  # "d" too: picked fourth, reported first
 
 
 def make_scheduler(nodes, placed=None):

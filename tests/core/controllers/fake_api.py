@@ -12,7 +12,7 @@ from typing import Any
 
 from scheduler_core.controllers import ControllerManager
 from scheduler_core.model import Container, LabelSelector, Pod, PodDisruptionBudget
-from scheduler_core.trace import EVENT_TYPES
+from scheduler_core.trace import EVENT_TYPES, Event, Trace
 from scheduler_core.workloads import PodTemplate
 
 
@@ -25,6 +25,8 @@ class FakeAPI:
         self.events: list[dict[str, Any]] = []
         self.log: list[tuple[str, str, str]] = []  # (create|delete|deleted, pod name, reason/by)
         self.requeues: list[int] = []
+        self.trace = Trace(keep=False)
+        self.trace.listeners.append(self._record)
         self.manager = ControllerManager(self)
 
     # -- ClusterAPI -------------------------------------------------------------------------
@@ -57,10 +59,11 @@ class FakeAPI:
     def pdbs(self) -> list[PodDisruptionBudget]:
         return []
 
-    def emit(self, type_: str, **fields: Any) -> None:
-        assert type_ in EVENT_TYPES, type_
-        assert set(fields) == set(EVENT_TYPES[type_]), (type_, sorted(fields))
-        self.events.append({"t_ms": self.now_ms, "type": type_, **fields})
+    def _record(self, event: Event) -> None:
+        """Keep what the controllers emitted, stamped with the fake clock (no seq, no cycle)."""
+        fields = {k: v for k, v in event.items() if k not in ("seq", "t_ms", "cycle", "type")}
+        assert set(fields) == set(EVENT_TYPES[event["type"]]), (event["type"], sorted(fields))
+        self.events.append({"t_ms": self.now_ms, "type": event["type"], **fields})
 
     # -- test controls ----------------------------------------------------------------------
 
