@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import operator
 import random
+from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
@@ -55,13 +56,14 @@ from .model import CPU, MEMORY, PODS, Pod
 from .plugins import image_locality, node_affinity, node_name, node_unschedulable, taint_toleration
 from .plugins import node_resources_balanced_allocation as balanced_allocation
 from .plugins import node_resources_fit as fit
-from .plugins.resource_allocation import _KIND_CPU_MEMORY, _KIND_EPHEMERAL, _KIND_SCALAR, _kind
-from .queue import SchedulingQueue
+from .plugins import score_formulas as formulas
+from .plugins.resource_allocation import MAX_UTILIZATION, ResourceAllocationScorer
+from .pod_queue import PodQueue
 from .scheduler import CycleResult, Scheduler, num_feasible_nodes_to_find
 from .state import ClusterCache, NodeInfo
 from .trace import Trace
 
-__all__ = ["FastScheduler"]
+__all__ = ["FastScheduler", "PATH_FILTER_PLAIN", "PATH_FILTER_VECTOR", "PATH_FIT_MASK"]
 
 I64 = npt.NDArray[np.int64]
 I32 = npt.NDArray[np.int32]
@@ -83,6 +85,24 @@ _STATIC_FILTERS: tuple[type[FilterPlugin], ...] = (
     taint_toleration.TaintToleration,
     node_affinity.NodeAffinity,
 )
+
+# Keys of FastScheduler.path_counts: which way each decision went (tests assert the vectorised
+# branches run; a silent fallback to the plain loops would still give identical traces).
+PATH_FILTER_VECTOR = "filter: chunks"  # a cycle's filtering done on the table
+PATH_FILTER_PLAIN = "filter: plain"  # a cycle's filtering handed to Scheduler
+PATH_FIT_MASK = "filter: NodeResourcesFit mask"  # a chunk's Fit verdicts as one array expression
+PATH_SCORE_PLAIN = "score: plain"  # a cycle's scoring handed to Scheduler
+
+
+def score_path(plugin: str, vector: bool) -> str:
+    """path_counts key of one score plugin's raw scores in one cycle: as arrays or per node."""
+    return f"score: {plugin}: {'vector' if vector else 'per node'}"
+
+
+def normalize_path(plugin: str, vector: bool) -> str:
+    """path_counts key of one plugin's NormalizeScore in one cycle: as arrays or via the plugin."""
+    return f"normalize: {plugin}: {'vector' if vector else 'per node'}"
+
 
 _UNKNOWN = -1  # static cache: not computed yet
 _PER_NODE = -2  # static cache: a plugin errored; evaluate this node the plain way
@@ -152,7 +172,7 @@ class _Table:
             self._check(alloc, req)
             self.alloc = np.concatenate((self.alloc, alloc))
             self.req = np.concatenate((self.req, req))
-            self.free = self.alloc - self.req
+            self.free = formulas.free_amount(self.alloc, self.req)
             c = self.columns[name] = len(self.columns)
         return c
 
@@ -180,7 +200,7 @@ class _Table:
                 a, q = allocatable.get(name, 0), requested.get(name, 0)
                 self.alloc[c, r] = a
                 self.req[c, r] = q
-                self.free[c, r] = a - q
+                self.free[c, r] = formulas.free_amount(a, q)
                 values.append(a)
                 values.append(q)
             if any(v >= limit or v <= -limit for v in values):
@@ -259,7 +279,7 @@ class FastScheduler(Scheduler):
     def __init__(
         self,
         cache: ClusterCache,
-        queue: SchedulingQueue,
+        queue: PodQueue,
         profiles: Mapping[str, Framework],
         policy: Policy,
         rng: random.Random,
@@ -271,6 +291,7 @@ class FastScheduler(Scheduler):
         # rows of the feasible list the last filter pass produced, for _score
         self._last_feasible: list[NodeInfo] | None = None
         self._last_rows: I64 | None = None
+        self.path_counts: Counter[str] = Counter()  # PATH_* / score_path / normalize_path → times taken
 
     # -- bookkeeping ------------------------------------------------------------------------
 
@@ -318,14 +339,13 @@ class FastScheduler(Scheduler):
                 plan.static.append((pos, plugin))
                 continue
             if kind is fit.NodeResourcesFit and plan.fit is None:
-                pre = state.get(fit._PRE_FILTER_KEY)
-                if isinstance(pre, fit._PreFilterState):
-                    checks = pre.checks
-                    if all(0 <= amount < _SAFE_LIMIT for _, amount, _ in checks):
-                        for resource, _, _ in checks:
-                            table.column(resource)
-                        plan.fit, plan.fit_pos, plan.fit_checks = plugin, pos, checks
-                        continue
+                assert isinstance(plugin, fit.NodeResourcesFit)
+                checks = plugin.filter_checks(state)
+                if checks is not None and all(0 <= amount < _SAFE_LIMIT for _, amount, _ in checks):
+                    for resource, _, _ in checks:
+                        table.column(resource)
+                    plan.fit, plan.fit_pos, plan.fit_checks = plugin, pos, checks
+                    continue
             plan.per_node.append((pos, plugin))
         if plan.per_node:
             plan.per_node_min = plan.per_node[0][0]
@@ -343,6 +363,7 @@ class FastScheduler(Scheduler):
         table = self._table_for(fwk) if n else None
         plan = self._filter_plan(fwk, state, pod, table) if table is not None else None
         if table is None or plan is None:
+            self.path_counts[PATH_FILTER_PLAIN] += 1
             super()._find_nodes_that_pass_filters(fwk, state, pod, nodes, num_all, result)
             return
         rows_all: I64 | None = None
@@ -351,6 +372,7 @@ class FastScheduler(Scheduler):
             try:
                 rows_all = np.array([row_of[id(ni)] for ni in nodes], dtype=np.int64)
             except KeyError:
+                self.path_counts[PATH_FILTER_PLAIN] += 1
                 super()._find_nodes_that_pass_filters(fwk, state, pod, nodes, num_all, result)
                 return
         pct = fwk.config.percentage_of_nodes_to_score
@@ -378,6 +400,7 @@ class FastScheduler(Scheduler):
                 feasible.clear()
                 result.statuses.clear()
                 result.statuses.update(statuses_before)
+                self.path_counts[PATH_FILTER_PLAIN] += 1
                 super()._find_nodes_that_pass_filters(fwk, state, pod, nodes, num_all, result)
                 return
             used, rows = self._filter_chunk(
@@ -388,6 +411,7 @@ class FastScheduler(Scheduler):
             # Grow geometrically when many nodes fail, so a hopeless pod costs few chunks.
             chunk = max(chunk * 2, 64)
         result.evaluated = done
+        self.path_counts[PATH_FILTER_VECTOR] += 1
         self.next_start_node_index = (self.next_start_node_index + done) % num_all
         self._last_feasible = feasible
         self._last_rows = np.concatenate(feasible_rows) if feasible_rows else np.zeros(0, dtype=np.int64)
@@ -433,19 +457,22 @@ class FastScheduler(Scheduler):
         first = static_pos
         fit_mask: I64 | None = None
         if plan.fit is not None:
-            fit_mask = (table.pod_count[sel] >= table.pods_alloc[sel]).astype(np.int64)
+            fit_mask = formulas.too_many_pods(table.pod_count[sel], table.pods_alloc[sel]).astype(np.int64)
             bit = 2
             for resource, amount, _ in plan.fit_checks:
-                fit_mask[table.free[table.columns[resource]][sel] < amount] |= bit
+                fit_mask[formulas.insufficient(amount, table.free[table.columns[resource]][sel])] |= bit
                 bit <<= 1
+            self.path_counts[PATH_FIT_MASK] += 1
             first = np.minimum(static_pos, np.where(fit_mask != 0, plan.fit_pos, _BIG))
         ok: Bools = first == _BIG
 
         def status_of(i: int) -> Status:
             if static_pos[i] == first[i]:
-                assert fc is not None and sv is not None
+                assert fc is not None
+                assert sv is not None
                 return fc.statuses[int(sv[i]) - 1]
-            assert fit_mask is not None and plan.fit is not None
+            assert fit_mask is not None
+            assert plan.fit is not None
             return self._fit_status(caches, plan, int(fit_mask[i]))
 
         def statuses_of(failed: I64) -> list[Status]:
@@ -570,6 +597,7 @@ class FastScheduler(Scheduler):
                 if rows is not None and not self._sync(table, rows, rows, feasible):
                     rows = None
         if table is None or rows is None:
+            self.path_counts[PATH_SCORE_PLAIN] += 1
             return super()._score(fwk, state, pod, feasible)
         fwk.run_pre_score(state, pod, feasible)
         names: list[str] = table.names_arr[rows].tolist()
@@ -577,15 +605,18 @@ class FastScheduler(Scheduler):
         totals: I64 = np.zeros(len(feasible), dtype=np.int64)
         skip = state.skip_score_plugins
         caches = self._caches_for(fwk)
+        counts = self.path_counts
         for plugin in fwk.score_plugins:
             if plugin.name in skip:
                 continue
             raw_arr = self._vector_score(plugin, state, pod, table, caches, rows, feasible)
+            counts[score_path(plugin.name, raw_arr is not None)] += 1
             raw: list[int]
             normalized: list[int]
             if raw_arr is None:
                 raw = [plugin.score(state, pod, ni) for ni in feasible]
                 if plugin.has_normalize:
+                    counts[normalize_path(plugin.name, False)] += 1
                     scores = [NodeScore(name, s) for name, s in zip(names, raw, strict=True)]
                     plugin.normalize_score(state, pod, scores)
                     normalized = [s.score for s in scores]
@@ -599,6 +630,7 @@ class FastScheduler(Scheduler):
                 raw = raw_arr.tolist()
                 if plugin.has_normalize:
                     norm_arr = self._vector_normalize(plugin, raw_arr)
+                    counts[normalize_path(plugin.name, True)] += 1
                     normalized = norm_arr.tolist()
                 else:
                     norm_arr = raw_arr
@@ -618,11 +650,8 @@ class FastScheduler(Scheduler):
         """DefaultNormalizeScore for TaintToleration (reverse) and NodeAffinity."""
         reverse = type(plugin) is taint_toleration.TaintToleration
         assert reverse or type(plugin) is node_affinity.NodeAffinity
-        max_count = int(raw.max()) if raw.size else 0
-        if max_count == 0:
-            return np.full_like(raw, MAX_NODE_SCORE) if reverse else raw.copy()
-        scaled: I64 = MAX_NODE_SCORE * raw // max_count
-        return MAX_NODE_SCORE - scaled if reverse else scaled
+        normalized: I64 = formulas.normalized_score(raw, formulas.max_count(raw), MAX_NODE_SCORE, reverse)
+        return normalized
 
     def _vector_score(
         self,
@@ -644,9 +673,9 @@ class FastScheduler(Scheduler):
             return _balanced_scores(plugin, state, pod, table, rows)
         key: Hashable
         if kind is taint_toleration.TaintToleration:
-            key = (plugin.name, state.get(taint_toleration._PRE_SCORE_KEY))
+            key = (plugin.name, taint_toleration.TaintToleration.pre_score_state(state))
         elif kind is node_affinity.NodeAffinity:
-            key = (plugin.name, state.get(node_affinity._PRE_SCORE_KEY))
+            key = (plugin.name, node_affinity.NodeAffinity.pre_score_state(state))
         elif kind is image_locality.ImageLocality:
             if not table.any_images:
                 # No node holds any image: the plugin's sum is 0 on every node.
@@ -677,158 +706,97 @@ def _range_error(plugin: ScorePlugin, s: int) -> SchedulingError:
     )
 
 
-def _requested_allocatable(
-    lookups: Sequence[tuple[str, int]], use_requested: bool, pod_requests: Sequence[int], table: _Table, rows: I64
-) -> list[tuple[I64, I64] | None]:
-    """ResourceAllocationScorer.requested_allocatable as columns: (requested + pod, allocatable), None if skipped."""
-    out: list[tuple[I64, I64] | None] = []
-    for (name, kind), pod_req in zip(lookups, pod_requests, strict=True):
-        if kind == _KIND_CPU_MEMORY:
-            c = table.column(name)  # first: adding a column replaces table.alloc
-            alloc = table.alloc[c, rows]
-            if use_requested:
-                used = table.req[c, rows]
-            else:
-                used = table.nz[0 if name == CPU else 1, rows]
-        elif kind == _KIND_EPHEMERAL or (kind == _KIND_SCALAR and pod_req != 0):
-            c = table.column(name)
-            alloc, used = table.alloc[c, rows], table.req[c, rows]
-        else:
-            out.append(None)
+def _columns(
+    scorer: ResourceAllocationScorer, pod_requests: Sequence[int], table: _Table, rows: I64
+) -> tuple[list[I64], list[I64], list[int]] | None:
+    """ResourceAllocationScorer.requested_allocatable as columns over the rows: (requested + pod, allocatable, weight)
+    for each resource that is looked up; None when a number left the exact int64 range."""
+    reqs: list[I64] = []
+    allocs: list[I64] = []
+    weights: list[int] = []
+    for lookup, pod_req, weight in zip(scorer.lookups(pod_requests), pod_requests, scorer.weights, strict=True):
+        if lookup is None:
             continue
-        out.append((used + pod_req, alloc))
-    return out
+        c = table.column(lookup.name)  # first: adding a column replaces table.alloc
+        used = table.nz[0 if lookup.name == CPU else 1, rows] if lookup.non_zero else table.req[c, rows]
+        reqs.append(used + pod_req)
+        allocs.append(table.alloc[c, rows])
+        weights.append(weight)
+    return (reqs, allocs, weights) if table.safe else None
 
 
 def _fit_scores(plugin: fit.NodeResourcesFit, state: CycleState, pod: Pod, table: _Table, rows: I64) -> I64 | None:
-    """LeastAllocated / MostAllocated / RequestedToCapacityRatio over the rows (resource_allocation.py)."""
+    """LeastAllocated / MostAllocated / RequestedToCapacityRatio over the rows: the plugin's formulas on columns."""
     scorer = plugin.scorer
-    pod_requests = state.get(fit._PRE_SCORE_KEY)
-    if pod_requests is None:
-        pod_requests = scorer.pod_requests(pod)
+    pod_requests = plugin.score_requests(state, pod)
     if any(abs(v) >= _SAFE_LIMIT for v in pod_requests):
         return None
-    lookups = [(r.name, _kind(r.name)) for r in scorer.resources]
-    cols = _requested_allocatable(lookups, scorer.use_requested, pod_requests, table, rows)
-    if not table.safe:
+    columns = _columns(scorer, pod_requests, table, rows)
+    if columns is None:
         return None
-    k = len(rows)
-    node_score: I64 = np.zeros(k, dtype=np.int64)
-    weight_sum: I64 = np.zeros(k, dtype=np.int64)
+    reqs, allocs, weights = columns
+    if not reqs:
+        return np.zeros(len(rows), dtype=np.int64)  # nothing looked up: every node scores 0
     strategy = plugin.args.strategy
-    rtcr: I64 | None = None
-    if strategy == fit.REQUESTED_TO_CAPACITY_RATIO:
-        rtcr = _rtcr_table(scorer.scorer, len(scorer.resources))
-    elif strategy not in (fit.LEAST_ALLOCATED, fit.MOST_ALLOCATED):
-        return None
-    for spec, col in zip(scorer.resources, cols, strict=True):
-        if col is None:
-            continue
-        req, alloc = col
-        valid = alloc != 0
-        safe_alloc = np.where(valid, alloc, 1)
-        w = spec.weight
-        if strategy == fit.LEAST_ALLOCATED:
-            s = np.where(req > alloc, 0, (alloc - req) * MAX_NODE_SCORE // safe_alloc)
-            node_score += np.where(valid, s * w, 0)
-            weight_sum += np.where(valid, w, 0)
-        elif strategy == fit.MOST_ALLOCATED:
-            s = np.minimum(req, alloc) * MAX_NODE_SCORE // safe_alloc * w
-            node_score += np.where(valid, s, 0)
-            weight_sum += np.where(valid, w, 0)
-        else:
-            assert rtcr is not None
-            utilization = np.where(req > alloc, 100, req * 100 // safe_alloc)
-            if bool(((utilization < 0) | (utilization > 100))[valid].any()):
-                return None
-            rs = rtcr[np.clip(utilization, 0, 100)]
-            counted = valid & (rs > 0)
-            node_score += np.where(counted, rs * w, 0)
-            weight_sum += np.where(counted, w, 0)
-    has = weight_sum != 0
-    safe_sum = np.where(has, weight_sum, 1)
-    if rtcr is not None:
-        out: I64 = np.where(has, (2 * node_score + safe_sum) // (2 * safe_sum), 0)
-    else:
-        out = np.where(has, node_score // safe_sum, 0)
-    return out
+    if strategy == fit.LEAST_ALLOCATED:
+        return formulas.least_allocated(reqs, allocs, weights)
+    if strategy == fit.MOST_ALLOCATED:
+        return formulas.most_allocated(reqs, allocs, weights)
+    if strategy == fit.REQUESTED_TO_CAPACITY_RATIO and plugin.shape_score is not None:
+        # The shape is a lookup table over utilization 0..100, which needs requested and allocatable >= 0.
+        if any(bool((a < 0).any()) for a in (*reqs, *allocs)):
+            return None
+        lut = _shape_table(plugin.shape_score)
+        return formulas.requested_to_capacity_ratio(reqs, allocs, weights, lut.__getitem__)
+    return None
 
 
-_RTCR_TABLES: dict[int, tuple[object, I64]] = {}
+_SHAPE_TABLES: dict[int, tuple[object, I64]] = {}
 
 
-def _rtcr_table(scorer: Callable[[Sequence[int], Sequence[int]], int], n_resources: int) -> I64:
-    """The shape's score at utilisations 0..100, asked of the plugin's own scorer.
-
-    With a single counted resource at allocatable 100 the scorer returns ``f(u)`` when it is
-    positive and 0 when the resource is not counted (``f(u) <= 0``) — exactly what the
-    vectorised weighted mean needs.
-    """
-    entry = _RTCR_TABLES.get(id(scorer))
-    if entry is not None and entry[0] is scorer:  # the entry keeps its scorer alive: ids are not reused
+def _shape_table(shape_score: Callable[[int], int]) -> I64:
+    """The plugin's RequestedToCapacityRatio shape at utilisations 0..100, as an array to index."""
+    entry = _SHAPE_TABLES.get(id(shape_score))
+    if entry is not None and entry[0] is shape_score:  # the entry keeps its function alive: ids are not reused
         return entry[1]
-    zeros = [0] * (n_resources - 1)
-    table: I64 = np.array([scorer([u, *zeros], [100, *zeros]) for u in range(101)], dtype=np.int64)
-    _RTCR_TABLES[id(scorer)] = (scorer, table)
+    table: I64 = np.array([shape_score(u) for u in range(MAX_UTILIZATION + 1)], dtype=np.int64)
+    _SHAPE_TABLES[id(shape_score)] = (shape_score, table)
     return table
 
 
 def _balanced_scores(
     plugin: balanced_allocation.NodeResourcesBalancedAllocation, state: CycleState, pod: Pod, table: _Table, rows: I64
 ) -> I64 | None:
-    """balancedResourceScorer over the rows, in float64 with the plain code's operation order."""
+    """balancedResourceScorer over the rows: the plugin's formulas, node group by node group."""
     scorer = plugin.scorer
     if scorer.scorer is not balanced_allocation.balanced_resource_scorer:
         return None
-    pod_requests = state.get(balanced_allocation._PRE_SCORE_KEY)
-    if pod_requests is None:
-        pod_requests = scorer.pod_requests(pod)
+    pod_requests = plugin.score_requests(state, pod)
     if any(abs(v) >= _SAFE_LIMIT for v in pod_requests):
         return None
-    lookups = [(r.name, _kind(r.name)) for r in scorer.resources]
-    cols = _requested_allocatable(lookups, scorer.use_requested, pod_requests, table, rows)
-    if not table.safe:
+    columns = _columns(scorer, pod_requests, table, rows)
+    if columns is None:
         return None
-    k = len(rows)
-    fractions: list[F64] = []
-    present: list[Bools] = []
-    for col in cols:
-        if col is None:
-            continue
-        req, alloc = col
-        valid = alloc != 0
-        safe_alloc = np.where(valid, alloc, 1).astype(np.float64)
-        fractions.append(np.minimum(req.astype(np.float64) / safe_alloc, 1.0))
-        present.append(valid)
-    std: F64 = np.zeros(k, dtype=np.float64)
-    if fractions:
-        pres = np.array(present)  # (resources, k)
-        if pres.all():
-            groups: list[tuple[Bools, I64 | None]] = [(pres[:, 0], None)]
+    reqs, allocs, _ = columns
+    std: F64 = np.zeros(len(rows), dtype=np.float64)
+    if reqs:
+        present = np.array([a != 0 for a in allocs])  # (resources, k): which resources count per node
+        fractions = [
+            formulas.resource_fraction(q, np.where(p, a, 1)) for q, a, p in zip(reqs, allocs, present, strict=True)
+        ]
+        if present.all():
+            groups: list[tuple[Bools, I64 | None]] = [(present[:, 0], None)]
         else:
-            # Group the nodes by which resources count, so each group repeats the plain loop exactly.
-            patterns, inverse = np.unique(pres.T, axis=0, return_inverse=True)
+            # Group the nodes by which resources count, so each group takes the plugin's formula exactly.
+            patterns, inverse = np.unique(present.T, axis=0, return_inverse=True)
             inverse = inverse.reshape(-1)
             groups = [(pattern, np.flatnonzero(inverse == p_i)) for p_i, pattern in enumerate(patterns)]
         for pattern, sel in groups:
-            fr = [fractions[j] if sel is None else fractions[j][sel] for j in range(len(fractions)) if pattern[j]]
-            m = len(fr)
-            part: F64 | None = None
-            if m == 2:
-                part = np.abs((fr[0] - fr[1]) / 2)
-            elif m > 2:
-                total = np.zeros(len(fr[0]), dtype=np.float64)
-                for f in fr:
-                    total = total + f
-                mean = total / m
-                sum_sq = np.zeros(len(fr[0]), dtype=np.float64)
-                for f in fr:
-                    sum_sq = sum_sq + (f - mean) * (f - mean)
-                part = np.sqrt(sum_sq / m)
-            if part is not None:
-                if sel is None:
-                    std = part
-                else:
-                    std[sel] = part
-    out: I64 = ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
-    return out
+            fr = [f if sel is None else f[sel] for f, counted in zip(fractions, pattern, strict=True) if counted]
+            if len(fr) < 2:
+                continue  # std 0
+            if sel is None:
+                std = np.asarray(formulas.balanced_std(fr), dtype=np.float64)
+            else:
+                std[sel] = formulas.balanced_std(fr)
+    return formulas.balanced_score(std)

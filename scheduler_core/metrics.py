@@ -12,10 +12,11 @@ is that pass one event at a time, for a trace that is streamed rather than kept.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import trace_events as te
 from .quantity import format_quantity
 
 __all__ = [
@@ -332,128 +333,151 @@ class MetricsAccumulator:
                 s.add(t, 0)
         if t > self._end_ms:
             self._end_ms = t
-        typ = e["type"]
-        current = self._current
+        handler = _HANDLERS.get(e["type"])
+        if handler is not None:
+            handler(self, e, t)
+
+    # -- one handler per event type (registered in _HANDLERS below) --------------------------
+
+    def _on_queue_move(self, e: te.QueueMoveFields, t: int) -> None:
+        name = e["pod"]
+        to = e["to"]
+        self._leave_lane(name)
+        lane_count = self._lane_count
+        if to in lane_count:
+            self._lane_of[name] = to
+            lane_count[to] += 1
+            self._lane_series[to].add(t, lane_count[to])
+
+    def _on_cycle_start(self, e: te.CycleStartFields, t: int) -> None:
+        name = e["pod"]
+        rec = self._current.get(name)
+        if rec is not None:
+            rec.attempts += 1
+        self._leave_lane(name)  # popped from activeQ (the queue emits no move for a pop)
+
+    def _on_bound(self, e: te.BoundFields, t: int) -> None:
+        name = e["pod"]
+        rec = self._current.get(name)
+        if rec is not None and rec.bound_ms is None:
+            rec.bound_ms = t
+            rec.node = e.get("node")
+            rec.outcome = OUT_BOUND
+        self._pending.discard(name)
+        self._pending_series.add(t, len(self._pending))
+        self._leave_lane(name)
+
+    def _on_pod_added(self, e: te.PodAddedFields, t: int) -> None:
+        name = e["pod"]
+        rec = _Pod(name, dict(e.get("requests") or {}), t, e.get("node") or None)
+        self._records.append(rec)
+        self._current[name] = rec
+        if not rec.prebound:
+            self._pending.add(name)
+            self._pending_series.add(t, len(self._pending))
+
+    def _on_pod_deleted(self, e: te.PodDeletedFields, t: int) -> None:
+        self._pod_ended(e["pod"], t, OUT_DELETED)
+
+    def _on_pod_completed(self, e: te.PodCompletedFields, t: int) -> None:
+        self._pod_ended(e["pod"], t, OUT_COMPLETED)
+
+    def _pod_ended(self, name: str, t: int, outcome: str) -> None:
+        rec = self._current.get(name)
+        if rec is not None and rec.ended_ms is None:
+            rec.ended_ms = t
+            rec.outcome = outcome
         pending = self._pending
-        if typ == "queue_move":
-            name = e["pod"]
-            to = e["to"]
-            self._leave_lane(name)
-            lane_count = self._lane_count
-            if to in lane_count:
-                self._lane_of[name] = to
-                lane_count[to] += 1
-                self._lane_series[to].add(t, lane_count[to])
-        elif typ == "cycle_start":
-            name = e["pod"]
-            rec = current.get(name)
-            if rec is not None:
-                rec.attempts += 1
-            self._leave_lane(name)  # popped from activeQ (the queue emits no move for a pop)
-        elif typ == "bound":
-            name = e["pod"]
-            rec = current.get(name)
-            if rec is not None and rec.bound_ms is None:
-                rec.bound_ms = t
-                rec.node = e.get("node")
-                rec.outcome = OUT_BOUND
+        if name in pending:
             pending.discard(name)
             self._pending_series.add(t, len(pending))
-            self._leave_lane(name)
-        elif typ == "pod_added":
-            name = e["pod"]
-            rec = _Pod(name, dict(e.get("requests") or {}), t, e.get("node") or None)
-            self._records.append(rec)
-            current[name] = rec
-            if not rec.prebound:
-                pending.add(name)
-                self._pending_series.add(t, len(pending))
-        elif typ == "pod_deleted" or typ == "pod_completed":
-            name = e["pod"]
-            rec = current.get(name)
-            if rec is not None and rec.ended_ms is None:
-                rec.ended_ms = t
-                rec.outcome = OUT_DELETED if typ == "pod_deleted" else OUT_COMPLETED
-            if name in pending:
-                pending.discard(name)
-                self._pending_series.add(t, len(pending))
-            self._leave_lane(name)
-        elif typ == "node_usage":
-            nodes: dict[str, Any] = e["nodes"]
-            self._last_usage = nodes
-            allocatable = self._allocatable
-            for res in self._resources:
-                used = 0
-                cap = 0
-                for node, row in nodes.items():
-                    cap += allocatable.get(node, {}).get(res, 0)
-                    used += row.get("pods", 0) if res == "pods" else row.get("requested", {}).get(res, 0)
-                value = round(used / cap, 6) if cap > 0 else 0.0
-                series = self._alloc_series.get(res)
-                if series is None:
-                    series = self._alloc_series[res] = _Series()
-                series.add(t, value)
-        elif typ == "preemption":
-            if e.get("chosen") is not None:
-                self._preemptions += 1
-                for v in e.get("victims") or ():
-                    vname = _victim_name(v)
-                    self._victims.append(vname)
-                    rec = current.get(vname)
-                    if rec is not None:
-                        rec.preempted = True
-        elif typ == "node_added":
-            node = e["node"]
-            self._allocatable[node] = dict(e.get("allocatable") or {})
-            self._present[node] = None
-            for res in self._allocatable[node]:
-                self._resources.setdefault(res, None)
-            if e.get("unschedulable"):
-                self._cordoned.add(node)
-            else:
-                self._cordoned.discard(node)
-        elif typ == "node_removed":
-            node = e["node"]
-            self._present.pop(node, None)
-            self._cordoned.discard(node)
-        elif typ == "node_updated":
-            if e.get("unschedulable"):
-                self._cordoned.add(e["node"])
-            else:
-                self._cordoned.discard(e["node"])
-        elif typ == "workload_status":
-            w = self._workload(e["workload"])
-            w.replicas = e.get("replicas")
-            w.ready = e.get("ready")
-            w.updated = e.get("updated")
-            w.revision = e.get("revision")
-            key = (w.ready, w.updated)
-            if self._last_status.get(w.name) != key:
-                self._last_status[w.name] = key
-                w.last_progress_ms = t
-        elif typ == "controller_action":
-            self._workload(e["workload"]).last_progress_ms = t
-        elif typ == "rollout_started":
-            w = self._workload(e["workload"])
-            for r in w.rollouts:
-                if r.open:
-                    r.superseded_ms = t
-            w.rollouts.append(_Rollout(e.get("revision"), e.get("image"), t))
-        elif typ == "rollout_completed":
-            self._rollout_completed(e, t)
-        elif typ == "workload_created":
-            w = self._workload(e["workload"])
-            w.kind = e.get("kind")
-            w.created_ms = t
-            w.deleted_ms = None
-            if e.get("replicas") is not None:
-                w.replicas = e.get("replicas")
-        elif typ == "workload_deleted":
-            self._workload(e["workload"]).deleted_ms = t
-        elif typ == "eviction":
-            self._evictions["allowed" if e.get("allowed") else "refused"] += 1
+        self._leave_lane(name)
 
-    def _rollout_completed(self, e: Mapping[str, Any], t: int) -> None:
+    def _on_node_usage(self, e: te.NodeUsageFields, t: int) -> None:
+        nodes: dict[str, Any] = e["nodes"]
+        self._last_usage = nodes
+        allocatable = self._allocatable
+        for res in self._resources:
+            used = 0
+            cap = 0
+            for node, row in nodes.items():
+                cap += allocatable.get(node, {}).get(res, 0)
+                used += row.get("pods", 0) if res == "pods" else row.get("requested", {}).get(res, 0)
+            value = round(used / cap, 6) if cap > 0 else 0.0
+            series = self._alloc_series.get(res)
+            if series is None:
+                series = self._alloc_series[res] = _Series()
+            series.add(t, value)
+
+    def _on_preemption(self, e: te.PreemptionFields, t: int) -> None:
+        if e.get("chosen") is None:
+            return
+        self._preemptions += 1
+        for v in e.get("victims") or ():
+            vname = _victim_name(v)
+            self._victims.append(vname)
+            rec = self._current.get(vname)
+            if rec is not None:
+                rec.preempted = True
+
+    def _on_node_added(self, e: te.NodeAddedFields, t: int) -> None:
+        node = e["node"]
+        self._allocatable[node] = dict(e.get("allocatable") or {})
+        self._present[node] = None
+        for res in self._allocatable[node]:
+            self._resources.setdefault(res, None)
+        self._set_cordoned(node, bool(e.get("unschedulable")))
+
+    def _on_node_removed(self, e: te.NodeRemovedFields, t: int) -> None:
+        node = e["node"]
+        self._present.pop(node, None)
+        self._cordoned.discard(node)
+
+    def _on_node_updated(self, e: te.NodeUpdatedFields, t: int) -> None:
+        self._set_cordoned(e["node"], bool(e.get("unschedulable")))
+
+    def _set_cordoned(self, node: str, cordoned: bool) -> None:
+        if cordoned:
+            self._cordoned.add(node)
+        else:
+            self._cordoned.discard(node)
+
+    def _on_workload_status(self, e: te.WorkloadStatusFields, t: int) -> None:
+        w = self._workload(e["workload"])
+        w.replicas = e.get("replicas")
+        w.ready = e.get("ready")
+        w.updated = e.get("updated")
+        w.revision = e.get("revision")
+        key = (w.ready, w.updated)
+        if self._last_status.get(w.name) != key:
+            self._last_status[w.name] = key
+            w.last_progress_ms = t
+
+    def _on_controller_action(self, e: te.ControllerActionFields, t: int) -> None:
+        self._workload(e["workload"]).last_progress_ms = t
+
+    def _on_rollout_started(self, e: te.RolloutStartedFields, t: int) -> None:
+        w = self._workload(e["workload"])
+        for r in w.rollouts:
+            if r.open:
+                r.superseded_ms = t
+        w.rollouts.append(_Rollout(e.get("revision"), e.get("image"), t))
+
+    def _on_workload_created(self, e: te.WorkloadCreatedFields, t: int) -> None:
+        w = self._workload(e["workload"])
+        w.kind = e.get("kind")
+        w.created_ms = t
+        w.deleted_ms = None
+        if e.get("replicas") is not None:
+            w.replicas = e.get("replicas")
+
+    def _on_workload_deleted(self, e: te.WorkloadDeletedFields, t: int) -> None:
+        self._workload(e["workload"]).deleted_ms = t
+
+    def _on_eviction(self, e: te.EvictionFields, t: int) -> None:
+        self._evictions["allowed" if e.get("allowed") else "refused"] += 1
+
+    def _on_rollout_completed(self, e: te.RolloutCompletedFields, t: int) -> None:
         w = self._workload(e["workload"])
         open_rollouts = [r for r in w.rollouts if r.open]
         duration = e.get("duration_ms")
@@ -581,6 +605,30 @@ class MetricsAccumulator:
                 self._last_usage,
             ),
         )
+
+
+# Event type → what the accumulator does with it; the other types do not change any metric.
+# Each handler reads its type's fields (trace_events.py); the table cannot say which, hence Any.
+_HANDLERS: dict[str, Callable[[MetricsAccumulator, Any, int], None]] = {
+    "queue_move": MetricsAccumulator._on_queue_move,
+    "cycle_start": MetricsAccumulator._on_cycle_start,
+    "bound": MetricsAccumulator._on_bound,
+    "pod_added": MetricsAccumulator._on_pod_added,
+    "pod_deleted": MetricsAccumulator._on_pod_deleted,
+    "pod_completed": MetricsAccumulator._on_pod_completed,
+    "node_usage": MetricsAccumulator._on_node_usage,
+    "preemption": MetricsAccumulator._on_preemption,
+    "node_added": MetricsAccumulator._on_node_added,
+    "node_removed": MetricsAccumulator._on_node_removed,
+    "node_updated": MetricsAccumulator._on_node_updated,
+    "workload_status": MetricsAccumulator._on_workload_status,
+    "controller_action": MetricsAccumulator._on_controller_action,
+    "rollout_started": MetricsAccumulator._on_rollout_started,
+    "rollout_completed": MetricsAccumulator._on_rollout_completed,
+    "workload_created": MetricsAccumulator._on_workload_created,
+    "workload_deleted": MetricsAccumulator._on_workload_deleted,
+    "eviction": MetricsAccumulator._on_eviction,
+}
 
 
 def compute_metrics(events: Iterable[Mapping[str, Any]], *, stall_after_ms: int = STALL_AFTER_MS) -> RunMetrics:

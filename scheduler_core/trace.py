@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Literal, Unpack, overload
+
+from . import trace_events as te
 
 __all__ = ["Trace", "Event", "EVENT_TYPES", "DETAIL_FULL", "DETAIL_SUMMARY", "dumps"]
 
@@ -20,56 +22,10 @@ Event = dict[str, Any]
 DETAIL_FULL = "full"
 DETAIL_SUMMARY = "summary"
 
-# type -> the keys it carries besides seq, t_ms, cycle, type. docs/trace.md is the prose.
+# type -> the keys it carries besides seq, t_ms, cycle, type (trace_events.py types them;
+# docs/trace.md is the prose).
 EVENT_TYPES: dict[str, tuple[str, ...]] = {
-    "run_started": ("scenario", "policy", "seed", "detail", "nodes", "pods"),
-    "run_finished": ("bound", "pending", "reason", "end"),  # end: a run_end.END_KINDS value
-    "action": ("action", "target", "line", "fork_seq", "what_if"),  # the last two only on a fork's action
-    "node_added": ("node", "allocatable", "labels", "taints", "unschedulable"),
-    "node_updated": ("node", "change", "unschedulable"),
-    "node_removed": ("node",),
-    "pod_added": ("pod", "priority", "requests", "node"),
-    "pod_deletion_started": ("pod", "node", "grace_ms", "reason"),
-    "pod_deleted": ("pod", "node", "reason"),
-    "pod_completed": ("pod", "node"),
-    "queue_move": ("pod", "from", "to", "trigger", "backoff_until_ms"),
-    "cycle_start": ("pod", "attempt", "priority"),
-    "prefilter": ("pod", "code", "plugin", "reasons", "nodes"),
-    "filter": ("pod", "evaluated", "feasible", "results", "histogram", "nominated_node"),
-    "score": ("pod", "plugins", "nodes", "totals"),
-    "selected": ("pod", "node", "score", "feasible", "evaluated", "top"),
-    "unschedulable": ("pod", "message", "plugins"),
-    "assumed": ("pod", "node"),
-    "bound": ("pod", "node"),
-    "bind_failed": ("pod", "node", "reason"),
-    "forgotten": ("pod", "node"),
-    "preemption": (
-        "pod",
-        "eligible",
-        "reason",
-        "candidates",
-        "candidate_details",
-        "chosen",
-        "decided_by",
-        "node",
-        "victims",
-        "nominations_cleared",
-        "rejected_nodes",
-    ),
-    "nomination_set": ("pod", "node"),
-    "nomination_cleared": ("pod", "node", "reason"),
-    "node_usage": ("nodes",),
-    "pod_running": ("pod", "node"),
-    "workload_created": ("workload", "kind", "replicas", "image"),
-    "workload_deleted": ("workload",),
-    "workload_status": ("workload", "replicas", "ready", "updated", "revision"),
-    "controller_action": ("workload", "action", "pod", "reason", "revision"),
-    "rollout_started": ("workload", "revision", "image"),
-    "rollout_completed": ("workload", "revision", "duration_ms"),
-    "eviction": ("pod", "node", "allowed", "reason"),
-    "reservation_set": ("pod", "node", "reason"),
-    "reservation_released": ("pod", "node", "reason"),
-    "error": ("pod", "message"),
+    type_: tuple(fields.__annotations__) for type_, fields in te.EVENT_FIELDS.items()
 }
 
 
@@ -91,7 +47,80 @@ class Trace:
     def full(self) -> bool:
         return self.detail == DETAIL_FULL
 
+    @overload
+    def emit(self, type_: Literal["run_started"], **fields: Unpack[te.RunStartedFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["run_finished"], **fields: Unpack[te.RunFinishedFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["action"], **fields: Unpack[te.ActionFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["node_added"], **fields: Unpack[te.NodeAddedFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["node_updated"], **fields: Unpack[te.NodeUpdatedFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["node_removed"], **fields: Unpack[te.NodeRemovedFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["pod_added"], **fields: Unpack[te.PodAddedFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["pod_deletion_started"], **fields: Unpack[te.PodDeletionStartedFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["pod_deleted"], **fields: Unpack[te.PodDeletedFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["pod_completed"], **fields: Unpack[te.PodCompletedFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["queue_move"], **fields: Unpack[te.QueueMoveFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["cycle_start"], **fields: Unpack[te.CycleStartFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["prefilter"], **fields: Unpack[te.PrefilterFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["filter"], **fields: Unpack[te.FilterFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["score"], **fields: Unpack[te.ScoreFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["selected"], **fields: Unpack[te.SelectedFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["unschedulable"], **fields: Unpack[te.UnschedulableFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["assumed"], **fields: Unpack[te.AssumedFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["bound"], **fields: Unpack[te.BoundFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["bind_failed"], **fields: Unpack[te.BindFailedFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["forgotten"], **fields: Unpack[te.ForgottenFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["preemption"], **fields: Unpack[te.PreemptionFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["nomination_set"], **fields: Unpack[te.NominationSetFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["nomination_cleared"], **fields: Unpack[te.NominationClearedFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["node_usage"], **fields: Unpack[te.NodeUsageFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["pod_running"], **fields: Unpack[te.PodRunningFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["workload_created"], **fields: Unpack[te.WorkloadCreatedFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["workload_deleted"], **fields: Unpack[te.WorkloadDeletedFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["workload_status"], **fields: Unpack[te.WorkloadStatusFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["controller_action"], **fields: Unpack[te.ControllerActionFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["rollout_started"], **fields: Unpack[te.RolloutStartedFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["rollout_completed"], **fields: Unpack[te.RolloutCompletedFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["eviction"], **fields: Unpack[te.EvictionFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["reservation_set"], **fields: Unpack[te.ReservationSetFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["reservation_released"], **fields: Unpack[te.ReservationReleasedFields]) -> Event: ...
+    @overload
+    def emit(self, type_: Literal["error"], **fields: Unpack[te.ErrorFields]) -> Event: ...
     def emit(self, type_: str, **fields: Any) -> Event:
+        """Append one event; the overloads above give each type's keyword fields (trace_events.py)."""
         assert type_ in EVENT_TYPES, f"unknown trace event type {type_!r}"
         event: Event = {"seq": self.seq, "t_ms": self.now_ms, "cycle": self.cycle, "type": type_}
         event.update(fields)

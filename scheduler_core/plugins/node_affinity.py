@@ -113,6 +113,12 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
         state.write(_PRE_SCORE_KEY, terms)
         return SUCCESS
 
+    @staticmethod
+    def pre_score_state(state: CycleState) -> tuple[PreferredSchedulingTerm, ...] | None:
+        """What PreScore wrote for Score; the raw score of a node depends on nothing else of the pod."""
+        value: tuple[PreferredSchedulingTerm, ...] | None = state.get(_PRE_SCORE_KEY)
+        return value
+
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """Raw score: the sum of the weights of the preferred terms this node matches."""
         terms: tuple[PreferredSchedulingTerm, ...] = state.read(_PRE_SCORE_KEY)

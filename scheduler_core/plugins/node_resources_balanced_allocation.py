@@ -13,12 +13,10 @@ targets ≈v1.28–v1.32 and scores such pods like any other.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..framework import (
-    MAX_NODE_SCORE,
     SUCCESS,
     CycleState,
     Handle,
@@ -37,6 +35,7 @@ from .resource_allocation import (
     parse_resource_specs,
     require_mapping,
 )
+from .score_formulas import balanced_score, balanced_std, resource_fraction
 
 __all__ = ["NodeResourcesBalancedAllocation", "balanced_resource_scorer", "parse_balanced_allocation_args"]
 
@@ -64,26 +63,8 @@ def parse_balanced_allocation_args(args: Mapping[str, Any] | None) -> tuple[Reso
 
 def balanced_resource_scorer(requested: Sequence[int], allocatable: Sequence[int]) -> int:
     """balancedResourceScorer: ``int64((1 - std) * MaxNodeScore)`` over the non-skipped resources."""
-    fractions = []
-    total = 0.0
-    for req, alloc in zip(requested, allocatable, strict=True):
-        if alloc == 0:
-            continue
-        # float64(req) / float64(alloc): convert first, as Go does, then divide.
-        fraction = min(float(req) / float(alloc), 1.0)
-        total += fraction
-        fractions.append(fraction)
-    std = 0.0
-    if len(fractions) == 2:
-        # Two resources (the usual cpu + memory): the std reduces to half the gap.
-        std = abs((fractions[0] - fractions[1]) / 2)
-    elif len(fractions) > 2:
-        mean = total / len(fractions)
-        sum_sq = 0.0
-        for fraction in fractions:
-            sum_sq += (fraction - mean) * (fraction - mean)
-        std = math.sqrt(sum_sq / len(fractions))
-    return int((1 - std) * MAX_NODE_SCORE)  # int64() truncates toward zero, as int() does
+    fractions = [resource_fraction(req, alloc) for req, alloc in zip(requested, allocatable, strict=True) if alloc != 0]
+    return balanced_score(balanced_std(fractions))
 
 
 class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
@@ -98,9 +79,11 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
         state.write(_PRE_SCORE_KEY, self.scorer.pod_requests(pod))
         return SUCCESS
 
+    def score_requests(self, state: CycleState, pod: Pod) -> tuple[int, ...]:
+        """The pod's request per configured resource, from PreScore (Score without PreScore recomputes, as upstream)."""
+        pod_requests: tuple[int, ...] | None = state.get(_PRE_SCORE_KEY)
+        return self.scorer.pod_requests(pod) if pod_requests is None else pod_requests
+
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """0..100, higher when the node's resource fractions are closer together; no NormalizeScore."""
-        pod_requests = state.get(_PRE_SCORE_KEY)
-        if pod_requests is None:  # Score without PreScore: upstream recomputes
-            pod_requests = self.scorer.pod_requests(pod)
-        return self.scorer.score(node_info, pod_requests)
+        return self.scorer.score(node_info, self.score_requests(state, pod))

@@ -18,7 +18,7 @@ counted with the non-zero defaults (100m, 200MiB) for containers that request no
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,7 +55,9 @@ from .resource_allocation import (
     require_int,
     require_list,
     require_mapping,
+    rtcr_shape_score,
 )
+from .score_formulas import free_amount, insufficient, too_many_pods
 
 __all__ = [
     "NodeResourcesFit",
@@ -216,9 +218,12 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self.ignored_resources = parsed.ignored_resources
         self.ignored_resource_groups = parsed.ignored_resource_groups
         self.strategy = parsed.strategy  # for the trace and the web view
+        # RequestedToCapacityRatio only: the shape, score by utilization 0..100.
+        self.shape_score: Callable[[int], int] | None = None
         if parsed.strategy == MOST_ALLOCATED:
             scorer = most_resource_scorer(parsed.resources)
         elif parsed.strategy == REQUESTED_TO_CAPACITY_RATIO:
+            self.shape_score = rtcr_shape_score(parsed.shape)
             scorer = requested_to_capacity_ratio_scorer(parsed.resources, parsed.shape)
         else:
             scorer = least_resource_scorer(parsed.resources)
@@ -258,18 +263,24 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         state.write(_PRE_FILTER_KEY, _PreFilterState(pod.requests, self._checks(pod.requests)))
         return None, SUCCESS
 
+    @staticmethod
+    def filter_checks(state: CycleState) -> tuple[tuple[str, int, str], ...] | None:
+        """The (resource, amount, reason) triples Filter checks, once PreFilter ran; None before."""
+        pre = state.get(_PRE_FILTER_KEY)
+        return pre.checks if isinstance(pre, _PreFilterState) else None
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         """fitsRequest; every reason is kept, in upstream's order."""
         checks = state.read(_PRE_FILTER_KEY).checks
         allocatable = node_info.node.allocatable
         reasons: list[str] | None = None
         # Checked before the "requests nothing" shortcut: every pod takes a pod slot.
-        if len(node_info.pods) + 1 > allocatable.get(PODS, 0):
+        if too_many_pods(len(node_info.pods), allocatable.get(PODS, 0)):
             reasons = [REASON_TOO_MANY_PODS]
         if checks:
             requested = node_info.requested
             for resource, amount, reason in checks:
-                if amount > allocatable.get(resource, 0) - requested.get(resource, 0):
+                if insufficient(amount, free_amount(allocatable.get(resource, 0), requested.get(resource, 0))):
                     if reasons is None:
                         reasons = [reason]
                     else:
@@ -284,9 +295,11 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         state.write(_PRE_SCORE_KEY, self.scorer.pod_requests(pod))
         return SUCCESS
 
+    def score_requests(self, state: CycleState, pod: Pod) -> tuple[int, ...]:
+        """The pod's request per scored resource, from PreScore (Score without PreScore recomputes, as upstream)."""
+        pod_requests: tuple[int, ...] | None = state.get(_PRE_SCORE_KEY)
+        return self.scorer.pod_requests(pod) if pod_requests is None else pod_requests
+
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """The strategy's score, 0..100; no NormalizeScore."""
-        pod_requests = state.get(_PRE_SCORE_KEY)
-        if pod_requests is None:  # Score without PreScore: upstream recomputes
-            pod_requests = self.scorer.pod_requests(pod)
-        return self.scorer.score(node_info, pod_requests)
+        return self.scorer.score(node_info, self.score_requests(state, pod))

@@ -15,11 +15,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..framework import MAX_NODE_SCORE, PluginArgsError
 from ..model import CPU, EPHEMERAL_STORAGE, MEMORY, Pod
 from ..state import NodeInfo
+from .score_formulas import (
+    MAX_UTILIZATION,
+    go_div,
+    go_round_div,
+    least_allocated,
+    most_allocated,
+    requested_to_capacity_ratio,
+)
 
 __all__ = [
     "ResourceSpec",
@@ -27,6 +35,8 @@ __all__ = [
     "MAX_CUSTOM_PRIORITY_SCORE",
     "MAX_UTILIZATION",
     "ResourceAllocationScorer",
+    "Lookup",
+    "rtcr_shape_score",
     "Scorer",
     "is_extended_resource_name",
     "is_scalar_resource_name",
@@ -45,7 +55,6 @@ __all__ = [
 
 # apis/config/types_pluginargs.go: RTCR shape scores are 0..10, scaled to 0..MaxNodeScore.
 MAX_CUSTOM_PRIORITY_SCORE = 10
-MAX_UTILIZATION = 100
 
 
 @dataclass(slots=True, frozen=True)
@@ -90,24 +99,7 @@ def is_scalar_resource_name(name: str) -> bool:
     )
 
 
-# -- integer helpers -------------------------------------------------------------------------
-
-
-def go_div(a: int, b: int) -> int:
-    """Go's int64 ``a / b``: the quotient truncated toward zero (``//`` floors instead)."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b > 0) else -q
-
-
-def go_round_div(n: int, d: int) -> int:
-    """``int64(math.Round(float64(n) / float64(d)))`` for n >= 0, d > 0: half away from zero.
-
-    Exact integer form; Python's ``round`` would round 2.5 to 2 (banker's rounding).
-    """
-    return (2 * n + d) // (2 * d)
-
-
-# -- the three Fit strategies -------------------------------------------------------------------
+# -- the three Fit strategies (formulas in score_formulas, shared with the fast path) --------------
 
 
 def least_resource_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
@@ -115,14 +107,7 @@ def least_resource_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
     weights = tuple(r.weight for r in resources)
 
     def score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
-        node_score = weight_sum = 0
-        for req, alloc, weight in zip(requested, allocatable, weights, strict=True):
-            if alloc == 0:
-                continue
-            # leastRequestedScore: an overcommitted resource (non-zero defaults) scores 0.
-            node_score += (0 if req > alloc else (alloc - req) * MAX_NODE_SCORE // alloc) * weight
-            weight_sum += weight
-        return node_score // weight_sum if weight_sum else 0
+        return least_allocated(requested, allocatable, weights)
 
     return score
 
@@ -132,13 +117,7 @@ def most_resource_scorer(resources: Sequence[ResourceSpec]) -> Scorer:
     weights = tuple(r.weight for r in resources)
 
     def score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
-        node_score = weight_sum = 0
-        for req, alloc, weight in zip(requested, allocatable, weights, strict=True):
-            if alloc == 0:
-                continue
-            node_score += min(req, alloc) * MAX_NODE_SCORE // alloc * weight
-            weight_sum += weight
-        return node_score // weight_sum if weight_sum else 0
+        return most_allocated(requested, allocatable, weights)
 
     return score
 
@@ -163,27 +142,23 @@ def broken_linear_function(shape: Sequence[tuple[int, int]]) -> Callable[[int], 
     return f
 
 
+def rtcr_shape_score(shape: Sequence[tuple[int, int]]) -> Callable[[int], int]:
+    """The RequestedToCapacityRatio shape as a function of utilization, scores scaled 0..10 → 0..MaxNodeScore."""
+    scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
+    return broken_linear_function([(u, s * scale) for u, s in shape])
+
+
 def requested_to_capacity_ratio_scorer(resources: Sequence[ResourceSpec], shape: Sequence[tuple[int, int]]) -> Scorer:
     """requested_to_capacity_ratio.go: the shape applied to each resource's utilization.
 
-    Shape scores are given 0..10 and scaled to 0..MaxNodeScore. Only resources that score
-    above 0 count towards the weighted mean, which is rounded half away from zero.
+    Only resources that score above 0 count towards the weighted mean, which is rounded half
+    away from zero.
     """
-    scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
-    f = broken_linear_function([(u, s * scale) for u, s in shape])
+    f = rtcr_shape_score(shape)
     weights = tuple(r.weight for r in resources)
 
     def score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
-        node_score = weight_sum = 0
-        for req, alloc, weight in zip(requested, allocatable, weights, strict=True):
-            if alloc == 0:
-                continue
-            utilization = MAX_UTILIZATION if req > alloc else req * MAX_UTILIZATION // alloc
-            resource_score = f(utilization)
-            if resource_score > 0:
-                node_score += resource_score * weight
-                weight_sum += weight
-        return go_round_div(node_score, weight_sum) if weight_sum else 0
+        return requested_to_capacity_ratio(requested, allocatable, weights, f)
 
     return score
 
@@ -207,6 +182,13 @@ def _kind(name: str) -> int:
     return _KIND_NONE
 
 
+class Lookup(NamedTuple):
+    """Where a configured resource is read on a node (calculateResourceAllocatableRequest)."""
+
+    name: str
+    non_zero: bool  # the node's non-zero requested (cpu/memory for the Fit strategies), else its actual requests
+
+
 class ResourceAllocationScorer:
     """resourceAllocationScorer: gathers (requested, allocatable) per resource, then scores.
 
@@ -215,11 +197,12 @@ class ResourceAllocationScorer:
     node's pods and the incoming pod; True (BalancedAllocation) uses actual requests.
     """
 
-    __slots__ = ("name", "resources", "use_requested", "scorer", "_lookups")
+    __slots__ = ("name", "resources", "weights", "use_requested", "scorer", "_lookups")
 
     def __init__(self, name: str, resources: Sequence[ResourceSpec], scorer: Scorer, *, use_requested: bool) -> None:
         self.name = name
         self.resources = tuple(resources)
+        self.weights = tuple(r.weight for r in self.resources)
         self.use_requested = use_requested
         self.scorer = scorer
         self._lookups = tuple((r.name, _kind(r.name)) for r in self.resources)
@@ -233,29 +216,40 @@ class ResourceAllocationScorer:
             for name, kind in self._lookups
         )
 
+    def lookups(self, pod_requests: Sequence[int]) -> tuple[Lookup | None, ...]:
+        """Per configured resource, where the node's side is read; None when the resource is skipped.
+
+        Skipped: a scalar resource the pod does not request, and a name upstream's Resource
+        type drops. Storage and scalars always count actual requests.
+        """
+        return tuple(
+            Lookup(name, not self.use_requested)
+            if kind == _KIND_CPU_MEMORY
+            else Lookup(name, False)
+            if kind == _KIND_EPHEMERAL or (kind == _KIND_SCALAR and pod_req != 0)
+            else None
+            for (name, kind), pod_req in zip(self._lookups, pod_requests, strict=True)
+        )
+
     def requested_allocatable(self, node_info: NodeInfo, pod_requests: Sequence[int]) -> tuple[list[int], list[int]]:
         """(requested, allocatable) per resource (calculateResourceAllocatableRequest); (0, 0) is a skip.
 
-        Skipped: a scalar resource the pod does not request, one the node does not offer,
-        and any resource with allocatable 0.
+        Skipped: see :meth:`lookups`, and any resource with allocatable 0.
         """
         allocatable = node_info.node.allocatable
         node_requested = node_info.requested
-        cpu_memory_requested = node_requested if self.use_requested else node_info.non_zero_requested
+        non_zero_requested = node_info.non_zero_requested
         allocs = [0] * len(pod_requests)
         reqs = [0] * len(pod_requests)
-        for i, ((name, kind), pod_req) in enumerate(zip(self._lookups, pod_requests, strict=True)):
-            if kind == _KIND_CPU_MEMORY:
-                alloc, used = allocatable.get(name, 0), cpu_memory_requested.get(name, 0)
-            elif kind == _KIND_EPHEMERAL or (kind == _KIND_SCALAR and pod_req != 0):
-                # Storage and scalars always count actual requests.
-                alloc, used = allocatable.get(name, 0), node_requested.get(name, 0)
-            else:
+        for i, (lookup, pod_req) in enumerate(zip(self.lookups(pod_requests), pod_requests, strict=True)):
+            if lookup is None:
                 continue
+            name = lookup.name
+            alloc = allocatable.get(name, 0)
             if alloc == 0:
                 continue
             allocs[i] = alloc
-            reqs[i] = used + pod_req
+            reqs[i] = (non_zero_requested if lookup.non_zero else node_requested).get(name, 0) + pod_req
         return reqs, allocs
 
     def score(self, node_info: NodeInfo, pod_requests: Sequence[int]) -> int:

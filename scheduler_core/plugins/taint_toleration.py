@@ -45,6 +45,12 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
         state.write(_PRE_SCORE_KEY, prefer)
         return SUCCESS
 
+    @staticmethod
+    def pre_score_state(state: CycleState) -> tuple[Toleration, ...] | None:
+        """What PreScore wrote for Score; the raw score of a node depends on nothing else of the pod."""
+        value: tuple[Toleration, ...] | None = state.get(_PRE_SCORE_KEY)
+        return value
+
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """Raw score: how many PreferNoSchedule taints the pod does not tolerate."""
         prefer: tuple[Toleration, ...] = state.read(_PRE_SCORE_KEY)

@@ -1,0 +1,370 @@
+"""The fields of each trace event type, as TypedDicts: one definition that mypy checks producers against.
+
+:meth:`scheduler_core.trace.Trace.emit` has one overload per event type whose ``**fields``
+are ``Unpack[<Type>Fields]`` (PEP 692), so a call site that misspells a key, forgets one or
+passes the wrong kind of value fails type checking. Readers (``metrics``) take the same
+names. ``NotRequired`` marks keys only some events of a type carry. The prose is
+docs/trace.md; every event also carries the common keys ``seq``, ``t_ms``, ``cycle`` and
+``type`` (:class:`CommonFields`), added by ``Trace.emit``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NotRequired, TypedDict
+
+__all__ = ["CommonFields", "EVENT_FIELDS", "NodeUsageRow"]
+
+
+class CommonFields(TypedDict):
+    """Keys every event has, set by Trace.emit."""
+
+    seq: int
+    t_ms: int
+    cycle: int
+    type: str
+
+
+# -- run ----------------------------------------------------------------------------------------
+
+
+class RunStartedFields(TypedDict):
+    scenario: str
+    policy: str
+    seed: int
+    detail: str
+    nodes: int
+    pods: int
+
+
+class RunFinishedFields(TypedDict):
+    bound: int
+    pending: int
+    reason: str
+    end: str  # a run_end.END_KINDS value
+
+
+class ActionFields(TypedDict):
+    action: str
+    target: str
+    line: int
+    fork_seq: NotRequired[int]  # a what-if fork's own action only
+    what_if: NotRequired[str]
+
+
+class ErrorFields(TypedDict):
+    pod: str
+    message: str
+
+
+# -- nodes --------------------------------------------------------------------------------------
+
+
+class TaintRow(TypedDict):
+    key: str
+    value: str
+    effect: str
+
+
+class NodeAddedFields(TypedDict):
+    node: str
+    allocatable: dict[str, int]
+    labels: dict[str, str]
+    taints: list[TaintRow]
+    unschedulable: bool
+
+
+class NodeUpdatedFields(TypedDict):
+    node: str
+    change: str  # cordon | uncordon
+    unschedulable: bool
+
+
+class NodeRemovedFields(TypedDict):
+    node: str
+
+
+class NodeUsageRow(TypedDict):
+    requested: dict[str, int]
+    pods: int
+    nominated: int
+
+
+class NodeUsageFields(TypedDict):
+    # Each value is a NodeUsageRow; typed loosely until Simulation._emit_usage builds NodeUsageRow values.
+    nodes: dict[str, dict[str, Any]]
+
+
+# -- pods ---------------------------------------------------------------------------------------
+
+
+class PodAddedFields(TypedDict):
+    pod: str
+    priority: int
+    requests: dict[str, int]
+    node: str | None  # set when created with spec.nodeName naming a node that exists
+    node_name: NotRequired[str]  # spec.nodeName naming a node the cluster does not have
+    problem: NotRequired[str]
+
+
+class _PodNode(TypedDict):
+    pod: str
+    node: str
+
+
+class AssumedFields(_PodNode):
+    """The cache counts the pod on the node from now on."""
+
+
+class BoundFields(_PodNode):
+    """Binding finished."""
+
+
+class ForgottenFields(_PodNode):
+    """The cache dropped the assumed pod."""
+
+
+class NominationSetFields(_PodNode):
+    """status.nominatedNodeName set."""
+
+
+class PodRunningFields(_PodNode):
+    """The kubelet started the pod."""
+
+
+class _PodNodeReason(TypedDict):
+    pod: str
+    node: str
+    reason: str
+
+
+class BindFailedFields(_PodNodeReason):
+    """The binding failed (node or pod gone)."""
+
+
+class NominationClearedFields(_PodNodeReason):
+    """status.nominatedNodeName cleared."""
+
+
+class ReservationSetFields(_PodNodeReason):
+    """The upgrade-aware policy holds the node for the pod."""
+
+
+class ReservationReleasedFields(_PodNodeReason):
+    """The hold is over."""
+
+
+class PodDeletionStartedFields(TypedDict):
+    pod: str
+    node: str | None
+    grace_ms: int
+    reason: str
+
+
+class PodDeletedFields(TypedDict):
+    pod: str
+    node: str | None
+    reason: str
+
+
+class PodCompletedFields(TypedDict):
+    pod: str
+    node: str | None
+
+
+class EvictionFields(TypedDict):
+    pod: str
+    node: str
+    allowed: bool
+    reason: str
+
+
+# "from" is a Python keyword: call sites pass it as **{"from": ...}.
+QueueMoveFields = TypedDict(
+    "QueueMoveFields",
+    {"pod": str, "from": str, "to": str, "trigger": str, "backoff_until_ms": NotRequired[int]},
+)
+
+
+# -- a scheduling cycle -------------------------------------------------------------------------
+
+
+class CycleStartFields(TypedDict):
+    pod: str
+    attempt: int
+    priority: int
+
+
+class PrefilterFields(TypedDict):
+    pod: str
+    code: str
+    plugin: str
+    reasons: list[str]
+    nodes: int
+
+
+class FilterResultRow(TypedDict):
+    node: str
+    code: str
+    plugin: str
+    reasons: list[str]
+
+
+class FilterFields(TypedDict):
+    pod: str
+    evaluated: int
+    feasible: int
+    histogram: dict[str, int]
+    nominated_node: str | None
+    results: NotRequired[list[FilterResultRow]]  # full detail only
+
+
+class ScorePluginRow(TypedDict):
+    plugin: str
+    weight: int
+
+
+class ScoreFields(TypedDict):
+    pod: str
+    plugins: list[ScorePluginRow]
+    nodes: dict[str, dict[str, dict[str, int]]]  # node → plugin → raw / normalized / weighted
+    totals: dict[str, int]
+
+
+class TopRow(TypedDict):
+    node: str
+    score: int
+
+
+class SelectedFields(TypedDict):
+    pod: str
+    node: str
+    score: int | None  # None when exactly one node was feasible (no scoring)
+    feasible: int
+    evaluated: int
+    top: list[TopRow]
+
+
+class UnschedulableFields(TypedDict):
+    pod: str
+    message: str
+    plugins: list[str]
+
+
+class VictimRow(TypedDict):
+    pod: str
+    priority: int
+
+
+class CandidateRow(TypedDict):
+    node: str
+    victims: list[str]
+    pdb_violations: int
+
+
+class CandidateDetailRow(TypedDict):
+    node: str
+    victims: list[VictimRow]
+    pdb_violations: int
+
+
+class PreemptionDecisionFields(TypedDict):
+    """What DefaultPreemption decided (PreemptionDecision.as_dict); the scheduler adds the rest."""
+
+    eligible: bool
+    reason: str | None
+    candidates: list[CandidateRow]
+    chosen: str | None
+    decided_by: str | None
+
+
+class PreemptionFields(PreemptionDecisionFields):
+    pod: str
+    candidate_details: list[CandidateDetailRow]
+    node: str | None
+    victims: list[VictimRow]
+    nominations_cleared: list[str]
+    rejected_nodes: dict[str, str]
+
+
+# -- workloads ----------------------------------------------------------------------------------
+
+
+class WorkloadCreatedFields(TypedDict):
+    workload: str
+    kind: str
+    replicas: int | None
+    image: str
+
+
+class WorkloadDeletedFields(TypedDict):
+    workload: str
+
+
+class WorkloadStatusFields(TypedDict):
+    workload: str
+    replicas: int
+    ready: int
+    updated: int
+    revision: int
+
+
+class ControllerActionFields(TypedDict):
+    workload: str
+    action: str
+    pod: str  # "" for an action on no pod (scale_replicaset)
+    reason: str
+    revision: int
+
+
+class RolloutStartedFields(TypedDict):
+    workload: str
+    revision: int
+    image: str
+
+
+class RolloutCompletedFields(TypedDict):
+    workload: str
+    revision: int
+    duration_ms: int
+
+
+# Event type → its fields besides the common ones. Trace.emit's overloads say the same per type;
+# tests/core/test_trace_events.py checks the two, and docs/trace.md, name the same types.
+EVENT_FIELDS: dict[str, type] = {
+    "run_started": RunStartedFields,
+    "run_finished": RunFinishedFields,
+    "action": ActionFields,
+    "node_added": NodeAddedFields,
+    "node_updated": NodeUpdatedFields,
+    "node_removed": NodeRemovedFields,
+    "pod_added": PodAddedFields,
+    "pod_deletion_started": PodDeletionStartedFields,
+    "pod_deleted": PodDeletedFields,
+    "pod_completed": PodCompletedFields,
+    "queue_move": QueueMoveFields,
+    "cycle_start": CycleStartFields,
+    "prefilter": PrefilterFields,
+    "filter": FilterFields,
+    "score": ScoreFields,
+    "selected": SelectedFields,
+    "unschedulable": UnschedulableFields,
+    "assumed": AssumedFields,
+    "bound": BoundFields,
+    "bind_failed": BindFailedFields,
+    "forgotten": ForgottenFields,
+    "preemption": PreemptionFields,
+    "nomination_set": NominationSetFields,
+    "nomination_cleared": NominationClearedFields,
+    "node_usage": NodeUsageFields,
+    "pod_running": PodRunningFields,
+    "workload_created": WorkloadCreatedFields,
+    "workload_deleted": WorkloadDeletedFields,
+    "workload_status": WorkloadStatusFields,
+    "controller_action": ControllerActionFields,
+    "rollout_started": RolloutStartedFields,
+    "rollout_completed": RolloutCompletedFields,
+    "eviction": EvictionFields,
+    "reservation_set": ReservationSetFields,
+    "reservation_released": ReservationReleasedFields,
+    "error": ErrorFields,
+}
