@@ -7,6 +7,7 @@ file, line and field).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -14,17 +15,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from .clusters import Cluster, ClusterError, apply_cluster, builtin_cluster, builtin_cluster_names, resolve_cluster
+from .builtin_names import resolve_builtin
+from .clusters import Cluster, ClusterError, apply_cluster, builtin_cluster, builtin_cluster_names, load_cluster_file
 from .compare import Comparison, compare
 from .config import Policy
 from .errors import LoadError
 from .explain import ExplainError, explain
 from .k8s_parse import parse_duration_ms
 from .metrics import MetricsAccumulator, format_metrics
-from .policy import builtin_policies, builtin_policy, load_policy_file
+from .policy import builtin_policies, builtin_policy, builtin_policy_names, load_policy_file
 from .quantity import format_quantity
 from .run_end import DEFAULT_MAX_EVENTS, DEFAULT_MAX_VIRTUAL_MS
-from .scenario import load_scenario_file
+from .scenario import builtin_scenario_names, load_scenario_file
 from .scenario_types import Scenario
 from .simulation import RunSummary, Simulation
 from .trace import DETAIL_FULL, DETAIL_SUMMARY
@@ -32,6 +34,7 @@ from .trace import DETAIL_FULL, DETAIL_SUMMARY
 __all__ = ["main", "build_parser"]
 
 _BUILTIN_SCENARIOS = Path(__file__).parent / "scenarios"
+_SECONDS_PER_MS = 1000
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,7 +49,12 @@ def build_parser() -> argparse.ArgumentParser:
     _policy_args(sim)
     sim.add_argument("--json", action="store_true", help="print the summary and the whole trace as JSON")
     sim.add_argument("--detail", choices=[DETAIL_FULL, DETAIL_SUMMARY], help="trace detail (default: by size)")
-    sim.add_argument("--until", type=float, metavar="SECONDS", help="stop at this virtual time")
+    sim.add_argument(
+        "--until",
+        type=_until,
+        metavar="DURATION",
+        help="stop at this virtual time without ending the run, e.g. 10s, 1m30s (a bare number is seconds)",
+    )
     sim.add_argument(
         "--time-limit",
         type=_duration,
@@ -102,6 +110,8 @@ def describe_policy(policy: Policy) -> str:
         parts.append(f"percentageOfNodesToScore {policy.percentage_of_nodes_to_score}")
     if "DefaultPreemption" not in profile.plugins.get("postFilter", ()):
         parts.append("no preemption")
+    if policy.scheduler_mode != "framework":
+        parts.append("legacy scheduler (≈v1.5)")
     if policy.queue_mode != "priority":
         parts.append(f"queue {policy.queue_mode}")
     if policy.upgrade_aware_reservation:
@@ -118,6 +128,18 @@ def _duration(text: str) -> int:
     if ms < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not longer than zero")
     return ms
+
+
+def _until(text: str) -> int:
+    """``--until``: a duration as scenarios write it ("10s", "1m30s") or, as before, bare seconds → ms."""
+    try:
+        return round(float(text) * _SECONDS_PER_MS)
+    except ValueError:
+        pass
+    try:
+        return parse_duration_ms(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def _positive(text: str) -> int:
@@ -137,21 +159,21 @@ def _policy_args(parser: argparse.ArgumentParser) -> None:
 
 def _resolve_scenario(arg: str, cluster: Cluster | None = None) -> Scenario:
     """The scenario file or built-in name, on ``cluster`` when one is given (ClusterError if it has nodes)."""
-    path = Path(arg)
-    if not path.exists() and (_BUILTIN_SCENARIOS / f"{arg}.yaml").exists():
-        path = _BUILTIN_SCENARIOS / f"{arg}.yaml"
-    if not path.exists():
-        raise FileNotFoundError(f"{arg}: no such file, and no built-in scenario of that name")
-    scenario = load_scenario_file(path)
+    found = resolve_builtin(arg, "scenario", builtin_scenario_names())
+    scenario = load_scenario_file(found if isinstance(found, Path) else _BUILTIN_SCENARIOS / f"{found}.yaml")
     return scenario if cluster is None else apply_cluster(scenario, cluster)
 
 
 def _resolve_policy(arg: str | None) -> Policy | None:
     if arg is None:
         return None
-    if not Path(arg).exists() and arg in builtin_policies():
-        return builtin_policy(arg)
-    return load_policy_file(arg)
+    found = resolve_builtin(arg, "policy", builtin_policy_names())
+    return load_policy_file(found) if isinstance(found, Path) else builtin_policy(found)
+
+
+def _resolve_cluster(arg: str) -> Cluster:
+    found = resolve_builtin(arg, "cluster", builtin_cluster_names())
+    return load_cluster_file(found) if isinstance(found, Path) else builtin_cluster(found)
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
@@ -184,7 +206,7 @@ def _main(argv: Sequence[str] | None, out: TextIO) -> int:
             return 0
         cluster = None
         if args.cluster:
-            cluster = resolve_cluster(args.cluster)
+            cluster = _resolve_cluster(args.cluster)
             for warning in cluster.warnings:
                 print(f"warning: {warning}", file=sys.stderr)
         scenario = _resolve_scenario(args.scenario, cluster)
@@ -230,8 +252,14 @@ def _simulate(scenario: Scenario, policy: Policy | None, args: argparse.Namespac
     )
     show_progress = not args.no_progress and sys.stderr.isatty() and len(scenario.pods) >= 500
     started = time.perf_counter()
-    until = None if args.until is None else int(args.until * 1000)
-    summary = sim.run(until_ms=until, progress=_progress_bar if show_progress else None)
+    summary = sim.run(until_ms=args.until, progress=_progress_bar if show_progress else None)
+    if not sim.finished and sim.peek() is None:
+        # The run ends now (steady, quiescent, a limit), before --until: let it write run_finished.
+        summary = sim.run()
+    if summary.end is None and args.until is not None:
+        # Stopped by --until: nothing happened between the last event and the deadline, but the
+        # virtual clock has been watched up to it (SimPy's run(until) leaves `now` there too).
+        summary = dataclasses.replace(summary, t_ms=max(summary.t_ms, args.until))
     if show_progress:
         print(file=sys.stderr)
     elapsed = time.perf_counter() - started
@@ -242,7 +270,7 @@ def _simulate(scenario: Scenario, policy: Policy | None, args: argparse.Namespac
         out.write("\n")
     else:
         _print_summary(summary, out, show_all=args.all, elapsed=elapsed)
-        out.write("\n" + format_metrics(metrics))
+        out.write("\n" + format_metrics(metrics).rstrip("\n") + "\n")
     return 0
 
 

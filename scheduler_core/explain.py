@@ -17,14 +17,17 @@ PostFilter plugin.
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 from .config import Policy
+from .framework import append_post_filter_message
 from .plugins.default_preemption import PreemptionDecision
 from .scenario_types import Scenario
-from .scheduler import append_post_filter_message, score_tables
+from .scheduler import score_tables
 from .simulation import Simulation
 from .trace import DETAIL_FULL
+from .trace_events import PreemptionDecisionFields
 
 __all__ = ["explain", "ExplainError"]
 
@@ -33,12 +36,28 @@ class ExplainError(LookupError):
     """The pod to explain does not exist or is not waiting to be scheduled."""
 
 
+_PODS_LISTED = 10
+
+
+def _missing_pod_message(scenario: Scenario, key: str) -> str:
+    """Which pods there are (the first ten, and how many more), and the closest name to a typo."""
+    keys = [p.key for p in scenario.pods]
+    listed = ", ".join(keys[:_PODS_LISTED])
+    if len(keys) > _PODS_LISTED:
+        listed += f", … and {len(keys) - _PODS_LISTED:,} more"
+    # Names are compared without the namespace, which every key of a scenario tends to share.
+    by_name = {k.partition("/")[2]: k for k in reversed(keys)}
+    close = [by_name[n] for n in difflib.get_close_matches(key.partition("/")[2], list(by_name), n=1)]
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    where = f"pods at t=0: {listed}" if keys else "it has no pods at t=0"
+    return f"pod {key!r} is not in scenario {scenario.name!r} ({where}){hint}"
+
+
 def explain(scenario: Scenario, pod_name: str, policy: Policy | None = None, seed: int | None = None) -> dict[str, Any]:
     key = pod_name if "/" in pod_name else f"default/{pod_name}"
     pod = next((p for p in scenario.pods if p.key == key), None)
     if pod is None:
-        names = ", ".join(p.key for p in scenario.pods[:10])
-        raise ExplainError(f"pod {key!r} is not in scenario {scenario.name!r} (pods at t=0: {names})")
+        raise ExplainError(_missing_pod_message(scenario, key))
     if pod.node_name:
         raise ExplainError(f"pod {key!r} has spec.nodeName {pod.node_name!r}: the scheduler never sees it")
     sim = Simulation(scenario, policy, seed, detail=DETAIL_FULL, keep_trace=False)
@@ -49,7 +68,7 @@ def explain(scenario: Scenario, pod_name: str, policy: Policy | None = None, see
         )
     result = sim.scheduler.run_cycle(fwk, pod, sim.cache.snapshot())
     message = result.message
-    preemption: dict[str, Any] | None = None
+    preemption: PreemptionDecisionFields | None = None
     legacy = sim.policy.scheduler_mode == "legacy"  # the v1.5 scheduler had no preemption
     if result.selected is None and result.num_all_nodes and fwk.post_filter_plugins and not legacy:
         # The decision only: explain never deletes victims.

@@ -22,6 +22,7 @@ from fractions import Fraction
 from typing import Any
 
 from .errors import LoadError, Problem, Problems
+from .k8s_fields import unknown_fields
 from .model import (
     DEFAULT_NAMESPACE,
     DEFAULT_SCHEDULER_NAME,
@@ -213,11 +214,14 @@ class Reader:
         document: Document | None = None,
         problems: Problems | None = None,
         naming: Naming | None = None,
+        warnings: list[Problem] | None = None,
     ) -> None:
         self.source = source
         self.document = document
         self.problems = problems if problems is not None else Problems()
         self.naming = naming if naming is not None else Naming()
+        # What loads but is probably a mistake (a field Kubernetes does not know); never fatal.
+        self.warnings = warnings if warnings is not None else []
         self._countdown = _CPU_CHECK_EVERY
 
     def line(self, path: str) -> int | None:
@@ -226,6 +230,10 @@ class Reader:
     def error(self, path: str, message: str, *, at: str | None = None) -> None:
         """A problem at ``path``, on the line of ``at`` (a field inside it) when given."""
         self.problems.add(Problem(self.source, self.line(path if at is None else at), path, message))
+
+    def warn(self, path: str, message: str) -> None:
+        """A warning on the line of ``path``; the message names the field itself."""
+        self.warnings.append(Problem(self.source, self.line(path), "", message))
 
     # typed accessors: report a problem and return the default on a wrong type
 
@@ -1270,6 +1278,8 @@ def parse_manifest(
     if api_version is not None and api_version not in _API_VERSIONS[kind]:
         r.error(api_path, f"{describe(api_version)} is not an apiVersion of {kind}; use {_API_VERSIONS[kind][0]}")
         return []
+    for unknown in unknown_fields(value, kind, path):
+        r.warn(unknown.path, unknown.message())
     return [_PARSERS[kind](r, value, path)]
 
 

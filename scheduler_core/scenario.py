@@ -256,9 +256,10 @@ class _Builder:
         self.service_keys: dict[str, tuple[Reader, str]] = {}
         self.timeline_pods: list[tuple[Parsed, Reader]] = []  # created by the timeline
         self.timeline_nodes: set[str] = set()
+        self.field_warnings: list[Problem] = []  # fields Kubernetes does not know (k8s_fields)
 
     def reader(self, document: Document) -> Reader:
-        return Reader(self.source, document, self.problems, self.naming)
+        return Reader(self.source, document, self.problems, self.naming, self.field_warnings)
 
     # -- t=0 objects
 
@@ -644,9 +645,9 @@ class _Builder:
     def warnings(self, nodes: Sequence[Node]) -> list[str]:
         """What loads but will not run as its author likely meant (see Scenario.warnings)."""
         names = {node.name for node in nodes} | self.timeline_nodes
+        out = [str(warning) for warning in self.field_warnings]
         if not names:
-            return [str(Problem(self.source, None, "", NO_NODES_WARNING))]
-        out: list[str] = []
+            return [*out, str(Problem(self.source, None, "", NO_NODES_WARNING))]
         for parsed, r in [*self.pods, *self.workloads, *self.timeline_pods]:
             pod, pod_path = parsed.obj, parsed.path
             if parsed.template is not None:  # a workload: its pods are stamped from the template

@@ -237,3 +237,111 @@ def test_simulate_prints_the_scenarios_warnings_on_stderr(
     assert code == 0
     assert captured.err == "warning: the scenario has no nodes: every pod will stay pending\n"
     assert "warning" not in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ("simulate", "mixed-small", "--policy", "binpacking"),
+            "error: unknown policy 'binpacking': did you mean 'bin-packing'? Built-in policies: bin-packing, default, "
+            "legacy-v1.5, no-preemption, rtcr-binpack, score-all-nodes, spread, upgrade-aware\n",
+        ),
+        (("simulate", "mixed-smal"), "error: unknown scenario 'mixed-smal': did you mean 'mixed-small'? Built-in"),
+        (
+            ("simulate", "mixed-small", "--cluster", "three-zone"),
+            "error: unknown cluster 'three-zone': did you mean 'three-zones'? "
+            "Built-in clusters: five-hundred, five-thousand, three-zones\n",
+        ),
+        (
+            ("compare", "mixed-small", "--policy", "default", "--policy", "sprad"),
+            "error: unknown policy 'sprad': did you mean 'spread'?",
+        ),
+        (("simulate", "mixed-small", "--policy", "my-policy.yaml"), "error: my-policy.yaml: no such file\n"),
+        (
+            ("simulate", "mixed-small", "--policy", "zzz"),
+            "error: unknown policy 'zzz': no such file, and no built-in policy of that name. Built-in policies: ",
+        ),
+    ],
+    ids=[
+        "a misspelt built-in policy names the closest and lists them all",
+        "a misspelt built-in scenario names the closest",
+        "a misspelt built-in cluster names the closest",
+        "compare's policies are resolved the same way",
+        "a missing file that looks like a file is just a missing file",
+        "a name close to nothing lists the built-ins",
+    ],
+)
+def test_unknown_names_exit_2_suggesting_the_closest_built_in(
+    args: tuple[str, ...], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = run_cli(*args)
+    assert code == 2
+    assert out == ""
+    assert capsys.readouterr().err.startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("until", "t_ms"),
+    [("10s", 10_000), ("1m30s", 90_000), ("250ms", 250), ("10", 10_000), ("2.5", 2_500)],
+    ids=["a duration", "a compound duration", "milliseconds", "bare seconds as before", "bare fractional seconds"],
+)
+def test_until_takes_a_duration_or_bare_seconds_and_the_clock_reads_it(until: str, t_ms: int) -> None:
+    code, out = run_cli("simulate", "mixed-small", "--until", until, "--json")
+    summary = json.loads(out)["summary"]
+    assert code == 0
+    assert summary["end"] is None
+    assert summary["t_ms"] == t_ms
+
+
+def test_until_says_the_virtual_time_it_stopped_at() -> None:
+    code, out = run_cli("simulate", "mixed-small", "--until", "30s")
+    assert code == 0
+    assert ", virtual time 30.0s (took " in out.splitlines()[1]
+    assert "Not ended: --until stopped the run before it ended" in out
+
+
+def test_until_past_the_end_keeps_the_end_time() -> None:
+    _, ended = run_cli("simulate", "mixed-small", "--json")
+    _, late = run_cli("simulate", "mixed-small", "--until", "2h", "--json")
+    assert json.loads(late)["summary"] == json.loads(ended)["summary"]
+
+
+def test_a_bad_until_exits_2_naming_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        run_cli("simulate", "mixed-small", "--until", "10x")
+    assert info.value.code == 2
+    assert 'argument --until: "10x" is not a duration' in capsys.readouterr().err
+
+
+def test_explain_an_unknown_pod_says_how_many_pods_are_not_listed(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _ = run_cli("explain", "mixed-small", "--pod", "web-9")
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err == (
+        "error: pod 'default/web-9' is not in scenario 'mixed-small' (pods at t=0: default/web-0, default/web-1, "
+        "default/web-2, default/web-3, default/web-4, default/web-5, default/api-0, default/api-1, default/api-2, "
+        "default/api-3, … and 8 more); did you mean 'default/web-5'?\n"
+    )
+
+
+def test_simulate_warns_on_stderr_about_fields_kubernetes_does_not_know(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "pod.yaml"
+    path.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers:\n  - name: web\n"
+        "    resources:\n      requets: {cpu: 500m}\n"
+    )
+    code, _ = run_cli("simulate", str(path), "--cluster", "three-zones")
+    err = capsys.readouterr().err
+    assert code == 0
+    assert err == (
+        'warning: pod.yaml:8: unknown field "spec.containers[0].resources.requets", ignored; did you mean "requests"?\n'
+    )
+
+
+def test_policies_names_the_legacy_scheduler() -> None:
+    code, out = run_cli("policies")
+    assert code == 0
+    assert "legacy-v1.5          NodeResourcesFit LeastAllocated, legacy scheduler (≈v1.5), queue fifo\n" in out

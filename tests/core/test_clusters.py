@@ -349,7 +349,10 @@ def test_cli_explain_and_compare_take_the_cluster(tmp_path: Path) -> None:
 def test_cli_cluster_errors(capsys: pytest.CaptureFixture[str]) -> None:
     code, _ = run_cli("simulate", str(K8S_EXAMPLES / "deployment.yaml"), "--cluster", "nope")
     assert code == 2
-    assert "nope: no such file, and no built-in cluster of that name (built-in: five-hundred" in capsys.readouterr().err
+    assert (
+        "unknown cluster 'nope': no such file, and no built-in cluster of that name. Built-in clusters: five-hundred"
+        in capsys.readouterr().err
+    )
     code, _ = run_cli("simulate", str(K8S_EXAMPLES / "node-with-taint.yaml"), "--cluster", "three-zones")
     assert code == 2
     assert 'error: --cluster: scenario "node-with-taint" has 1 node(s) of its own' in capsys.readouterr().err

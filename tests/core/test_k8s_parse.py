@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from scheduler_core.errors import LoadError
+from scheduler_core.errors import LoadError, Problem
 from scheduler_core.k8s_parse import Parsed, Reader, parse_duration_ms, parse_manifest, parse_node_affinity_value
 from scheduler_core.model import Node, Pod, PodDisruptionBudget, PriorityClass
 from scheduler_core.yamlsource import load_documents
@@ -368,3 +369,134 @@ def test_node_affinity_value_for_plugin_args() -> None:
             {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 300}]}, "addedAffinity"
         )
     assert info.value.problems[0].path == "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight"
+
+
+# -- fields Kubernetes does not know (kubectl --validate=warn) -----------------------------
+
+EXAMPLES = Path(__file__).parents[2].parent / "shared" / "data" / "k8s-examples"
+
+
+def warnings_of(text: str, source: str = "obj.yaml") -> list[str]:
+    """The unknown-field warnings of ``text``; it must still load."""
+    warnings: list[Problem] = []
+    reader = None
+    for doc in load_documents(text, source):
+        reader = Reader(source, doc, reader.problems if reader else None, warnings=warnings)
+        parse_manifest(reader, doc.data)
+    assert reader is not None
+    reader.problems.raise_if_any()
+    return [str(w) for w in warnings]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources:\n"
+            "      requets: {cpu: 500m}\n",
+            'obj.yaml:7: unknown field "spec.containers[0].resources.requets", ignored; did you mean "requests"?',
+        ),
+        (
+            "kind: Pod\nmetadata: {name: p}\nspec:\n  nodeSelectr: {disk: ssd}\n  containers: [{name: c}]\n",
+            'obj.yaml:4: unknown field "spec.nodeSelectr", ignored; did you mean "nodeSelector"?',
+        ),
+        (
+            "kind: Pod\nmetadata: {name: p, lables: {a: b}}\nspec: {containers: [{name: c}]}\n",
+            'obj.yaml:2: unknown field "metadata.lables", ignored; did you mean "labels"?',
+        ),
+        (
+            "kind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c}]\n  affinity:\n    nodeAffinity:\n"
+            "      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n"
+            "        - matchExpresions: []\n",
+            'obj.yaml:9: unknown field "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution'
+            '.nodeSelectorTerms[0].matchExpresions", ignored; did you mean "matchExpressions"?',
+        ),
+        (
+            "kind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c}]\n"
+            "  tolerations: [{key: k, operater: Exists}]\n",
+            'obj.yaml:5: unknown field "spec.tolerations[0].operater", ignored; did you mean "operator"?',
+        ),
+        (
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replica: 3\n"
+            "  selector: {matchLabels: {app: d}}\n  template:\n    metadata: {labels: {app: d}}\n"
+            "    spec: {containers: [{name: c, imagePullPolicy: Always, resource: {}}]}\n",
+            'obj.yaml:5: unknown field "spec.replica", ignored; did you mean "replicas"?\n'
+            'obj.yaml:9: unknown field "spec.template.spec.containers[0].resource", ignored; did you mean "resources"?',
+        ),
+        (
+            "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: s}\nspec:\n  serviceName: s\n"
+            "  selector: {matchLabels: {app: s}}\n  updateStrategy: {type: RollingUpdate, rollingUpdat: {}}\n"
+            "  template:\n    metadata: {labels: {app: s}}\n    spec: {containers: [{name: c}]}\n",
+            'obj.yaml:7: unknown field "spec.updateStrategy.rollingUpdat", ignored; did you mean "rollingUpdate"?',
+        ),
+        (
+            "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  paralelism: 2\n"
+            "  template:\n    metadata: {annotations: {kubeviz.dev/run-duration: 10s}}\n"
+            "    spec: {restartPolicy: Never, containers: [{name: c}]}\n",
+            'obj.yaml:5: unknown field "spec.paralelism", ignored; did you mean "parallelism"?',
+        ),
+        (
+            "kind: Node\nmetadata: {name: n}\n"
+            "spec: {taints: [{key: k, effect: NoSchedule, timeAdded: null, vaule: v}]}\n",
+            'obj.yaml:3: unknown field "spec.taints[0].vaule", ignored; did you mean "value"?',
+        ),
+        (
+            "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: b}\n"
+            "spec: {minAvaliable: 1, selector: {matchLabels: {a: b}}}\n",
+            'obj.yaml:4: unknown field "spec.minAvaliable", ignored; did you mean "minAvailable"?',
+        ),
+        (
+            "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 10\n"
+            "globalDefualt: false\nfrobnicate: 1\n",
+            'obj.yaml:5: unknown field "globalDefualt", ignored; did you mean "globalDefault"?\n'
+            'obj.yaml:6: unknown field "frobnicate", ignored',
+        ),
+    ],
+    ids=[
+        "a typo in a container's resources is named with its path and the closest field",
+        "a typo in the pod spec",
+        "a typo in metadata",
+        "a typo deep in node affinity",
+        "a typo in a toleration",
+        "a Deployment's spec and its pod template are both checked",
+        "a StatefulSet's update strategy is checked",
+        "a Job's spec is checked",
+        "a Node's taints are checked",
+        "a PodDisruptionBudget's spec is checked",
+        "a PriorityClass keeps its fields at the top; a field like no other gets no suggestion",
+    ],
+)
+def test_unknown_fields_are_warnings_naming_path_line_and_closest_field(text: str, expected: str) -> None:
+    assert "\n".join(warnings_of(text)) == expected
+
+
+def test_fields_kubernetes_knows_do_not_warn_even_where_kubeviz_ignores_them() -> None:
+    pod = (
+        "apiVersion: v1\nkind: Pod\n"
+        "metadata: {name: p, uid: u, resourceVersion: '1', creationTimestamp: null, managedFields: [],"
+        " ownerReferences: [{apiVersion: v1, kind: ReplicaSet, name: r, uid: u, controller: true}]}\n"
+        "spec:\n  volumes: [{name: v, emptyDir: {}}]\n  serviceAccountName: sa\n  dnsPolicy: ClusterFirst\n"
+        "  securityContext: {runAsNonRoot: true}\n  readinessGates: []\n  os: {name: linux}\n"
+        "  containers:\n  - name: c\n    image: nginx\n    livenessProbe: {httpGet: {path: /, port: 80}}\n"
+        "    env: [{name: A, valueFrom: {fieldRef: {fieldPath: x}}}]\n    volumeMounts: [{name: v, mountPath: /v}]\n"
+        "    ports: [{containerPort: 80, name: http, protocol: TCP}]\n"
+        "    resources: {requests: {cpu: 1}, limits: {cpu: 2}, claims: []}\n"
+        "status: {phase: Running, anything: [goes, here]}\n"
+    )
+    assert warnings_of(pod) == []
+
+
+def test_a_typo_still_loads_the_object_without_the_misspelt_field() -> None:
+    warnings: list[Problem] = []
+    (doc,) = load_documents(
+        "kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requets: {cpu: 1}}}]}\n"
+    )
+    (parsed,) = parse_manifest(Reader("obj.yaml", doc, warnings=warnings), doc.data)
+    assert isinstance(parsed.obj, Pod)
+    assert parsed.obj.requests.get("cpu", 0) == 0
+    assert len(warnings) == 1
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.glob("*.yaml")))
+def test_real_manifests_from_the_kubernetes_docs_give_no_unknown_field_warning(name: str) -> None:
+    assert warnings_of((EXAMPLES / name).read_text(encoding="utf-8"), name) == []
