@@ -28,6 +28,7 @@ http_app = ASGIStaticFilesHandler(django_asgi_app) if settings.KUBEVIZ_SERVE_STA
 application = ProtocolTypeRouter(
     {
         "http": http_app,
-        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        # types-channels wants its own check-only URLPattern subclass, which path() never returns.
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),  # type: ignore[arg-type]
     }
 )

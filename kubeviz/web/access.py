@@ -1,4 +1,7 @@
-"""Who may see what, and who may stop a run: every access rule of the web app, in one place.
+"""Who may see what, and who may stop, fork or edit it: every access rule of the web app, in one place.
+
+Views, consumers, services, forms and templates ask these functions; nothing else (no model
+method, no template condition) restates a rule.
 
 **Seeing.** A scenario, policy or cluster is visible when it is built in, public, or the
 viewer's own. A run is visible when everything that shaped its trace is: its scenario, its
@@ -16,7 +19,11 @@ by whoever has their URL but listed nowhere (docs/limits.md).
 **Stopping.** Watching is playback (every viewer has a playhead of their own), so the only
 control that needs a rule is the owner's cancel, which stops the computation for everyone.
 Runs nobody owns (anonymous runs, the shared built-in ones) cannot be cancelled by a visitor;
-staff can cancel anything.
+staff can cancel anything. A comparison is cancelled only by whoever may cancel every one of
+its runs.
+
+**Forking and editing.** A signed-in user may fork any run they may see (the fork is theirs).
+A policy is edited by its owner only; built-in policies stay as shipped, even for staff.
 
 Every rule is a ``Q`` over the database, so lists filter in SQL and a single object is checked
 with the same rule (``can_see_run`` asks the database whether the run passes it).
@@ -24,6 +31,7 @@ with the same rule (``can_see_run`` asks the database whether the run passes it)
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
@@ -33,10 +41,14 @@ from .models import Cluster, Comparison, ComparisonRun, Policy, Run, Scenario, V
 __all__ = [
     "MAX_FORK_DEPTH",
     "can_cancel",
+    "can_cancel_comparison",
+    "can_edit_policy",
+    "can_fork",
     "can_see",
     "can_see_comparison",
     "can_see_run",
     "fork_depth",
+    "is_owner",
     "listed_comparisons",
     "listed_runs",
     "signed_in",
@@ -57,6 +69,11 @@ def signed_in(user: Any) -> bool:
     return user is not None and bool(getattr(user, "is_authenticated", False))
 
 
+def is_owner(obj: Scenario | Policy | Cluster | Run | Comparison, user: Any) -> bool:
+    """Whether ``user`` is signed in and owns ``obj`` (nobody owns what has no owner)."""
+    return signed_in(user) and obj.owner_id is not None and obj.owner_id == user.pk
+
+
 # Scenarios, policies and clusters
 
 
@@ -71,11 +88,7 @@ def visible_q(user: Any, prefix: str = "") -> Q:
 
 def can_see(obj: Scenario | Policy | Cluster, user: Any) -> bool:
     """:func:`visible_q` for one object already loaded (no query)."""
-    return (
-        obj.builtin
-        or obj.visibility == Visibility.PUBLIC
-        or (signed_in(user) and obj.owner_id is not None and obj.owner_id == user.pk)
-    )
+    return obj.builtin or obj.visibility == Visibility.PUBLIC or is_owner(obj, user)
 
 
 def visible_scenarios(user: Any) -> QuerySet[Scenario]:
@@ -129,6 +142,11 @@ def listed_runs(user: Any) -> QuerySet[Run]:
     return Run.objects.filter(listed)
 
 
+def can_fork(run: Run, user: Any) -> bool:
+    """Whether ``user`` may fork ``run``: signed in (the fork is theirs) and allowed to see it."""
+    return signed_in(user) and can_see_run(run, user)
+
+
 def fork_depth(run: Run) -> int:
     """How many runs ``run`` descends from (0 for a run that is not a fork)."""
     depth, parent_id = 0, run.parent_id
@@ -144,7 +162,7 @@ def fork_depth(run: Run) -> int:
 def _comparison_q(user: Any) -> Q:
     """The scenario is visible and no member run is hidden (checked per member, not over every run)."""
     hidden_member = ComparisonRun.objects.filter(comparison=OuterRef("pk")).filter(~_run_q(user, "run__"))
-    return visible_q(user, "scenario__") & ~Exists(hidden_member)
+    return visible_q(user, "scenario__") & Q(~Exists(hidden_member))
 
 
 def visible_comparisons(user: Any) -> QuerySet[Comparison]:
@@ -169,8 +187,21 @@ def listed_comparisons(user: Any) -> QuerySet[Comparison]:
 
 def can_cancel(run: Run, user: Any) -> bool:
     """The run's owner, or staff; nobody else, and nobody for a run nobody owns but staff."""
-    if not signed_in(user):
-        return False
-    if getattr(user, "is_staff", False):
+    if signed_in(user) and getattr(user, "is_staff", False):
         return True
-    return run.owner_id is not None and run.owner_id == user.pk
+    return is_owner(run, user)
+
+
+def can_cancel_comparison(runs: Iterable[Run], user: Any) -> bool:
+    """Whether ``user`` may cancel the comparison of ``runs`` (all of its runs): only who may
+    cancel every one of them; nobody a comparison without runs."""
+    runs = list(runs)
+    return bool(runs) and all(can_cancel(run, user) for run in runs)
+
+
+# Editing
+
+
+def can_edit_policy(policy: Policy, user: Any) -> bool:
+    """Its owner, never a built-in one (every run of a built-in policy means the same thing)."""
+    return not policy.builtin and is_owner(policy, user)

@@ -25,10 +25,10 @@ def start_reaper_in_web_process(sender: Any, **_: Any) -> None:
     from django.conf import settings
     from django.test.client import AsyncClientHandler, ClientHandler
 
-    from .services import dispatch, reaper
+    from .services import publishing, reaper
 
     if reaper.running() or settings.KUBEVIZ_RUN_MODE != "thread":
         return
     if isinstance(sender, type) and issubclass(sender, (ClientHandler, AsyncClientHandler)):
         return
-    reaper.start(dispatch.server_loop())
+    reaper.start(publishing.server_loop())

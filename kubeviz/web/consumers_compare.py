@@ -12,19 +12,21 @@ from __future__ import annotations
 from typing import Any
 
 from channels.db import database_sync_to_async
+from django.template.loader import render_to_string
 
-from .access import can_cancel, can_see_comparison
+from .access import can_cancel_comparison, can_see_comparison
 from .frames import Frame
 from .live import CLOSE_FORBIDDEN, CLOSE_NOT_FOUND, MAX_MESSAGE_CHARS, PlaybackConsumer, Source
 from .models import Comparison, ComparisonRun, Run
 from .run_frames import render_playhead
 from .services.compare_recording import CompareRecording
-from .services.comparisons import render_control_message
+from .services.comparison_controls import cancel_comparison
 from .services.numbers import BadNumber, whole_number
 from .services.playhead import PlayheadError, Timeline
-from .services.runs import cancel_run
 
 __all__ = ["CompareConsumer", "CLOSE_NOT_FOUND", "CLOSE_FORBIDDEN", "MAX_MESSAGE_CHARS"]
+
+MESSAGE_TEMPLATE = "web/compare/partials/control_message.html"
 
 
 class CompareConsumer(PlaybackConsumer):
@@ -93,18 +95,12 @@ class CompareConsumer(PlaybackConsumer):
     @database_sync_to_async
     def _cancel(self) -> tuple[str, str]:
         runs = list(Run.objects.filter(comparison_entries__comparison_id=self.comparison_id))
-        user = self.scope.get("user")
-        if not runs or not all(can_cancel(run, user) for run in runs):
+        if not can_cancel_comparison(runs, self.scope.get("user")):
             return "", "action: only the person who started this comparison can cancel it; your playhead is yours alone"
-        live = [run for run in runs if not run.done]
-        if not live:
-            return "", "action: every run of this comparison has already finished"
-        for run in live:
-            cancel_run(run)
-        return f"Cancelling {len(live)} run{'s' if len(live) != 1 else ''}; what is recorded stays watchable.", ""
+        return cancel_comparison(runs)
 
     def render_message(self, message: str, error: str) -> str:
-        return render_control_message(message=message, error=error)
+        return render_to_string(MESSAGE_TEMPLATE, {"oob": True, "message": message, "error": error})
 
     def render_playhead(self, timeline: Timeline) -> str:
         return str(render_playhead(self.playhead, timeline, html_id=self.playhead_id, unit=self.unit))

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 
 from django import forms
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
+from django.http import QueryDict
 
 from scheduler_core.scenario import MAX_NODES
 
+from .access import visible_clusters
 from .models import Cluster, Visibility
+from .request_types import Viewer
 from .services.read_limits import size_error
 from .services.scenarios import Upload
 
@@ -66,18 +70,18 @@ class ScenarioUploadForm(forms.Form):
     # The file name a corrected document came from, so errors and plain manifests keep naming it.
     source_name = forms.CharField(max_length=200, required=False, widget=forms.HiddenInput)
 
-    def __init__(self, *args: Any, user: Any = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, user: Viewer | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["cluster"].queryset = Cluster.objects.visible_to(user).order_by("name")
+        cluster_field = self.fields["cluster"]
+        assert isinstance(cluster_field, forms.ModelChoiceField)  # declared above
+        cluster_field.queryset = visible_clusters(user).order_by("name")
         self.text_dropped = False  # the pasted text was too big to send back in the page
 
     def full_clean(self) -> None:
         super().full_clean()
         if self.text_dropped:
             # The page shows the error, not a copy of the megabytes that caused it.
-            data = self.data.copy()
-            data["text"] = ""
-            self.data = data
+            self.data = _without_text(self.data)
 
     def clean_file(self) -> UploadedFile | None:
         upload: UploadedFile | None = self.cleaned_data.get("file")
@@ -139,6 +143,15 @@ class ScenarioUploadForm(forms.Form):
         )
 
 
+def _without_text(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The submitted data with the pasted text emptied; a view's QueryDict stays one (its lists intact)."""
+    if isinstance(data, QueryDict):
+        emptied = data.copy()
+        emptied["text"] = ""
+        return emptied
+    return {**data, "text": ""}
+
+
 # Clusters
 
 CLUSTER_PLACEHOLDER = (
@@ -153,7 +166,7 @@ class ClusterUploadForm(ScenarioUploadForm):
     """kubectl output (nodes, optionally pods), a Scenario document or Node manifests; the file
     and text checks are the scenario upload's."""
 
-    def __init__(self, *args: Any, user: Any = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, user: Viewer | None = None, **kwargs: Any) -> None:
         super().__init__(*args, user=user, **kwargs)
         del self.fields["cluster"]
         self.fields["name"].help_text = "Leave empty to use the file name (or the Scenario's metadata.name)."

@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections.abc import Mapping
 from typing import Any, Protocol
 from urllib.parse import parse_qs
 
@@ -134,7 +135,7 @@ class HubRegistry:
 hubs = HubRegistry()
 
 
-def _query(scope: dict[str, Any]) -> dict[str, str]:
+def _query(scope: Mapping[str, Any]) -> dict[str, str]:
     raw = scope.get("query_string", b"")
     parsed = parse_qs(raw.decode("latin-1") if isinstance(raw, bytes) else str(raw))
     return {k: v[-1] for k, v in parsed.items() if v}

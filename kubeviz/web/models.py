@@ -2,13 +2,13 @@
 
 The database is the truth; the websocket only shows it live. A run's trace is stored as
 rows ordered by ``seq`` (one per engine event) plus periodic snapshots of the whole view
-state, so any moment can be shown again without rerunning the engine.
+state, so any moment can be shown again without rerunning the engine. Who may see, cancel,
+fork or edit any of it is kubeviz/web/access.py's alone.
 """
 
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -18,14 +18,6 @@ from django.urls import reverse
 class Visibility(models.TextChoices):
     PUBLIC = "public", "Public"
     PRIVATE = "private", "Private"
-
-
-class VisibleQuerySet(models.QuerySet["Any"]):
-    def visible_to(self, user: Any) -> VisibleQuerySet:
-        """Built-in and public objects, plus the user's own private ones (the rule is access.visible_q)."""
-        from .access import visible_q  # access imports these models
-
-        return self.filter(visible_q(user))
 
 
 class Cluster(models.Model):
@@ -46,8 +38,6 @@ class Cluster(models.Model):
     builtin = models.BooleanField(default=False)
     created = models.DateTimeField(auto_now_add=True)
 
-    objects = VisibleQuerySet.as_manager()
-
     class Meta:
         ordering = ["-builtin", "name", "pk"]
 
@@ -56,12 +46,6 @@ class Cluster(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("cluster-detail", args=[self.pk])
-
-    def visible_to(self, user: Any) -> bool:
-        """Whether ``user`` may see this cluster (the rule is access.can_see)."""
-        from .access import can_see
-
-        return can_see(self, user)
 
 
 class Scenario(models.Model):
@@ -81,8 +65,6 @@ class Scenario(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 
-    objects = VisibleQuerySet.as_manager()
-
     class Meta:
         ordering = ["-builtin", "name"]
 
@@ -91,12 +73,6 @@ class Scenario(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("scenario-detail", args=[self.slug])
-
-    def visible_to(self, user: Any) -> bool:
-        """Whether ``user`` may see this scenario (the rule is access.can_see)."""
-        from .access import can_see
-
-        return can_see(self, user)
 
 
 class Policy(models.Model):
@@ -111,8 +87,6 @@ class Policy(models.Model):
     builtin = models.BooleanField(default=False)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
-
-    objects = VisibleQuerySet.as_manager()
 
     class Meta:
         ordering = ["-builtin", "name"]
@@ -194,12 +168,6 @@ class Run(models.Model):
     def done(self) -> bool:
         return self.status in (RunStatus.FINISHED, RunStatus.FAILED)
 
-    def visible_to(self, user: Any) -> bool:
-        """Whether ``user`` may open this run (the rule is access.can_see_run: scenario, policy, ancestors)."""
-        from .access import can_see_run
-
-        return can_see_run(self, user)
-
 
 class TraceEvent(models.Model):
     """One engine event of a run, as the engine emitted it (``data`` is the whole event)."""
@@ -256,12 +224,6 @@ class Comparison(models.Model):
     @property
     def group_name(self) -> str:
         return f"compare-{self.id}"
-
-    def visible_to(self, user: Any) -> bool:
-        """Whether ``user`` may open this comparison (the rule is access.can_see_comparison: every run)."""
-        from .access import can_see_comparison
-
-        return can_see_comparison(self, user)
 
 
 class ComparisonRun(models.Model):

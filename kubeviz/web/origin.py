@@ -18,9 +18,11 @@ is not a browser can send its own (``Origin: http://host:port`` of the page it s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from asgiref.typing import ASGIReceiveCallable, ASGISendCallable, Scope
 from channels.security.websocket import WebsocketDenier
 from django.conf import settings
 from django.core.exceptions import DisallowedHost
@@ -54,7 +56,7 @@ def parse_origin(text: str) -> Origin | None:
 class _Handshake(HttpRequest):
     """A websocket handshake as a Django request, so Django's own rules read its host and scheme."""
 
-    def __init__(self, scope: dict[str, Any]) -> None:
+    def __init__(self, scope: Mapping[str, Any]) -> None:
         super().__init__()
         self._ws_scheme = WEB_SCHEMES.get(str(scope.get("scheme", "ws")).lower(), "http")
         for name, value in scope.get("headers", ()):
@@ -68,11 +70,11 @@ class _Handshake(HttpRequest):
         return self._ws_scheme
 
 
-def _origin_headers(scope: dict[str, Any]) -> list[str]:
+def _origin_headers(scope: Mapping[str, Any]) -> list[str]:
     return [value.decode("latin-1") for name, value in scope.get("headers", ()) if name.lower() == b"origin"]
 
 
-def own_origin(scope: dict[str, Any]) -> Origin | None:
+def own_origin(scope: Mapping[str, Any]) -> Origin | None:
     """The origin of the page this handshake would come from if it came from kubeviz itself; None
     when its Host is not one of ALLOWED_HOSTS (Django answers such an HTTP request with 400)."""
     request = _Handshake(scope)
@@ -98,7 +100,7 @@ def trusted(origin: Origin) -> bool:
     return False
 
 
-def origin_allowed(scope: dict[str, Any]) -> bool:
+def origin_allowed(scope: Mapping[str, Any]) -> bool:
     """The rule of the module docstring, for one websocket handshake's ASGI scope."""
     sent = _origin_headers(scope)
     if len(sent) != 1:
@@ -113,12 +115,17 @@ class SameOriginValidator:
     """ASGI middleware for websockets: the app behind it sees only same-origin handshakes; others
     are closed before they are accepted (daphne answers them with HTTP 403)."""
 
+    # Any, as channels' stubs type the middleware an app is wrapped in (AuthMiddlewareStack's result).
     def __init__(self, application: Any) -> None:
         self.application = application
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
+    async def __call__(self, scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable) -> None:
         if scope["type"] != "websocket":
             raise ValueError("SameOriginValidator guards websocket connections only")
         if origin_allowed(scope):
-            return await self.application(scope, receive, send)
-        return await WebsocketDenier()(scope, receive, send)
+            await self.application(scope, receive, send)
+        else:
+            await _deny(scope, receive, send)
+
+
+_deny = WebsocketDenier.as_asgi()  # closes the handshake, which daphne answers with HTTP 403

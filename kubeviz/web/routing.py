@@ -7,7 +7,9 @@ from django.urls import path
 from .consumers import RunConsumer
 from .consumers_compare import CompareConsumer
 
+# channels routes ASGI apps with Django's path() (channels.routing.URLRouter); django-stubs types
+# path()'s view as a Django view only, hence the two ignores.
 websocket_urlpatterns = [
-    path("ws/runs/<uuid:run_id>/", RunConsumer.as_asgi(), name="ws-run"),
-    path("ws/compare/<uuid:comparison_id>/", CompareConsumer.as_asgi(), name="ws-compare"),
+    path("ws/runs/<uuid:run_id>/", RunConsumer.as_asgi(), name="ws-run"),  # type: ignore[arg-type]
+    path("ws/compare/<uuid:comparison_id>/", CompareConsumer.as_asgi(), name="ws-compare"),  # type: ignore[arg-type]
 ]

@@ -6,7 +6,7 @@ from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
-from .services.dispatch import publish
+from .services.publishing import publish
 from .services.runner import step_loop
 
 
@@ -15,5 +15,7 @@ def run_simulation(run_id: str) -> None:
     """Run one simulation to its end (or resume it), publishing each stored batch to the run's
     group. A second delivery of the same run finds it held or done and returns at once."""
     limit = settings.CELERY_TASK_SOFT_TIME_LIMIT
-    reasons = {SoftTimeLimitExceeded: f"failed: the run took longer than a worker may compute one ({limit} s)"}
+    reasons: dict[type[BaseException], str] = {
+        SoftTimeLimitExceeded: f"failed: the run took longer than a worker may compute one ({limit} s)"
+    }
     step_loop(run_id, publish, failure_reasons=reasons)

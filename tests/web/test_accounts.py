@@ -10,6 +10,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.test import Client
 from django.urls import reverse
 
+from kubeviz.web import access
 from kubeviz.web.models import Policy, Run, Scenario, Visibility
 from kubeviz.web.services import dispatch
 
@@ -105,9 +106,9 @@ def test_a_run_of_a_private_scenario_is_visible_to_its_owner_only(user: Any, oth
         visibility=Visibility.PRIVATE,
     )
     run = Run.objects.create(scenario=private, policy=Policy.objects.get(slug="default"), owner=user)
-    assert run.visible_to(user)
-    assert not run.visible_to(other_user)
-    assert not run.visible_to(AnonymousUser())
+    assert access.can_see_run(run, user)
+    assert not access.can_see_run(run, other_user)
+    assert not access.can_see_run(run, AnonymousUser())
     builtin_run = Run.objects.create(scenario=Scenario.objects.get(slug="mixed-small"), policy=run.policy)
-    assert builtin_run.visible_to(AnonymousUser())
-    assert builtin_run.visible_to(other_user)
+    assert access.can_see_run(builtin_run, AnonymousUser())
+    assert access.can_see_run(builtin_run, other_user)

@@ -20,8 +20,14 @@ from kubeviz.web.routing import websocket_urlpatterns
 from kubeviz.web.services import comparisons as service
 from kubeviz.web.services import dispatch
 from kubeviz.web.services.builtins import load_builtins
+from kubeviz.web.services.comparison_divergences import comparison_divergences
+from kubeviz.web.services.comparison_metrics import engine_comparison, metrics_from_dict
+from kubeviz.web.services.comparison_moment import rollout_at, seq_at
+from kubeviz.web.services.comparison_results import results_context
+from kubeviz.web.services.divergence_bar import divergence_context
 from kubeviz.web.services.engine import load_run_inputs
 from kubeviz.web.services.runner import step_loop
+from kubeviz.web.services.shared_runs import scenario_seed
 from kubeviz.web.services.view_state import state_at
 from scheduler_core import compare as core
 from scheduler_core.metrics import compute_metrics
@@ -49,7 +55,7 @@ def run_all(comparison: Comparison) -> None:
 def make(slug: str, policies: list[str], seeds: int = 1, owner: Any = None) -> Comparison:
     scenario = Scenario.objects.get(slug=slug)
     chosen = [Policy.objects.get(slug=p) for p in policies]
-    first = service.scenario_seed(scenario)
+    first = scenario_seed(scenario)
     return service.create_comparison(scenario, chosen, [first + i for i in range(seeds)], owner)
 
 
@@ -166,10 +172,10 @@ def test_celery_mode_starts_one_group(
 
 def test_divergences_from_stored_traces_equal_the_engines(builtins: None, started: list[Run]) -> None:
     comparison = make(STS, ["default", "upgrade-aware"])
-    assert service.comparison_divergences(comparison) is None  # not before the runs are done
+    assert comparison_divergences(comparison) is None  # not before the runs are done
     run_all(comparison)
     comparison.refresh_from_db()
-    stored = service.comparison_divergences(comparison)
+    stored = comparison_divergences(comparison)
     expected = [d.as_dict() for d in core.divergences(engine_runs(comparison))]
     engine = {(d["pod"], d["attempt"], json.dumps(d["outcomes"])) for d in roundtrip(expected)}
     assert {(d["pod"], d["attempt"], json.dumps(d["outcomes"])) for d in stored} == engine
@@ -201,8 +207,8 @@ def test_summary_table_equals_the_engines_metrics(builtins: None, started: list[
             sim.run()
             engine = compute_metrics(sim.trace.events)
             assert run.metrics == roundtrip(engine.as_dict())
-            assert service.metrics_from_dict(run.metrics).as_dict() == run.metrics
-    results = service.results_context(comparison, columns)
+            assert metrics_from_dict(run.metrics).as_dict() == run.metrics
+    results = results_context(comparison, columns)
     assert results is not None
     engine_table = core.compare(
         lambda: load_run_inputs(columns[0].run)[0],
@@ -241,14 +247,14 @@ def test_the_page_opens_at_a_divergence_with_every_column_at_its_time(
 ) -> None:
     comparison = make(STS, ["default", "upgrade-aware"])
     run_all(comparison)
-    first = service.comparison_divergences(comparison)[0]
+    first = comparison_divergences(comparison)[0]
     response = client.get(comparison.get_absolute_url(), {"div": 0})
     body = response.content.decode()
     assert response.status_code == 200
     assert 'id="compare-clock"' in body
     assert 'data-t-ms="50000"' in body
     for column in service.columns_of(comparison):
-        seq = service.seq_at(column.run, 50_000)
+        seq = seq_at(column.run, 50_000)
         events = list(column.run.events.order_by("seq").values_list("t_ms", "seq"))
         assert seq == max(s for t, s in events if t <= 50_000)
         assert state_at(column.run, seq).t_ms <= 50_000
@@ -282,7 +288,7 @@ def test_exports_parse(client: Client, builtins: None, started: list[Run]) -> No
     rows = list(csv.reader(io.StringIO(response.content.decode())))
     assert rows[0][0] == "policy"
     assert [r[0] for r in rows[1:]] == ["default", "upgrade-aware"]
-    assert rows == service.core_comparison(comparison, service.columns_of(comparison)).table()
+    assert rows == engine_comparison(comparison, service.columns_of(comparison)).table()
     response = client.get(reverse("compare-json", args=[comparison.id]))
     data = json.loads(response.content)
     assert data["comparison"] == str(comparison.id)
@@ -487,16 +493,16 @@ def test_the_divergence_bar_lists_every_divergence_in_time_order_with_why(
     """The bar names the mechanism, links each column's verdict, and lists all divergences."""
     comparison = make(STS, ["default", "upgrade-aware"])
     run_all(comparison)
-    divs = service.comparison_divergences(comparison)
+    divs = comparison_divergences(comparison)
     body = client.get(comparison.get_absolute_url(), {"div": 0}).content.decode()
     assert "a reservation held node-2 for web-2" in body
     assert '"action": "seek", "value": 50000' in body  # each column's verdict moves the playhead
     assert body.count('"action": "divergence", "value": ') >= len(divs)
     assert "{#" not in body  # no raw template comment
     # "next" follows time order from the viewer's moment
-    ctx = service.divergence_context(divs, None, divs[2]["t_ms"] + 1)
+    ctx = divergence_context(divs, None, divs[2]["t_ms"] + 1)
     assert ctx["index"] == next(i for i, d in enumerate(divs) if d["t_ms"] > divs[2]["t_ms"])
-    at_first = service.divergence_context(divs, 0, divs[0]["t_ms"])
+    at_first = divergence_context(divs, 0, divs[0]["t_ms"])
     assert at_first["next"]["index"] == 1
     assert at_first["next"]["t_ms"] >= divs[0]["t_ms"]
 
@@ -504,9 +510,9 @@ def test_the_divergence_bar_lists_every_divergence_in_time_order_with_why(
 def test_rollout_badges_show_the_state_at_the_playhead() -> None:
     """At t=50 s the default's stalled rollout is still in progress; completed only once it completed."""
     stalled = {"started_ms": 40_000, "completed_ms": None, "last_progress_ms": 52_000, "status": "stalled"}
-    assert service.rollout_at(stalled, 30_000, 120_000) is None
-    assert service.rollout_at(stalled, 50_000, 120_000)["status"] == "in progress"
-    assert service.rollout_at(stalled, 172_000, 120_000)["status"] == "stalled"
+    assert rollout_at(stalled, 30_000, 120_000) is None
+    assert rollout_at(stalled, 50_000, 120_000)["status"] == "in progress"
+    assert rollout_at(stalled, 172_000, 120_000)["status"] == "stalled"
     done = {"started_ms": 40_000, "completed_ms": 76_000, "last_progress_ms": 76_000, "status": "completed"}
-    assert service.rollout_at(done, 50_000, 120_000)["status"] == "in progress"
-    assert service.rollout_at(done, 80_000, 120_000) == {"status": "completed", "duration": "36.0s"}
+    assert rollout_at(done, 50_000, 120_000)["status"] == "in progress"
+    assert rollout_at(done, 80_000, 120_000) == {"status": "completed", "duration": "36.0s"}

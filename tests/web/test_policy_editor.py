@@ -12,11 +12,11 @@ from django.core.cache import cache
 from django.test import Client
 from django.urls import reverse
 
+import scheduler_core.config
 from kubeviz.web.forms_policy import PolicyKnobsForm
 from kubeviz.web.models import Policy, Visibility
 from kubeviz.web.services import policy_editor as editor
 from kubeviz.web.services.read_limits import editor_check_wait
-from scheduler_core.config import Policy as EnginePolicy
 from scheduler_core.policy import builtin_policy, builtin_policy_names, load_policy
 
 pytestmark = pytest.mark.django_db
@@ -69,11 +69,11 @@ profiles:
 """
 
 
-def _comparable(policy: EnginePolicy) -> EnginePolicy:
+def _comparable(policy: scheduler_core.config.Policy) -> scheduler_core.config.Policy:
     return dataclasses.replace(policy, name="", source="")
 
 
-def _load(text: str) -> EnginePolicy:
+def _load(text: str) -> scheduler_core.config.Policy:
     return load_policy(text, "policy.yaml")
 
 

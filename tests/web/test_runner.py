@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from kubeviz.web import tasks
 from kubeviz.web.models import Policy, Run, RunStatus, Scenario, Snapshot, TraceEvent
-from kubeviz.web.services import dispatch, reaper, runner
+from kubeviz.web.services import dispatch, publishing, reaper, runner
 from kubeviz.web.services.builtins import ENGINE_DIR
 from kubeviz.web.services.runner import step_loop
 from kubeviz.web.services.runs import cancel_run
@@ -380,14 +380,26 @@ def test_a_finished_run_is_not_run_again(finished_run: Run, published: Published
 
 @pytest.mark.django_db(transaction=True)
 def test_thread_mode_runs_in_a_daemon_thread_of_this_process(
-    builtins: None, thread_mode: None, wait_for_run: Any
+    builtins: None, thread_mode: None, wait_for_run: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The run is computed in its own daemon thread, named after it (so the reaper can tell it is
+    alive), not in the caller's thread. Recorded from inside the thread: a run fast enough to end
+    before anyone enumerates the threads is still seen."""
+    ran_in: list[threading.Thread] = []
+    run_in_thread = dispatch._run_in_thread
+
+    def recording_the_thread(*args: Any) -> None:
+        ran_in.append(threading.current_thread())
+        run_in_thread(*args)
+
+    monkeypatch.setattr(dispatch, "_run_in_thread", recording_the_thread)
     run = new_run()
     dispatch.start_run(run)
-    threads = run_threads()
-    assert threads
-    assert all(t.daemon for t in threads)
     done = wait_for_run(run.id)
+    (thread,) = ran_in
+    assert thread is not threading.current_thread()
+    assert thread.name == f"{dispatch.THREAD_PREFIX}{run.id}"
+    assert thread.daemon
     assert done.status == "finished", done.error
     assert stored_events(done) == as_json(engine_run("preemption-basics", "default", 3).trace.events)
 
@@ -451,7 +463,7 @@ def test_publish_from_a_run_thread_reaches_a_group_on_the_servers_loop() -> None
     try:
         channel = asyncio.run_coroutine_threadsafe(layer.new_channel(), loop).result(5)
         asyncio.run_coroutine_threadsafe(layer.group_add("run-x", channel), loop).result(5)
-        publish = dispatch._publisher_on(loop)
+        publish = publishing._publisher_on(loop)
         worker = threading.Thread(target=publish, args=("run-x", {"type": "run.update", "last_seq": 7}))
         worker.start()
         worker.join(5)
@@ -468,8 +480,8 @@ def test_publish_without_a_reachable_layer_does_not_stop_the_run(monkeypatch: py
         async def group_send(self, group: str, message: dict[str, Any]) -> None:
             raise ConnectionError("redis is down")
 
-    monkeypatch.setattr(dispatch, "get_channel_layer", lambda: Down())
-    dispatch.publish("run-x", {"type": "run.update", "last_seq": 1})  # logged, not raised
+    monkeypatch.setattr(publishing, "get_channel_layer", lambda: Down())
+    publishing.publish("run-x", {"type": "run.update", "last_seq": 1})  # logged, not raised
 
 
 # Executors that die: the lease, resuming, the owner's cancel of an orphan (services/lease.py,
@@ -686,7 +698,7 @@ def test_the_end_reason_is_the_engines_or_the_failures(finished_run: Run, publis
 def test_cancel_ends_a_queued_run_at_once(builtins: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """No worker took it (none running, or its message was lost): it ends now, with nothing recorded."""
     told = Published()
-    monkeypatch.setattr(dispatch, "publish", told)
+    monkeypatch.setattr(publishing, "publish", told)
     run = new_run()
     assert cancel_run(run).startswith("Cancelled")
     run.refresh_from_db()
@@ -701,7 +713,7 @@ def test_cancel_ends_a_queued_run_at_once(builtins: None, monkeypatch: pytest.Mo
 def test_cancel_ends_a_run_whose_executor_died_at_once_keeping_what_was_recorded(
     builtins: None, small_batches: Callable[[int], None], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(dispatch, "publish", Published())
+    monkeypatch.setattr(publishing, "publish", Published())
     small_batches(2)
     run = new_run()
     kept = record_until_killed(run, 3)
@@ -731,7 +743,7 @@ def requeued(monkeypatch: pytest.MonkeyPatch, thread_mode: None) -> list[str]:
     """Runs the reaper sends again (recorded, not started)."""
     sent: list[str] = []
     monkeypatch.setattr(dispatch, "requeue", lambda run_id, loop=None: sent.append(run_id))
-    monkeypatch.setattr(dispatch, "publish", Published())
+    monkeypatch.setattr(publishing, "publish", Published())
     return sent
 
 
@@ -753,7 +765,8 @@ def test_the_reaper_queues_again_a_running_run_whose_heartbeat_is_stale(builtins
     assert done.failed == done.cancelled == []
     lost.refresh_from_db()
     assert (lost.status, lost.lease, lost.attempts, lost.last_seq) == ("queued", "", 1, 40)
-    assert lost.heartbeat is not None and lost.heartbeat > ago(5), "sent just now"
+    assert lost.heartbeat is not None, "sent just now"
+    assert lost.heartbeat > ago(5), "sent just now"
     assert Run.objects.get(id=alive.id).lease == "alive"
     assert reaper.reap().requeued == [], "sent once: a second pass leaves it to the queue"
 
@@ -880,7 +893,7 @@ def test_a_new_run_that_cannot_be_queued_is_deleted_and_the_error_says_so(
     monkeypatch.setattr(tasks.run_simulation, "delay", BrokerDown())
     run = new_run()
     with (
-        pytest.raises(dispatch.RunQueueUnavailable, match="can't be reached right now; nothing was started"),
+        pytest.raises(dispatch.RunQueueUnavailable, match="cannot be reached right now, so nothing was started"),
         django_capture_on_commit_callbacks(execute=True),
     ):
         dispatch.start_run(run)
@@ -908,10 +921,10 @@ def test_publish_gives_up_on_a_layer_that_does_not_answer_and_rests_it(monkeypat
             await asyncio.Event().wait()
 
     layer = Hung()
-    monkeypatch.setattr(dispatch, "get_channel_layer", lambda: layer)
-    monkeypatch.setattr(dispatch, "PUBLISH_TIMEOUT_SECONDS", 0.05)
-    dispatch.publish("run-x", {"type": "run.update", "last_seq": 1})  # returns: gave up
-    dispatch.publish("run-x", {"type": "run.update", "last_seq": 2})  # not even tried
+    monkeypatch.setattr(publishing, "get_channel_layer", lambda: layer)
+    monkeypatch.setattr(publishing, "PUBLISH_TIMEOUT_SECONDS", 0.05)
+    publishing.publish("run-x", {"type": "run.update", "last_seq": 1})  # returns: gave up
+    publishing.publish("run-x", {"type": "run.update", "last_seq": 2})  # not even tried
     assert Hung.sends == 1
 
 

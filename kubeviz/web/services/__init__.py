@@ -1,0 +1,11 @@
+"""The web app's work, one job per module; views, consumers and tasks only call it.
+
+Naming rule: Scenario, Policy, Cluster, Comparison and Snapshot, written bare, are always the
+Django models (kubeviz/web/models.py); the engine's classes of the same names are always written
+fully qualified after ``import scheduler_core.<module>`` (``scheduler_core.scenario_types.Scenario``,
+``scheduler_core.config.Policy``, ``scheduler_core.clusters.Cluster``,
+``scheduler_core.compare.Comparison``, ``scheduler_core.state.Snapshot``), never imported under
+an alias.
+"""
+
+from __future__ import annotations

@@ -11,14 +11,15 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+import scheduler_core.clusters
 from scheduler_core.clusters import DEFAULT_CLUSTER, load_cluster, nodes_document, shape_document
-from scheduler_core.clusters import Cluster as EngineCluster
 from scheduler_core.errors import LoadError
 from scheduler_core.model import CPU, MEMORY
 from scheduler_core.quantity import format_quantity
 
 from ..access import visible_clusters
 from ..models import Cluster, Scenario
+from ..request_types import Viewer
 from .scenarios import _node_row, parse_stored
 
 __all__ = [
@@ -49,12 +50,12 @@ class ClusterChoiceError(ValueError):
         self.status = status
 
 
-def parse_cluster(cluster: Cluster) -> EngineCluster:
+def parse_cluster(cluster: Cluster) -> scheduler_core.clusters.Cluster:
     """The stored document as the engine reads it; raises LoadError."""
     return load_cluster(cluster.document, "cluster.yaml", cluster.name)
 
 
-def cluster_summary(parsed: EngineCluster) -> dict[str, Any]:
+def cluster_summary(parsed: scheduler_core.clusters.Cluster) -> dict[str, Any]:
     """Counts kept on the row for the list: nodes, zones, running pods, total CPU and memory."""
     cpu = sum(node.allocatable.get(CPU, 0) for node in parsed.nodes)
     memory = sum(node.allocatable.get(MEMORY, 0) for node in parsed.nodes)
@@ -73,7 +74,9 @@ class CreatedCluster:
     warnings: list[str] = field(default_factory=list)  # what was read but left out
 
 
-def _store(parsed: EngineCluster, text: str, name: str, visibility: str, owner: Any) -> CreatedCluster:
+def _store(
+    parsed: scheduler_core.clusters.Cluster, text: str, name: str, visibility: str, owner: Any
+) -> CreatedCluster:
     cluster = Cluster.objects.create(
         name=(name.strip() or parsed.name or "cluster")[:100],
         description=parsed.description.strip(),
@@ -172,7 +175,7 @@ def has_own_nodes(scenario: Scenario) -> bool:
     return scenario.cluster_id is None and bool(scenario.preview.get("nodes", 0))
 
 
-def default_cluster(scenario: Scenario, user: Any) -> Cluster | None:
+def default_cluster(scenario: Scenario, user: Viewer) -> Cluster | None:
     """The scenario's own cluster when the user can see it, else the built-in DEFAULT_CLUSTER."""
     if scenario.cluster_id is not None:
         own = visible_clusters(user).filter(pk=scenario.cluster_id).first()
@@ -181,12 +184,12 @@ def default_cluster(scenario: Scenario, user: Any) -> Cluster | None:
     return Cluster.objects.filter(builtin=True, name=DEFAULT_CLUSTER).first()
 
 
-def cluster_choices(user: Any) -> QuerySet[Cluster]:
+def cluster_choices(user: Viewer) -> QuerySet[Cluster]:
     """The clusters a run form lists: the ones the user can see."""
     return visible_clusters(user).order_by("-builtin", "name", "pk")
 
 
-def choose_run_cluster(user: Any, scenario: Scenario, posted: str) -> Cluster | None:
+def choose_run_cluster(user: Viewer, scenario: Scenario, posted: str) -> Cluster | None:
     """The cluster a run of ``scenario`` uses, from a form's ``cluster`` field (a cluster id).
 
     None for a scenario with nodes of its own (a posted cluster is refused: 400); for one

@@ -18,21 +18,15 @@ from django.template.loader import render_to_string
 
 from scheduler_core.replay import ViewState
 
-from ..access import can_cancel
+from ..access import can_cancel_comparison
 from ..frames import Frame, Part, in_page
 from ..models import Comparison, Run, TraceEvent
 from ..node_view import NodeMemo, node_group
 from ..run_frames import render_playhead
-from .comparisons import (
-    RESULTS_TEMPLATE,
-    Column,
-    column_prefix,
-    columns_of,
-    comparison_divergences,
-    moment_context,
-    recording_context,
-    results_context,
-)
+from .comparison_divergences import comparison_divergences
+from .comparison_moment import column_prefix, moment_context, recording_context
+from .comparison_results import RESULTS_TEMPLATE, results_context
+from .comparisons import Column, columns_of
 from .playhead import DEFAULT_SPEED, Playhead, Timeline
 from .recording import DECISION_STOPS, FRAME_CACHE, RunRecording
 
@@ -203,7 +197,7 @@ def page_context(comparison: Comparison, user: Any, *, t_ms: int | None, diverge
         "recording_html": in_page(recording.recording_part().html),
         "playhead_html": in_page(render_playhead(playhead, timeline, html_id="compare-playhead", unit="time")),
         "speed": DEFAULT_SPEED,
-        "can_cancel": bool(runs) and all(can_cancel(run, user) for run in runs) and not recording.done,
+        "can_cancel": can_cancel_comparison(runs, user) and not recording.done,
         "slider": {"label": "Virtual time (ms)", "min": 0, "max": max(0, timeline.end), "value": playhead.position},
         "ws_query": f"?at={playhead.position}",
     }

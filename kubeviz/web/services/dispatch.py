@@ -15,97 +15,32 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-import time
-import weakref
 from collections.abc import Iterable
-from typing import Any
 
-from asgiref.sync import SyncToAsync, async_to_sync
-from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import connections, transaction
 
 from ..models import Run
+from .publishing import publisher_for, server_loop
 from .runner import Publish, step_loop
 
-__all__ = ["start_run", "requeue", "waiting_run_ids", "publish", "RUN_MODES", "RunQueueUnavailable"]
+__all__ = ["QUEUE_DOWN", "start_run", "requeue", "waiting_run_ids", "RUN_MODES", "RunQueueUnavailable"]
 
 log = logging.getLogger(__name__)
 
 RUN_MODES = ("celery", "thread")
-# A viewer's live update is worth little next to the run: give up on one after this long, and
-# after a failure send none for a while (the pages re-read the run once a second anyway).
-PUBLISH_TIMEOUT_SECONDS = 2.0
-PUBLISH_BACKOFF_SECONDS = 10.0
 THREAD_PREFIX = "kubeviz-run-"
+
+
+# What the pages and the API tell someone whose run could not be queued.
+QUEUE_DOWN = "The run queue cannot be reached right now, so nothing was started. Please try again in a minute."
 
 
 class RunQueueUnavailable(RuntimeError):
     """The run queue (Redis) could not be reached; the run that could not be queued was deleted."""
 
     def __init__(self, message: str = "") -> None:
-        super().__init__(
-            message or "The run queue can't be reached right now; nothing was started. Try again in a minute."
-        )
-
-
-# -- telling viewers -----------------------------------------------------------------------
-
-_quiet_until: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
-
-
-def publish(group: str, message: dict[str, Any]) -> None:
-    """Send ``message`` to ``group`` on the channel layer. The database is the truth, so a
-    layer that cannot be reached costs the viewers a live update, never the run: a send waits
-    at most ``PUBLISH_TIMEOUT_SECONDS``, and after a failure none is tried for a while."""
-    layer = get_channel_layer()
-    if layer is None or time.monotonic() < _quiet_until.get(layer, 0.0):
-        return
-    try:
-        async_to_sync(_send_within)(layer, group, message)
-    except Exception:
-        _quiet_until[layer] = time.monotonic() + PUBLISH_BACKOFF_SECONDS
-        log.warning("could not publish to %s; not trying for %gs", group, PUBLISH_BACKOFF_SECONDS, exc_info=True)
-
-
-async def _send_within(layer: Any, group: str, message: dict[str, Any]) -> None:
-    await asyncio.wait_for(layer.group_send(group, message), PUBLISH_TIMEOUT_SECONDS)
-
-
-def _publisher_on(loop: asyncio.AbstractEventLoop) -> Publish:
-    """A publish that runs ``group_send`` on the ASGI server's own event loop.
-
-    The in-memory channel layer keeps asyncio queues that belong to the server's loop; putting
-    into them from another thread's loop would not wake the consumer waiting on them.
-    """
-
-    def publish_on_loop(group: str, message: dict[str, Any]) -> None:
-        layer = get_channel_layer()
-        if layer is None:
-            return
-        if not loop.is_running():  # the server stopped; nobody is watching
-            return
-        try:
-            future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
-            future.result(timeout=PUBLISH_TIMEOUT_SECONDS)
-        except Exception:
-            log.warning("could not publish to %s", group, exc_info=True)
-
-    return publish_on_loop
-
-
-def server_loop() -> asyncio.AbstractEventLoop | None:
-    """The ASGI server's event loop when called from a sync view it runs (asgiref records it)."""
-    loop = getattr(SyncToAsync.threadlocal, "main_event_loop", None)
-    return loop if isinstance(loop, asyncio.AbstractEventLoop) and loop.is_running() else None
-
-
-_server_loop = server_loop  # the name the tests have used
-
-
-def publisher_for(loop: asyncio.AbstractEventLoop | None) -> Publish:
-    """The publish a run thread uses: onto the server's loop when known, else a loop of its own."""
-    return _publisher_on(loop) if loop is not None else publish
+        super().__init__(message or QUEUE_DOWN)
 
 
 # -- starting runs -------------------------------------------------------------------------
@@ -160,7 +95,7 @@ def _enqueue_new(run_id: str) -> None:
         raise
 
 
-def _queue_errors() -> tuple[type[BaseException], ...]:
+def queue_errors() -> tuple[type[BaseException], ...]:
     """What publishing a task raises when the broker (Redis) cannot be reached."""
     from kombu.exceptions import OperationalError
     from redis.exceptions import RedisError
@@ -176,10 +111,11 @@ def _send(run_id: str, *, own_connection: bool = False) -> None:
     try:
         if own_connection:
             with run_simulation.app.connection_for_write() as conn:
-                run_simulation.apply_async((run_id,), connection=conn)
+                # celery-types omits apply_async's documented connection= option (celery.app.task.Task.apply_async).
+                run_simulation.apply_async((run_id,), connection=conn)  # type: ignore[call-arg]
         else:
             run_simulation.delay(run_id)
-    except _queue_errors() as err:
+    except queue_errors() as err:
         log.warning("could not queue run %s: %s", run_id, err)
         raise RunQueueUnavailable() from err
 
@@ -218,8 +154,9 @@ def _queued_messages() -> list[bytes] | None:
     ``argsrepr`` header, in plain text."""
     import redis
 
-    from kubeviz.celery import app
+    from ..tasks import run_simulation  # Celery is only imported where it is used
 
+    app = run_simulation.app
     url = str(app.conf.broker_url or "")
     if not url.startswith(("redis://", "rediss://")):
         return None

@@ -6,13 +6,13 @@ from typing import Any
 
 from django.conf import settings
 
+import scheduler_core.config
+import scheduler_core.scenario_types
 from scheduler_core.clusters import ClusterError, apply_cluster, load_cluster
-from scheduler_core.config import Policy as EnginePolicy
 from scheduler_core.errors import LoadError
 from scheduler_core.fork import ForkAction, ForkError, fork_from
 from scheduler_core.policy import load_policy
 from scheduler_core.scenario import load_scenario
-from scheduler_core.scenario_types import Scenario as EngineScenario
 from scheduler_core.simulation import Simulation
 
 from ..models import Cluster, Policy, Run, Scenario
@@ -28,7 +28,9 @@ __all__ = [
 ]
 
 
-def parse_scenario(text: str, source: str = "scenario.yaml", cluster_document: str | None = None) -> EngineScenario:
+def parse_scenario(
+    text: str, source: str = "scenario.yaml", cluster_document: str | None = None
+) -> scheduler_core.scenario_types.Scenario:
     """Load a scenario; when it brings no nodes of its own, the cluster's nodes and running pods
     go under it (scheduler_core.clusters.apply_cluster). Raises LoadError (the cluster's name
     cluster.yaml)."""
@@ -41,11 +43,11 @@ def parse_scenario(text: str, source: str = "scenario.yaml", cluster_document: s
     return scenario
 
 
-def parse_policy(text: str, source: str = "policy.yaml") -> EnginePolicy:
+def parse_policy(text: str, source: str = "policy.yaml") -> scheduler_core.config.Policy:
     return load_policy(text, source)
 
 
-def scenario_preview(scenario: EngineScenario) -> dict[str, Any]:
+def scenario_preview(scenario: scheduler_core.scenario_types.Scenario) -> dict[str, Any]:
     """Counts shown on library cards."""
     kinds: dict[str, int] = {}
     for workload in scenario.workloads:
@@ -67,7 +69,7 @@ def run_cluster(run: Run) -> Cluster | None:
     return run.scenario.cluster if run.scenario.cluster_id else None
 
 
-def load_run_inputs(run: Run) -> tuple[EngineScenario, EnginePolicy]:
+def load_run_inputs(run: Run) -> tuple[scheduler_core.scenario_types.Scenario, scheduler_core.config.Policy]:
     scenario: Scenario = run.scenario
     policy: Policy = run.policy
     cluster = run_cluster(run)

@@ -21,8 +21,9 @@ from django.urls import reverse
 from scheduler_core.fork import FORK_ACTIONS, FORK_FIELDS, ForkAction, ForkError
 from scheduler_core.simulation import policy_switch_problem
 
-from ..access import MAX_FORK_DEPTH, can_see_run, fork_depth, signed_in, visible_policies
+from ..access import MAX_FORK_DEPTH, can_fork, fork_depth, visible_policies
 from ..models import Comparison, ComparisonRun, Policy, Run, TraceEvent
+from ..request_types import Viewer
 from . import dispatch, limits
 from .engine import build_simulation, parse_policy
 from .numbers import BadNumber, whole_number
@@ -67,7 +68,7 @@ class Fork:
 # -- making a fork ------------------------------------------------------------------------
 
 
-def create_fork(parent: Run, user: Any, seq: int, action: Mapping[str, Any]) -> Fork:
+def create_fork(parent: Run, user: Viewer, seq: int, action: Mapping[str, Any]) -> Fork:
     """Fork ``parent`` at its event ``seq`` with ``action`` for ``user``, and start the fork.
 
     Raises PermissionDenied unless ``user`` is signed in and may see ``parent``,
@@ -77,9 +78,9 @@ def create_fork(parent: Run, user: Any, seq: int, action: Mapping[str, Any]) -> 
     kept). A target that the stored trace shows exists at ``seq`` but is gone by the end of that
     step fails the fork run instead.
     """
-    if not signed_in(user):
+    if not user.is_authenticated:  # from here on mypy knows ``user`` is a User, the forks' owner
         raise PermissionDenied("sign in to fork a run")
-    if not can_see_run(parent, user):
+    if not can_fork(parent, user):
         raise PermissionDenied("you cannot see this run")
     depth = fork_depth(parent)
     if depth >= MAX_FORK_DEPTH:
@@ -126,7 +127,7 @@ def create_fork(parent: Run, user: Any, seq: int, action: Mapping[str, Any]) -> 
     return Fork(run, comparison)
 
 
-def _switch_to(parent: Run, user: Any, slug: str) -> Policy:
+def _switch_to(parent: Run, user: Viewer, slug: str) -> Policy:
     """The policy a switchPolicy fork goes on under: one ``user`` may use, that can follow the parent's."""
     policy = visible_policies(user).filter(slug=slug).first()
     if policy is None:
@@ -183,7 +184,7 @@ def action_from_form(data: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def fork_from_form(parent: Run, user: Any, data: Mapping[str, Any]) -> Fork:
+def fork_from_form(parent: Run, user: Viewer, data: Mapping[str, Any]) -> Fork:
     """:func:`create_fork` from the POSTed fields ``seq``, ``action``, ``target``, ``count`` /
     ``replicas`` and ``policy``."""
     text = str(data.get("seq") or "").strip()
@@ -217,7 +218,7 @@ def fork_comparison(run: Run) -> Comparison | None:
     return entry.comparison if entry is not None else None
 
 
-def fork_context(run: Run, user: Any) -> dict[str, Any]:
+def fork_context(run: Run, user: Viewer) -> dict[str, Any]:
     """What templates/web/runs/partials/fork.html needs, under the ``fork`` key of the run page.
 
     ``can_fork`` (signed in and may see the run), ``fork_url``,
@@ -227,7 +228,7 @@ def fork_context(run: Run, user: Any) -> dict[str, Any]:
     ``fork_policies`` (the policies the user may switch to, the run's own left out).
     """
     context: dict[str, Any] = {
-        "can_fork": signed_in(user) and can_see_run(run, user),
+        "can_fork": can_fork(run, user),
         "fork_url": reverse("run-fork", args=[run.id]),
         "fork_seq": max(0, run.last_seq),
         "fork_actions": ACTION_CHOICES,

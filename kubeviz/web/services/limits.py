@@ -24,9 +24,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest
@@ -35,6 +35,7 @@ from django.utils.crypto import salted_hmac
 
 from ..access import signed_in
 from ..models import Comparison, Run, RunStatus
+from ..request_types import Viewer
 
 __all__ = [
     "ACTIVE",
@@ -67,12 +68,17 @@ class LimitExceeded(Exception):
 class Requester:
     """Who asks for new work: a user (or AnonymousUser) and the client key its rows get."""
 
-    user: Any
+    user: Viewer
     key: str
 
     @property
     def signed_in(self) -> bool:
         return signed_in(self.user)
+
+    @property
+    def owner(self) -> User | None:
+        """Whom new rows belong to: the signed-in user, None for a visitor."""
+        return self.user if self.user.is_authenticated else None
 
     @property
     def staff(self) -> bool:
@@ -108,7 +114,7 @@ def _key(identity: str) -> str:
     return salted_hmac(KEY_SALT, identity, algorithm="sha256").hexdigest()
 
 
-def user_requester(user: Any) -> Requester:
+def user_requester(user: Viewer) -> Requester:
     """A signed-in user asking (forks, services): their key does not depend on the address."""
     return Requester(user, _key(f"user:{user.pk}"))
 
@@ -177,7 +183,7 @@ def _anonymous(who: Requester, runs: int, shape: tuple[int, int] | None) -> None
     )
 
 
-def _form_comparisons(user: Any) -> QuerySet[Comparison]:
+def _form_comparisons(user: Viewer) -> QuerySet[Comparison]:
     """The user's comparisons made with the compare form (not a fork's, not a built-in)."""
     return Comparison.objects.filter(owner_id=user.pk, builtin_key__isnull=True).exclude(
         entries__run__fork_seq__isnull=False

@@ -22,9 +22,11 @@ from typing import Any
 
 import yaml
 from django.conf import settings
+from django.contrib.auth.models import User
+from django.db import IntegrityError, transaction
 
+import scheduler_core.config
 from scheduler_core.config import DEFAULT_PLUGINS
-from scheduler_core.config import Policy as EnginePolicy
 from scheduler_core.errors import LoadError, Problem
 from scheduler_core.policy import (
     BUILTIN_POLICIES_DIR,
@@ -52,6 +54,7 @@ __all__ = [
     "preset_document",
     "preset_names",
     "unexpressed",
+    "save_policy",
     "unique_policy_slug",
     "validate",
 ]
@@ -160,7 +163,7 @@ def knobs_from_document(text: str) -> dict[str, Any]:
     return knobs_from_policy(load_policy(text, SOURCE_NAME))
 
 
-def knobs_from_policy(policy: EnginePolicy) -> dict[str, Any]:
+def knobs_from_policy(policy: scheduler_core.config.Policy) -> dict[str, Any]:
     """The knobs of a loaded policy (its first profile; the form edits that one)."""
     knobs = default_knobs()
     profile = policy.profiles[0]
@@ -350,7 +353,7 @@ def document_from_knobs(knobs: Mapping[str, Any], base_text: str | None = None) 
 # What the form cannot show
 
 
-def _differences(a: EnginePolicy, b: EnginePolicy) -> list[str]:
+def _differences(a: scheduler_core.config.Policy, b: scheduler_core.config.Policy) -> list[str]:
     out: list[str] = []
     for field in (
         "percentage_of_nodes_to_score",
@@ -395,3 +398,35 @@ def unexpressed(text: str) -> list[str]:
 def unique_policy_slug(name: str) -> str:
     """A free slug for a new policy."""
     return unique_slug(name, Policy, "policy")
+
+
+def save_policy(
+    *, policy: Policy | None, name: str, description: str, visibility: str, document: str, owner: User
+) -> Policy:
+    """Check ``document`` with the engine's loader and store it: into ``policy``, or as a new
+    policy of ``owner``'s. One rule for the editor's page and the API.
+
+    Raises LoadError (naming ``policy.yaml``, the line and the field) and stores nothing. The
+    name defaults to the document's metadata.name; a new policy gets a free slug made from it.
+    """
+    loaded = load_policy(document, SOURCE_NAME)
+    fields = {
+        "name": (name.strip() or loaded.name or "policy")[:120],
+        "description": description.strip(),
+        "visibility": visibility,
+        "document": document,
+    }
+    if policy is not None:
+        for key, value in fields.items():
+            setattr(policy, key, value)
+        policy.save()
+        return policy
+    for _ in range(20):  # another save may take the same slug between the check and the insert
+        try:
+            with transaction.atomic():
+                return Policy.objects.create(
+                    slug=unique_policy_slug(fields["name"]), owner=owner, builtin=False, **fields
+                )
+        except IntegrityError:
+            continue
+    raise LoadError([Problem(SOURCE_NAME, None, "", "could not choose a unique name; try another one")])

@@ -118,7 +118,7 @@ def body_limit(on_too_big: Callable[[HttpRequest, int], HttpResponse]) -> Callab
     return decorator
 
 
-def editor_check_wait(user_id: Any, now: float | None = None) -> int:
+def editor_check_wait(user_id: int, now: float | None = None) -> int:
     """0 when this user may make one more live check now (and count it); else seconds to wait."""
     limit: int = settings.KUBEVIZ_EDITOR_CHECKS
     window: float = settings.KUBEVIZ_EDITOR_WINDOW_SECONDS
@@ -126,7 +126,7 @@ def editor_check_wait(user_id: Any, now: float | None = None) -> int:
         return 0
     now = time.time() if now is None else now
     key = f"kubeviz:editor-checks:{user_id}"
-    recent = [t for t in cache.get(key, []) if t > now - window]
+    recent: list[float] = [t for t in cache.get(key, []) if t > now - window]
     if len(recent) >= limit:
         cache.set(key, recent, math.ceil(window))
         return max(1, math.ceil(recent[0] + window - now))

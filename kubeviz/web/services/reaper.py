@@ -36,7 +36,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ..models import Run, RunStatus
-from . import dispatch
+from . import dispatch, publishing
 from .lease import end_unheld_cancelled, stale_before, worker_lost_reason
 
 __all__ = ["Reaped", "reap", "start", "stop", "running"]
@@ -124,7 +124,7 @@ def _tell(run_id: Any, loop: asyncio.AbstractEventLoop | None) -> None:
     """Tell the run's viewers it ended (they would notice within a second anyway)."""
     last_seq = Run.objects.filter(id=run_id).values_list("last_seq", flat=True).first()
     if last_seq is not None:
-        dispatch.publisher_for(loop)(f"run-{run_id}", {"type": "run.update", "last_seq": last_seq, "finished": True})
+        publishing.publisher_for(loop)(f"run-{run_id}", {"type": "run.update", "last_seq": last_seq, "finished": True})
 
 
 # -- the reaper thread -----------------------------------------------------------------------

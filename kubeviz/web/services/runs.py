@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..models import Run
-from . import dispatch
+from . import publishing
 from .lease import end_unheld_cancelled
 
 __all__ = ["cancel_run"]
@@ -22,6 +22,6 @@ def cancel_run(run: Run) -> str:
     Run.objects.filter(id=run.id).update(stop_requested=True)
     if end_unheld_cancelled(run.id):
         last_seq = Run.objects.filter(id=run.id).values_list("last_seq", flat=True).first()
-        dispatch.publish(run.group_name, {"type": "run.update", "last_seq": last_seq, "finished": True})
+        publishing.publish(run.group_name, {"type": "run.update", "last_seq": last_seq, "finished": True})
         return "Cancelled: no worker was computing it; what is recorded stays watchable."
     return "Cancelling: the computation ends after its current batch; what is recorded stays watchable."

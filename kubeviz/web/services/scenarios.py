@@ -17,20 +17,21 @@ from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
 
+import scheduler_core.scenario_types
 from scheduler_core.clusters import load_cluster
 from scheduler_core.errors import LoadError, Problem
 from scheduler_core.model import CPU, LABEL_HOSTNAME, MEMORY, PODS, Node, Pod, PodDisruptionBudget, PriorityClass
 from scheduler_core.quantity import format_quantity
 from scheduler_core.run_end import format_duration
 from scheduler_core.scenario import load_scenario
-from scheduler_core.scenario_types import Scenario as EngineScenario
 from scheduler_core.scenario_types import TimelineAction
 from scheduler_core.snapshot_time import describe_start
 from scheduler_core.workloads import Deployment, Job, ReplicaSet, Service, StatefulSet, Workload
 from scheduler_core.yamlsource import CpuBudgetExceeded
 
-from ..access import listed_runs
+from ..access import is_owner, listed_runs, visible_scenarios
 from ..models import Cluster, Policy, Run, Scenario, Visibility
+from ..request_types import Viewer
 from . import slugs
 from .engine import scenario_preview
 
@@ -71,9 +72,9 @@ FLAGSHIP_SLUG = "sts-upgrade-under-pressure"
 # Library
 
 
-def library_scenarios(user: Any, query: str = "") -> QuerySet[Scenario]:
+def library_scenarios(user: Viewer, query: str = "") -> QuerySet[Scenario]:
     """Built-in and public scenarios plus the user's private ones, filtered by name."""
-    scenarios = Scenario.objects.visible_to(user).select_related("owner")
+    scenarios = visible_scenarios(user).select_related("owner")
     query = query.strip()
     if query:
         scenarios = scenarios.filter(Q(name__icontains=query) | Q(slug__icontains=query))
@@ -90,13 +91,12 @@ class Card:
     flagship: bool
 
 
-def library_cards(user: Any, query: str = "") -> list[Card]:
-    user_id = user.id if user is not None and user.is_authenticated else None
+def library_cards(user: Viewer, query: str = "") -> list[Card]:
     return [
         Card(
             scenario=s,
             summary=first_sentence(s.description),
-            mine=user_id is not None and s.owner_id == user_id,
+            mine=is_owner(s, user),
             flagship=s.builtin and s.slug == FLAGSHIP_SLUG,
         )
         for s in library_scenarios(user, query)
@@ -308,7 +308,7 @@ class ScenarioDetail:
     warnings: list[str] = field(default_factory=list)  # the loader's (Scenario.warnings)
 
 
-def _detail_of(parsed: EngineScenario) -> ScenarioDetail:
+def _detail_of(parsed: scheduler_core.scenario_types.Scenario) -> ScenarioDetail:
     extras = [
         _plural(len(items), word)
         for items, word in (
@@ -335,7 +335,7 @@ def _detail_of(parsed: EngineScenario) -> ScenarioDetail:
 
 def _detail_cache_key(scenario: Scenario) -> str:
     digest = hashlib.sha256()
-    cluster_document = scenario.cluster.document if scenario.cluster_id else ""
+    cluster_document = scenario.cluster.document if scenario.cluster is not None else ""
     for part in (scenario.source_name, scenario.document, cluster_document):
         data = part.encode("utf-8", "surrogatepass")
         digest.update(b"%d:" % len(data) + data)
@@ -519,7 +519,7 @@ def detail_tables(detail: ScenarioDetail, pages: Mapping[str, int], path: str) -
     )
 
 
-def parse_stored(scenario: Scenario) -> EngineScenario:
+def parse_stored(scenario: Scenario) -> scheduler_core.scenario_types.Scenario:
     """Parse a stored scenario (with its cluster's nodes when it has none); raises LoadError.
 
     What engine.parse_scenario runs, with the warnings counting the cluster's nodes.
@@ -533,7 +533,7 @@ def _cluster_nodes(cluster: Cluster | None) -> list[Node] | None:
     return None if cluster is None else load_cluster(cluster.document, "cluster.yaml").nodes
 
 
-def recent_runs(scenario: Scenario, user: Any, limit: int = 5) -> list[Run]:
+def recent_runs(scenario: Scenario, user: Viewer, limit: int = 5) -> list[Run]:
     """The scenario's latest runs listed for this user (the run list's rule, access.listed_runs), newest first."""
     runs = listed_runs(user).filter(scenario=scenario).select_related("policy", "scenario").order_by("-created")
     return list(runs[:limit])
@@ -676,11 +676,11 @@ POLICY_SUGGESTIONS: dict[str, tuple[tuple[str, ...], str]] = {
 GENERIC_SUGGESTION = "Try it on any scenario and compare the result with the default policy."
 
 
-def policy_suggestions(policy: Policy, user: Any) -> tuple[list[Scenario], str]:
+def policy_suggestions(policy: Policy, user: Viewer) -> tuple[list[Scenario], str]:
     """Scenarios to try a policy on, and a one-line note."""
     slugs: tuple[str, ...] = ()
     note = GENERIC_SUGGESTION
     if policy.builtin:
         slugs, note = POLICY_SUGGESTIONS.get(policy.slug, (slugs, note))
-    found = {s.slug: s for s in Scenario.objects.visible_to(user).filter(slug__in=slugs)}
+    found = {s.slug: s for s in visible_scenarios(user).filter(slug__in=slugs)}
     return [found[slug] for slug in slugs if slug in found], note

@@ -37,7 +37,7 @@ def shareable(scenario: Scenario, policy: Policy, cluster: Cluster | None = None
 
 def scenario_seed(scenario: Scenario) -> int:
     """The scenario document's own seed (0 when it no longer loads: its runs will fail and say why)."""
-    cluster_document = scenario.cluster.document if scenario.cluster_id else None
+    cluster_document = scenario.cluster.document if scenario.cluster is not None else None
     try:
         return parse_scenario(scenario.document, scenario.source_name, cluster_document).seed
     except LoadError:
@@ -112,7 +112,7 @@ def request_run(
                 policy=policy,
                 cluster=cluster,
                 seed=seed,
-                owner=who.user if who.signed_in else None,
+                owner=who.owner,
                 client_key=who.key,
             )
         created = True

@@ -10,7 +10,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from ..access import visible_clusters
+from ..access import can_see, visible_clusters
 from ..forms import ClusterShapeForm, ClusterUploadForm, SaveNodesForm
 from ..models import Cluster, Scenario, Visibility
 from ..services import clusters as service
@@ -30,7 +30,7 @@ def cluster_list(request: HttpRequest) -> HttpResponse:
 
 def _visible_cluster(request: HttpRequest, pk: int) -> Cluster:
     cluster = get_object_or_404(Cluster.objects.select_related("owner"), pk=pk)
-    if not cluster.visible_to(request.user):
+    if not can_see(cluster, request.user):
         raise Http404("No such cluster")
     return cluster
 
@@ -56,8 +56,9 @@ def cluster_download(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _too_big(request: HttpRequest, sent: int) -> HttpResponse:
     body_error = body_too_big_error(sent)
-    forms = {"form": ClusterUploadForm(user=request.user), "shape": ClusterShapeForm()}
-    return _new_page(request, **forms, status=413, body_error=body_error)
+    return _new_page(
+        request, ClusterUploadForm(user=request.user), ClusterShapeForm(), status=413, body_error=body_error
+    )
 
 
 @login_required
@@ -88,17 +89,17 @@ def cluster_new(request: HttpRequest) -> HttpResponse:
             return _new_page(request, form, shape_form, status=400, **context)
         return _created(request, created)
     if posted == "shape" and shape_form.is_valid():
-        data = shape_form.cleaned_data
+        shape = shape_form.cleaned_data
         try:
             created = service.create_from_shape(
-                name=data["name"],
-                count=data["count"],
-                cpu=data["cpu"],
-                memory=data["memory"],
-                pods=data["pods"],
-                zones=data["zones"],
-                name_prefix=data["name_prefix"],
-                visibility=data["visibility"],
+                name=shape["name"],
+                count=shape["count"],
+                cpu=shape["cpu"],
+                memory=shape["memory"],
+                pods=shape["pods"],
+                zones=shape["zones"],
+                name_prefix=shape["name_prefix"],
+                visibility=shape["visibility"],
                 owner=request.user,
             )
         except LoadError as exc:
@@ -162,7 +163,7 @@ def _new_page(
 def from_scenario(request: HttpRequest, slug: str) -> HttpResponse:
     """Save a visible scenario's own nodes as a cluster (private unless asked otherwise)."""
     scenario = get_object_or_404(Scenario.objects.select_related("cluster"), slug=slug)
-    if not scenario.visible_to(request.user):
+    if not can_see(scenario, request.user):
         raise Http404("No such scenario")
     form = SaveNodesForm(request.POST)
     form.is_valid()

@@ -1,7 +1,7 @@
 """Comparing policies: the form, the side-by-side page, a moment of it, exports, built-ins, the list.
 
-The work is in :mod:`kubeviz.web.services.comparisons`; these views check who may see what and
-pick the template. A comparison's id is its shareable URL.
+The work is in :mod:`kubeviz.web.services.comparisons` and the comparison modules beside it;
+these views check who may see what and pick the template. A comparison's id is its shareable URL.
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from ..services import comparisons as service
 from ..services import limits
 from ..services.clusters import cluster_choices
 from ..services.compare_recording import page_context
-from ..services.dispatch import RunQueueUnavailable
+from ..services.comparison_exports import export_csv, export_dict
+from ..services.dispatch import QUEUE_DOWN, RunQueueUnavailable
 from .params import query_number
-from .refusals import QUEUE_DOWN, queue_response
+from .refusals import queue_response
 from .runs import speed_choices
 
 
@@ -106,7 +107,7 @@ def compare_detail(request: HttpRequest, comparison_id: UUID) -> HttpResponse:
 @require_GET
 def compare_csv(request: HttpRequest, comparison_id: UUID) -> HttpResponse:
     comparison = _visible_comparison(request, comparison_id)
-    response = HttpResponse(service.export_csv(comparison), content_type="text/csv; charset=utf-8")
+    response = HttpResponse(export_csv(comparison), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="kubeviz-compare-{comparison.id}.csv"'
     return response
 
@@ -114,7 +115,7 @@ def compare_csv(request: HttpRequest, comparison_id: UUID) -> HttpResponse:
 @require_GET
 def compare_json(request: HttpRequest, comparison_id: UUID) -> HttpResponse:
     comparison = _visible_comparison(request, comparison_id)
-    body = json.dumps(service.export_dict(comparison), indent=1, sort_keys=True)
+    body = json.dumps(export_dict(comparison), indent=1, sort_keys=True)
     response = HttpResponse(body, content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="kubeviz-compare-{comparison.id}.json"'
     return response

@@ -5,23 +5,19 @@ from __future__ import annotations
 from uuid import UUID
 
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseForbidden
+from django.http import HttpResponse, HttpResponseBadRequest, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
-from django_htmx.middleware import HtmxDetails
 
-from ..access import visible_runs
+from ..access import can_fork, visible_runs
+from ..request_types import HtmxHttpRequest
 from ..services.dispatch import RunQueueUnavailable
 from ..services.forks import ForkError, fork_from_form
 from ..services.limits import LimitExceeded
 from .refusals import limit_response, queue_response
 
 SIGN_IN = "sign in to fork a run"
-
-
-class HtmxHttpRequest(HttpRequest):
-    htmx: HtmxDetails
 
 
 @require_POST
@@ -32,7 +28,7 @@ def fork(request: HtmxHttpRequest, run_id: UUID) -> HttpResponse:
     user's limit of runs at once, 503 when the run queue cannot be reached."""
     # The run first: a run the visitor may not see is not found, signed in or not.
     parent = get_object_or_404(visible_runs(request.user).select_related("scenario", "policy"), id=run_id)
-    if not request.user.is_authenticated:
+    if not can_fork(parent, request.user):  # it is visible, so: signed out
         return HttpResponseForbidden(SIGN_IN, content_type="text/plain")
     try:
         made = fork_from_form(parent, request.user, request.POST)

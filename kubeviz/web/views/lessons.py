@@ -20,6 +20,7 @@ from kubeviz.lessons import Lesson, LessonError, lessons
 from kubeviz.lessons import lesson as find_lesson
 
 from ..models import RunStatus
+from ..request_types import HtmxHttpRequest
 from ..services.dispatch import RunQueueUnavailable
 from ..services.lessons import LessonUnavailable, comparison_key, lesson_runs, located_seqs, script
 from .params import query_number
@@ -35,7 +36,7 @@ def lesson_list(request: HttpRequest) -> HttpResponse:
 
 
 def _moment_index(request: HttpRequest, lesson: Lesson) -> int:
-    return query_number(request, "m", 0, minimum=0, maximum=len(lesson.moments) - 1) or 0
+    return query_number(request, "m", 0, minimum=0, maximum=len(lesson.moments) - 1)
 
 
 def _problem(request: HttpRequest, lesson: Lesson, message: str, status: int = 200) -> HttpResponse:
@@ -43,7 +44,7 @@ def _problem(request: HttpRequest, lesson: Lesson, message: str, status: int = 2
 
 
 @require_GET
-def player(request: HttpRequest, slug: str) -> HttpResponse:
+def player(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """The lesson player at moment ``?m=N`` (default the first): the run plays from the moment
     before it. While the runs are still recording the page says so and polls (htmx: 204 until
     they are done, then HX-Refresh)."""

@@ -6,12 +6,26 @@ One parser (services/numbers.py: ASCII digits, within range) and one answer to a
 
 from __future__ import annotations
 
+from typing import overload
+
 from django.core.exceptions import BadRequest
 from django.http import HttpRequest
 
 from ..services.numbers import BadNumber, whole_number
 
 __all__ = ["query_number"]
+
+
+@overload
+def query_number(
+    request: HttpRequest, name: str, default: int, *, minimum: int | None = None, maximum: int | None = None
+) -> int: ...
+
+
+@overload
+def query_number(
+    request: HttpRequest, name: str, default: None = None, *, minimum: int | None = None, maximum: int | None = None
+) -> int | None: ...
 
 
 def query_number(
@@ -22,7 +36,8 @@ def query_number(
     minimum: int | None = None,
     maximum: int | None = None,
 ) -> int | None:
-    """``?name=`` as a whole number; ``default`` when it is absent or empty."""
+    """``?name=`` as a whole number; ``default`` when it is absent or empty (so never None when
+    ``default`` is a number: the overloads tell callers)."""
     raw = request.GET.get(name, "").strip()
     if not raw:
         return default

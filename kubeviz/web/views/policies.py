@@ -18,25 +18,19 @@ from typing import Any
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db import IntegrityError, transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
-from django_htmx.middleware import HtmxDetails
 
 from scheduler_core.errors import LoadError, Problem
-from scheduler_core.policy import load_policy
 
+from ..access import can_edit_policy, visible_policies
 from ..forms_policy import PolicyKnobsForm, PolicySaveForm
 from ..models import Policy, Visibility
+from ..request_types import AuthenticatedHttpRequest
 from ..services import policy_editor as editor
 from ..services.read_limits import body_limit, editor_check_wait, read_budget, size_error
-
-
-class HtmxHttpRequest(HttpRequest):
-    htmx: HtmxDetails
-
 
 EDIT_TEMPLATE = "web/policies/edit.html"
 REFUSED_TEMPLATE = "web/policies/partials/refused.html"
@@ -49,7 +43,7 @@ def _start_document(request: HttpRequest) -> tuple[str, dict[str, Any]]:
     """The document a new policy starts from (``?from=<preset>`` or ``?copy=<slug>``) and save-form initials."""
     copy_slug = request.GET.get("copy", "")
     if copy_slug:
-        source = get_object_or_404(Policy.objects.visible_to(request.user), slug=copy_slug)
+        source = get_object_or_404(visible_policies(request.user), slug=copy_slug)
         initial = {"name": f"{source.name} (copy)"[:120], "description": source.description}
         return source.document, initial
     preset = request.GET.get("from", "default")
@@ -106,39 +100,25 @@ def _render_editor(
 
 
 def _save(
-    request: HttpRequest, policy: Policy | None, save_form: PolicySaveForm
+    request: AuthenticatedHttpRequest, policy: Policy | None, save_form: PolicySaveForm
 ) -> tuple[Policy | None, list[Problem]]:
     """Check the document with the loader and store it; (None, problems) stores nothing."""
-    document = save_form.cleaned_data["document"]
+    data = save_form.cleaned_data
     try:
-        loaded = load_policy(document, editor.SOURCE_NAME)
+        saved = editor.save_policy(
+            policy=policy,
+            name=data["name"],
+            description=data["description"],
+            visibility=data["visibility"],
+            document=data["document"],
+            owner=request.user,
+        )
     except LoadError as exc:
         return None, sorted(exc.problems, key=lambda p: (p.line is None, p.line or 0))
-    name = (save_form.cleaned_data["name"].strip() or loaded.name or "policy")[:120]
-    fields = {
-        "name": name,
-        "description": save_form.cleaned_data["description"].strip(),
-        "visibility": save_form.cleaned_data["visibility"],
-        "document": document,
-    }
-    if policy is not None:
-        for key, value in fields.items():
-            setattr(policy, key, value)
-        policy.save()
-        return policy, []
-    for _ in range(20):  # another save may take the same slug between the check and the insert
-        try:
-            with transaction.atomic():
-                created = Policy.objects.create(
-                    slug=editor.unique_policy_slug(name), owner=request.user, builtin=False, **fields
-                )
-            return created, []
-        except IntegrityError:
-            continue
-    return None, [Problem(editor.SOURCE_NAME, None, "", "could not choose a unique name; try another one")]
+    return saved, []
 
 
-def _editor(request: HtmxHttpRequest, policy: Policy | None) -> HttpResponse:
+def _editor(request: AuthenticatedHttpRequest, policy: Policy | None) -> HttpResponse:
     """The page for a new (policy None) or an existing policy; GET shows it, POST saves or applies."""
     if request.method == "GET":
         if policy is None or "from" in request.GET or "copy" in request.GET:
@@ -203,7 +183,7 @@ def _refused(request: HttpRequest, status: int, title: str, message: str) -> Htt
     return response
 
 
-def _too_often(request: HttpRequest) -> HttpResponse | None:
+def _too_often(request: AuthenticatedHttpRequest) -> HttpResponse | None:
     """The 429 answer when this user made KUBEVIZ_EDITOR_CHECKS live checks within the window."""
     wait = editor_check_wait(request.user.pk)
     if not wait:
@@ -233,8 +213,8 @@ def _page_too_big(request: HttpRequest, sent: int) -> HttpResponse:
 
 def _own_policy(request: HttpRequest, slug: str) -> Policy | HttpResponse:
     """The user's own policy, or the response that says why it cannot be edited."""
-    policy = get_object_or_404(Policy.objects.visible_to(request.user).select_related("owner"), slug=slug)
-    if policy.builtin or policy.owner_id != request.user.id:
+    policy = get_object_or_404(visible_policies(request.user).select_related("owner"), slug=slug)
+    if not can_edit_policy(policy, request.user):
         reason = "builtin" if policy.builtin else "not-owner"
         return render(request, "web/policies/not_editable.html", {"policy": policy, "reason": reason}, status=403)
     return policy
@@ -247,7 +227,7 @@ def _own_policy(request: HttpRequest, slug: str) -> Policy | HttpResponse:
 @body_limit(_page_too_big)
 @require_http_methods(["GET", "POST"])
 @read_budget
-def policy_new(request: HtmxHttpRequest) -> HttpResponse:
+def policy_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     """A new policy, starting from a built-in preset (``?from=``) or a copy of any visible one (``?copy=``)."""
     return _editor(request, None)
 
@@ -256,7 +236,7 @@ def policy_new(request: HtmxHttpRequest) -> HttpResponse:
 @body_limit(_page_too_big)
 @require_http_methods(["GET", "POST"])
 @read_budget
-def policy_edit(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+def policy_edit(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     """Edit one of your own policies; built-ins and other people's can only be copied."""
     policy = _own_policy(request, slug)
     if isinstance(policy, HttpResponse):
@@ -271,7 +251,7 @@ def policy_edit(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 @body_limit(_check_too_big)
 @require_POST
 @read_budget
-def policy_render_yaml(request: HtmxHttpRequest) -> HttpResponse:
+def policy_render_yaml(request: AuthenticatedHttpRequest) -> HttpResponse:
     """The YAML pane for the posted knobs (the posted YAML is the base: what the form lacks is kept).
 
     Invalid knobs leave the YAML as posted and come back, with their errors, out of band.
@@ -300,7 +280,7 @@ def policy_render_yaml(request: HtmxHttpRequest) -> HttpResponse:
 @body_limit(_check_too_big)
 @require_POST
 @read_budget
-def policy_validate(request: HtmxHttpRequest) -> HttpResponse:
+def policy_validate(request: AuthenticatedHttpRequest) -> HttpResponse:
     """The problems box for the posted YAML; when it loads, the knobs pane too (out of band)."""
     refused = _too_often(request)
     if refused is not None:

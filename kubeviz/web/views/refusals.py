@@ -12,12 +12,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from ..services.dispatch import RunQueueUnavailable
+from ..services.dispatch import QUEUE_DOWN, RunQueueUnavailable
 from ..services.limits import LimitExceeded
 
-__all__ = ["QUEUE_DOWN", "limit_response", "queue_response"]
-
-QUEUE_DOWN = "The run queue cannot be reached right now, so nothing was started. Please try again in a minute."
+__all__ = ["limit_response", "queue_response"]
 
 
 def _back(request: HttpRequest) -> str:

@@ -26,14 +26,13 @@ from ..models import Run, TraceEvent
 from ..node_view import card_context
 from ..rendering import format_time
 from ..run_frames import render_frame, render_playhead, render_recording
+from ..services.event_pages import EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT
 from ..services.forks import fork_context, fork_label
 from ..services.playhead import DEFAULT_SPEED, SPEEDS, Playhead, speed_label
 from ..services.recording import RunRecording
 from .params import query_number
 
 RUN_LIST_SIZE = 50
-EVENTS_DEFAULT_LIMIT = 1000
-EVENTS_MAX_LIMIT = 5000
 
 
 def _get_visible_run(request: HttpRequest, run_id: UUID) -> Run:
@@ -64,7 +63,7 @@ def detail(request: HttpRequest, run_id: UUID) -> HttpResponse:
     """The run page at t=0 (``?seq=N``: at event N, a link to that moment), paused; the viewer's
     websocket takes it from there."""
     run = _get_visible_run(request, run_id)
-    return render(request, "web/runs/detail.html", run_page_context(request, run, query_number(request, "seq", 0) or 0))
+    return render(request, "web/runs/detail.html", run_page_context(request, run, query_number(request, "seq", 0)))
 
 
 def run_page_context(request: HttpRequest, run: Run, seq: int) -> dict[str, Any]:
@@ -125,7 +124,7 @@ def node(request: HttpRequest, run_id: UUID) -> HttpResponse:
 
 
 @require_GET
-def events_json(request: HttpRequest, run_id: UUID) -> HttpResponse:
+def events_json(request: HttpRequest, run_id: UUID) -> HttpResponse | StreamingHttpResponse:
     """The stored trace as JSON.
 
     Without parameters: the whole trace, streamed as a download ``{"run": ..., "events": [...]}``.

@@ -12,19 +12,15 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import push_url
-from django_htmx.middleware import HtmxDetails
 
+from ..access import can_edit_policy, can_see, visible_policies, visible_scenarios
 from ..forms import ScenarioUploadForm
-from ..models import Policy, Scenario
+from ..models import Scenario
+from ..request_types import HtmxHttpRequest
 from ..services import clusters as cluster_service
 from ..services import scenarios as service
 from ..services.engine import LoadError
 from ..services.read_limits import body_limit, body_too_big_error, read_budget, yaml_attachment
-
-
-class HtmxHttpRequest(HttpRequest):
-    htmx: HtmxDetails
-
 
 # Library
 
@@ -36,7 +32,7 @@ def library(request: HtmxHttpRequest) -> HttpResponse:
     context = {
         "cards": service.library_cards(request.user, query),
         "query": query,
-        "flagship": Scenario.objects.visible_to(request.user).filter(slug=service.FLAGSHIP_SLUG).first(),
+        "flagship": visible_scenarios(request.user).filter(slug=service.FLAGSHIP_SLUG).first(),
     }
     template_name = "web/scenarios/library.html"
     if request.htmx and not request.htmx.history_restore_request:
@@ -49,7 +45,7 @@ def library(request: HtmxHttpRequest) -> HttpResponse:
 
 def _visible_scenario(request: HttpRequest, slug: str) -> Scenario:
     scenario = get_object_or_404(Scenario.objects.select_related("owner", "cluster"), slug=slug)
-    if not scenario.visible_to(request.user):
+    if not can_see(scenario, request.user):
         raise Http404("No such scenario")
     return scenario
 
@@ -82,7 +78,7 @@ def detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         "scenario": scenario,
         "tables": tables,
         "problems": detail.problems,
-        "policies": Policy.objects.visible_to(request.user),
+        "policies": visible_policies(request.user),
         "seed": tables.seed if tables else 0,
         "runs": service.recent_runs(scenario, request.user),
         "warnings": detail.warnings,
@@ -155,8 +151,9 @@ def upload(request: HtmxHttpRequest) -> HttpResponse:
         echo = len(submitted.text) <= settings.KUBEVIZ_UPLOAD_ECHO_BYTES
         data = {**request.POST.dict(), "text": submitted.text if echo else "", "source_name": submitted.source_name}
         form = ScenarioUploadForm(data, user=request.user)
-        context = {"problems": problems, "lines": lines, "source_name": submitted.source_name, "echoed": echo}
-        return _upload_page(request, form, **context)
+        return _upload_page(
+            request, form, problems=problems, lines=lines, source_name=submitted.source_name, echoed=echo
+        )
     scenario = created.scenario
     messages.success(request, f"Scenario “{scenario.name}” saved.")
     if created.cluster_ignored:
@@ -190,7 +187,7 @@ def policy_list(request: HtmxHttpRequest) -> HttpResponse:
     """Built-in and visible policies with what each changes and where to try it."""
     policies = [
         (policy, *service.policy_suggestions(policy, request.user))
-        for policy in Policy.objects.visible_to(request.user).select_related("owner")
+        for policy in visible_policies(request.user).select_related("owner")
     ]
     return render(request, "web/scenarios/policy_list.html", {"policies": policies})
 
@@ -198,6 +195,12 @@ def policy_list(request: HtmxHttpRequest) -> HttpResponse:
 @require_GET
 def policy_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """One policy's description and document (read-only for now)."""
-    policy = get_object_or_404(Policy.objects.visible_to(request.user).select_related("owner"), slug=slug)
+    policy = get_object_or_404(visible_policies(request.user).select_related("owner"), slug=slug)
     suggested, note = service.policy_suggestions(policy, request.user)
-    return render(request, "web/scenarios/policy_detail.html", {"policy": policy, "suggested": suggested, "note": note})
+    context = {
+        "policy": policy,
+        "suggested": suggested,
+        "note": note,
+        "can_edit": can_edit_policy(policy, request.user),
+    }
+    return render(request, "web/scenarios/policy_detail.html", context)

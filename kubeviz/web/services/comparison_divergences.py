@@ -1,0 +1,41 @@
+"""Where a comparison's policies decided differently: :func:`scheduler_core.compare.divergences`
+over the first seed's stored traces, each with why (:mod:`.divergence_why`), computed once every
+one of those runs is done and kept on the comparison."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from scheduler_core.compare import divergences
+
+from ..models import Comparison, Run, TraceEvent
+from .comparisons import Column, columns_of
+from .divergence_why import TRACE_TYPES, explain
+
+__all__ = ["DIVERGENCE_LIMIT", "comparison_divergences"]
+
+DIVERGENCE_LIMIT = 200
+# The events scheduler_core.compare.decisions, the score rows and the "why" (divergence_why) read.
+DECISION_TYPES = TRACE_TYPES
+
+
+def _decision_events(run: Run) -> list[dict[str, Any]]:
+    rows = TraceEvent.objects.filter(run=run, type__in=DECISION_TYPES).order_by("seq")
+    return list(rows.values_list("data", flat=True).iterator(chunk_size=2000))
+
+
+def comparison_divergences(comparison: Comparison, columns: list[Column] | None = None) -> list[dict[str, Any]] | None:
+    """Where the first seed's runs decided differently (None until every one of them is done),
+    in time order, each with why (services/divergence_why.py)."""
+    stored = comparison.divergences
+    if stored is not None and all("mechanism" in d for d in stored):
+        return list(stored)
+    columns = columns_of(comparison) if columns is None else columns
+    if not columns or not all(c.run.done for c in columns):
+        return None
+    traces: dict[str, Sequence[dict[str, Any]]] = {c.label: _decision_events(c.run) for c in columns}
+    found = explain(traces, [d.as_dict() for d in divergences(traces, limit=DIVERGENCE_LIMIT)])
+    Comparison.objects.filter(id=comparison.id).update(divergences=found)
+    comparison.divergences = found
+    return found
