@@ -104,7 +104,10 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "channels",
+    "rest_framework",
+    "rest_framework.authtoken",
     "kubeviz.web",
+    "kubeviz.api",
 ]
 
 MIDDLEWARE = [
@@ -195,6 +198,22 @@ KUBEVIZ_READ_CPU_SECONDS = float(os.environ.get("KUBEVIZ_READ_CPU_SECONDS", "5")
 # sliding window of this many seconds; past it the editor says to slow down (HTTP 429).
 KUBEVIZ_EDITOR_CHECKS = env_int("KUBEVIZ_EDITOR_CHECKS", 20)
 KUBEVIZ_EDITOR_WINDOW_SECONDS = env_int("KUBEVIZ_EDITOR_WINDOW_SECONDS", 10)
+
+# The JSON API for scripts (docs/api.md): https://www.django-rest-framework.org/api-guide/settings/
+# A token (`manage.py api_token <user>`) or the browser's session; a session's writes need the
+# CSRF token, as the pages' forms do. A body over DATA_UPLOAD_MAX_MEMORY_SIZE is a 413 (kubeviz/api/responses.py).
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser", "rest_framework.parsers.MultiPartParser"],
+    "EXCEPTION_HANDLER": "kubeviz.api.responses.exception_handler",
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PAGINATION_CLASS": "kubeviz.api.pagination.Pages",
+    "PAGE_SIZE": 50,  # kubeviz/api/pagination.py also takes ?page_size= up to 200
+}
 
 # Limits: how much new work a visitor may start (docs/limits.md). Built-in scenarios under
 # built-in policies are computed once and shared; at the scenario's own seed they are free.

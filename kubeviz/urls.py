@@ -44,6 +44,7 @@ urlpatterns = [
     path("accounts/signup/", accounts.signup, name="signup"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
+    path("api/", include("kubeviz.api.urls")),
 ]
 
 # A BadRequest raised by a view is answered with its own text (it names the parameter).

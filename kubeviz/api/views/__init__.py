@@ -1,0 +1,1 @@
+"""The API's views, one module per area: documents (scenarios, policies), runs, comparisons."""
