@@ -12,12 +12,15 @@ PORT ?= 8000
 # (docs/deploy.md). Tests use kubeviz/settings_test.py (pyproject.toml) and need neither.
 DEV_ENV := KUBEVIZ_DEBUG=1
 
-.PHONY: install run test lint typecheck unit bench worker simulate clean
+.PHONY: install lock run test test-fast lint typecheck unit bench worker simulate clean
 
-$(STAMP): requirements.txt requirements-dev.txt
+# Python packages come from the lock files: every package, transitive ones too, at one version with
+# its hashes, so every machine installs the same bytes. requirements*.txt are what people edit;
+# `make lock` turns them into requirements*.lock.
+$(STAMP): requirements.lock requirements-dev.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements-dev.txt
+	$(PY) -m pip install --quiet --require-hashes -r requirements-dev.lock
+	$(PY) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
 $(NPM_STAMP): package.json package-lock.json
@@ -25,6 +28,14 @@ $(NPM_STAMP): package.json package-lock.json
 	touch $(NPM_STAMP)
 
 install: $(STAMP) $(NPM_STAMP)
+
+## lock: recompile requirements*.lock (with hashes) after editing requirements*.txt; LOCK_ARGS=--upgrade moves every transitive pin too
+LOCK_ARGS ?=
+PIP_COMPILE := CUSTOM_COMPILE_COMMAND="make lock" $(VENV)/bin/pip-compile --quiet --generate-hashes --allow-unsafe \
+	--strip-extras --no-emit-index-url --no-emit-find-links $(LOCK_ARGS)
+lock: $(STAMP)
+	$(PIP_COMPILE) --output-file requirements.lock requirements.txt
+	$(PIP_COMPILE) --constraint requirements.lock --output-file requirements-dev.lock requirements-dev.txt
 
 ## run: the web app on an embedded default (SQLite, runs in the web process, DEBUG on); REDIS_URL=... uses Redis + Celery
 run: install
@@ -43,15 +54,19 @@ worker: install
 simulate: $(STAMP)
 	$(PY) -m scheduler_core simulate $(or $(SCENARIO),mixed-small)
 
-## test: lint, strict type check of the engine, then the whole test suite (engine, web, browser)
+## test: lint, strict type check of the engine and the web app, then the whole test suite (engine, web, browser)
 test: lint typecheck unit
+
+## test-fast: the inner loop -- every test but the slow, browser (e2e) and real-worker ones
+test-fast: install
+	$(PY) -m pytest -n 2 -q -m "not slow and not e2e and not worker"
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check scheduler_core kubeviz tests bench
 
 typecheck: $(STAMP)
-	$(PY) -m mypy scheduler_core
+	$(PY) -m mypy scheduler_core kubeviz
 
 unit: install
 	$(PY) -m pytest -n 2 -q
