@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from scheduler_core.policy import builtin_policies
+from scheduler_core.run_end import END_QUIESCENT, END_STEADY
 from scheduler_core.scenario import load_scenario_file
 from scheduler_core.simulation import Simulation
 from scheduler_core.trace import EVENT_TYPES, dumps
@@ -37,11 +38,22 @@ def test_a_built_in_scenario_documents_what_to_watch_for(path: Path) -> None:
     assert scenario.watch_for
 
 
+@pytest.mark.slow  # policies x scenarios; the fast set runs each scenario once
 @pytest.mark.parametrize("policy", sorted(builtin_policies()), ids=sorted(builtin_policies()))
 def test_every_built_in_policy_runs_every_built_in_scenario(policy: str) -> None:
+    """Every run settles (no time or event limit, which a policy that loops would hit), raises no
+    engine error, over-commits no node, and its run_finished counts are the pods' own state."""
     for path in SCENARIOS:
         sim = run(path, builtin_policies()[policy])
-        assert sim.finished
+        assert sim.end in (END_QUIESCENT, END_STEADY), (path.stem, sim.end_reason)
+        assert events(sim, "error") == [], path.stem
+        (finished,) = events(sim, "run_finished")
+        bound = sum(1 for pod in sim.pods.values() if pod.node_name)
+        assert (finished["bound"], finished["pending"]) == (bound, len(sim.pods) - bound), path.stem
+        for info in sim.cache.node_infos():
+            for resource in ("cpu", "memory"):
+                used = sum(pod.requests.get(resource, 0) for pod in info.pods)
+                assert used <= info.node.allocatable.get(resource, 0), (path.stem, info.name, resource)
 
 
 def events(sim: Simulation, type_: str, pod: str | None = None) -> list[dict]:

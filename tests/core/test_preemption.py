@@ -188,14 +188,30 @@ def test_the_priority_sum_uses_the_offset_that_makes_every_term_non_negative():
     assert plugin_only().select_candidate([b, a])[0].node == "b"
 
 
-def test_criteria_are_named_in_upstream_order():
-    assert CRITERIA == (
-        "fewest_pdb_violations",
-        "lowest_highest_priority",
-        "smallest_priority_sum",
-        "fewest_victims",
-        "latest_start_time",
-    )
+LOWEST = -(2**31)  # a victim at this priority adds 0 to the offset priority sum
+
+
+def criteria_cases() -> dict[str, tuple[Candidate, Candidate]]:
+    """Per criterion, in upstream order: a candidate "x" it prefers and a candidate "y" that the
+    criteria after it prefer, the two tied on the criteria before it."""
+    return {
+        "fewest_pdb_violations": (cand("x", (9, 0)), cand("y", (1, 5000), violations=1)),
+        "lowest_highest_priority": (cand("x", (5, 0), (5, 0), (5, 0)), cand("y", (6, 5000))),
+        "smallest_priority_sum": (cand("x", (5, 0)), cand("y", (5, 5000), (1, 5000))),
+        "fewest_victims": (cand("x", (6, 0)), cand("y", (6, 5000), (LOWEST, 5000))),
+        "latest_start_time": (cand("x", (6, 5000)), cand("y", (6, 0))),
+    }
+
+
+def test_each_criterion_decides_before_the_ones_after_it() -> None:
+    """pickOneNodeForPreemption (pkg/scheduler/framework/preemption/preemption.go) applies its
+    criteria in this order, each under its own name: a swapped pair, a flipped comparison or a
+    criterion reported under another's name fails here."""
+    cases = criteria_cases()
+    assert tuple(cases) == CRITERIA
+    for name, (x, y) in cases.items():
+        assert plugin_only().select_candidate([x, y]) == (x, name), name
+        assert plugin_only().select_candidate([y, x]) == (x, name), name
 
 
 # -- SelectVictimsOnNode --------------------------------------------------------------------

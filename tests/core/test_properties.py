@@ -4,6 +4,7 @@ function of scenario + policy + seed."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,8 +21,10 @@ from scheduler_core.model import (
     Toleration,
 )
 from scheduler_core.plugins.node_affinity import required_node_affinity_matches
+from scheduler_core.run_end import END_QUIESCENT, END_STEADY
 from scheduler_core.scenario_types import Scenario, TimelineAction
 from scheduler_core.simulation import Simulation
+from scheduler_core.state import NodeInfo
 from scheduler_core.trace import dumps
 
 GI = 1024**3
@@ -89,6 +92,7 @@ def assert_not_overcommitted(sim: Simulation) -> None:
         assert len(info.pods) <= alloc["pods"], f"{info.name} holds more pods than allowed"
 
 
+@pytest.mark.slow  # 40-60 generated runs; the fast set keeps the two other properties
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_no_node_is_ever_over_committed(scenario: Scenario) -> None:
@@ -97,6 +101,7 @@ def test_no_node_is_ever_over_committed(scenario: Scenario) -> None:
         assert_not_overcommitted(sim)
 
 
+@pytest.mark.slow  # 40-60 generated runs; the fast set keeps the two other properties
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_every_bound_pod_satisfies_the_required_filters_of_its_node(scenario: Scenario) -> None:
@@ -112,6 +117,7 @@ def test_every_bound_pod_satisfies_the_required_filters_of_its_node(scenario: Sc
         assert required_node_affinity_matches(pod, node.node), f"{pod.key} breaks its node affinity"
 
 
+@pytest.mark.slow  # 40-60 generated runs; the fast set keeps the two other properties
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_the_same_scenario_policy_and_seed_give_the_same_trace(scenario: Scenario) -> None:
@@ -124,13 +130,105 @@ def test_the_same_scenario_policy_and_seed_give_the_same_trace(scenario: Scenari
     assert dumps(first.trace.events) == dumps(second.trace.events)
 
 
+def replay_placements(sim: Simulation) -> tuple[dict[str, str | None], set[str]]:
+    """Where the trace alone says each pod is at the end (None: pending), and which completed.
+
+    Rebuilt from pod_added / bound / pod_deleted / pod_completed, independently of the
+    simulation's own bookkeeping, so the summary's counts are checked against the events."""
+    where: dict[str, str | None] = {}
+    completed: set[str] = set()
+    for event in sim.trace.events:
+        if event["type"] == "pod_added":
+            where[event["pod"]] = event["node"]
+            completed.discard(event["pod"])
+        elif event["type"] == "bound":
+            assert where[event["pod"]] is None, f"{event['pod']} bound twice"
+            where[event["pod"]] = event["node"]
+        elif event["type"] == "pod_deleted":
+            del where[event["pod"]]
+        elif event["type"] == "pod_completed":
+            del where[event["pod"]]
+            completed.add(event["pod"])
+    return where, completed
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_every_pod_ends_bound_pending_or_gone_and_is_counted_once(scenario: Scenario) -> None:
+    """The summary, the run_finished event and the queue agree with what the trace's own events
+    say happened to each pod: a pod counted twice, a deleted pod still counted, a pending pod
+    missing from the queue or a bound pod left in it fails here."""
     sim = Simulation(scenario)
     summary = sim.run()
+    where, completed = replay_placements(sim)
     keys = [p.pod for p in summary.pods]
     assert len(keys) == len(set(keys))
-    assert summary.bound + summary.pending == len(sim.pods)
-    queued = sum(summary.queue.values())
-    assert queued == summary.pending
+    assert set(keys) == set(where) | completed
+    assert {p.pod: p.node for p in summary.pods if p.pod in where} == where
+    pending = {pod for pod, node in where.items() if node is None}
+    assert summary.bound == len(where) - len(pending)
+    assert summary.pending == len(pending)
+    assert summary.completed == len(completed)
+    (finished,) = [e for e in sim.trace.events if e["type"] == "run_finished"]
+    assert (finished["bound"], finished["pending"]) == (summary.bound, summary.pending)
+    assert {info.pod.key for info in sim.queue.pending_pods()} == pending
+    assert sum(summary.queue.values()) == len(pending)
+
+
+@st.composite
+def plain_scenarios(draw: st.DrawFn) -> Scenario:
+    """Small clusters, pods with plain requests at one priority: no affinity, taints or timeline."""
+    nodes = [
+        Node(
+            name=f"n{i}",
+            allocatable={
+                "cpu": draw(st.sampled_from([1000, 2000])),
+                "memory": draw(st.sampled_from([2 * GI, 4 * GI])),
+                "pods": draw(st.integers(1, 4)),
+            },
+        )
+        for i in range(draw(st.integers(1, 3)))
+    ]
+    pods = []
+    for j in range(draw(st.integers(1, 10))):
+        requests = {}
+        if draw(st.booleans()):
+            requests["cpu"] = draw(st.sampled_from([100, 700, 1500, 2500]))
+        if draw(st.booleans()):
+            requests["memory"] = draw(st.sampled_from([GI // 2, 2 * GI, 5 * GI]))
+        pods.append(
+            Pod(
+                name=f"p{j}",
+                uid=f"u{j}",
+                containers=(Container(name="c", image="img:1", requests=requests),),
+                run_duration_ms=draw(st.sampled_from([None, None, 30_000])),
+            )
+        )
+    return Scenario(name="plain", nodes=nodes, pods=pods, seed=draw(st.integers(0, 3)))
+
+
+def fits(pod: Pod, info: NodeInfo) -> bool:
+    """NodeResourcesFit's question (pkg/scheduler/framework/plugins/noderesources/fit.go), asked
+    of the final state: room for one more pod and for each resource the pod requests."""
+    alloc = info.node.allocatable
+    if len(info.pods) + 1 > alloc["pods"]:
+        return False
+    used = {r: sum(p.requests.get(r, 0) for p in info.pods) for r in ("cpu", "memory")}
+    return all(used[r] + pod.requests.get(r, 0) <= alloc[r] for r in ("cpu", "memory"))
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@given(plain_scenarios())
+def test_no_pod_is_left_pending_while_a_node_has_room_for_it(scenario: Scenario) -> None:
+    """A pod that fits a node when it is tried is bound, and every event that frees room (a pod
+    completing: AssignedPodDelete) sends the unschedulable pods back to be tried again. At one
+    priority preemption never helps, so at the end a pending pod fits no node: it was tried after
+    the last change, and failed."""
+    sim = Simulation(scenario)
+    sim.run()
+    assert sim.end in (END_QUIESCENT, END_STEADY), sim.end_reason
+    infos = sim.cache.node_infos()
+    for pod in sim.pods.values():
+        if not pod.node_name:
+            room = [info.name for info in infos if fits(pod, info)]
+            assert room == [], f"{pod.key} ({pod.requests}) is pending though {room} have room"

@@ -136,7 +136,8 @@ def test_the_builtin_preemption_scenarios_complete_their_evictions():
         sim.run()
         victims = [v["pod"] for e in sim.trace.events if e["type"] == "preemption" for v in e["victims"]]
         deleted = {e["pod"] for e in sim.trace.events if e["type"] == "pod_deleted"}
-        assert victims and set(victims) <= deleted, name
+        assert victims, name
+        assert set(victims) <= deleted, name
         assert finished(sim)["end"] in ("quiescent", "steady")
 
 

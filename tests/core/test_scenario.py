@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from scheduler_core.errors import MAX_PROBLEMS, LoadError, Problem
-from scheduler_core.model import Pod
+from scheduler_core.model import LabelSelector, LabelSelectorRequirement, Pod, Taint, Toleration
 from scheduler_core.scenario import (
     MAX_NODES,
     builtin_scenario,
@@ -15,6 +17,7 @@ from scheduler_core.scenario import (
     load_scenario,
     load_scenario_file,
 )
+from scheduler_core.scenario_types import Scenario
 from scheduler_core.yamlsource import MAX_TEXT_BYTES
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -411,21 +414,70 @@ def test_load_scenario_file_names_the_file(tmp_path: Path) -> None:
 # -- real manifests (kubernetes/website examples, some in KYAML flow style) ------------
 
 
+def one_object(scenario: Scenario) -> object:
+    """The one object a single-object manifest loads into (none, or two, fails)."""
+    loaded = [*scenario.nodes, *scenario.pods, *scenario.pdbs, *scenario.priority_classes]
+    assert len(loaded) == 1, loaded
+    return loaded[0]
+
+
+REAL_MANIFESTS: dict[str, Callable[[Any], object]] = {
+    # file -> what the test reads back from its one object, compared with EXPECTED_FROM_MANIFESTS
+    "pod-with-affinity-anti-affinity.yaml": lambda pod: (
+        pod.key,
+        pod.affinity.node_affinity.required.terms[0].match_expressions[0].values,
+        [(t.weight, t.preference.match_expressions[0].key) for t in pod.affinity.node_affinity.preferred],
+    ),
+    "pod-with-pod-affinity.yaml": lambda pod: (pod.key, pod.affinity.pod_affinity.required[0].label_selector),
+    "pod-with-toleration.yaml": lambda pod: (pod.key, pod.labels, pod.tolerations),
+    "topology-spread-two-constraints.yaml": lambda pod: (
+        pod.key,
+        [(c.topology_key, c.max_skew, c.when_unsatisfiable) for c in pod.topology_spread_constraints],
+    ),
+    "node-with-taint.yaml": lambda node: (node.taints, node.allocatable),
+    "zookeeper-pdb-minavailable.yaml": lambda pdb: (pdb.name, pdb.min_available, pdb.selector),
+    "low-priority-class.yaml": lambda pc: (pc.name, pc.value, pc.global_default),
+}
+
+EXPECTED_FROM_MANIFESTS: dict[str, object] = {
+    "pod-with-affinity-anti-affinity.yaml": (
+        "default/with-affinity-anti-affinity",
+        ("linux", "macOs"),
+        [(1, "label-1"), (50, "label-2")],
+    ),
+    "pod-with-pod-affinity.yaml": (
+        "default/with-pod-affinity",
+        LabelSelector(match_expressions=(LabelSelectorRequirement("security", "In", ("S1",)),)),
+    ),
+    "pod-with-toleration.yaml": (
+        "default/nginx",
+        {"env": "test"},
+        (Toleration(key="example-key", operator="Exists", effect="NoSchedule"),),
+    ),
+    "topology-spread-two-constraints.yaml": (
+        "default/mypod",
+        [("zone", 1, "DoNotSchedule"), ("node", 1, "DoNotSchedule")],
+    ),
+    "node-with-taint.yaml": (
+        (Taint(key="foo", effect="NoSchedule"),),
+        {"pods": 110, "cpu": 4000, "memory": 32 * 1024**3},
+    ),
+    "zookeeper-pdb-minavailable.yaml": (
+        "zk-pdb",
+        2,
+        LabelSelector(match_labels=(("app.kubernetes.io/name", "zookeeper"),)),
+    ),
+    "low-priority-class.yaml": ("placeholder", -1000, False),
+}
+
+
 @needs_examples
-@pytest.mark.parametrize(
-    "name",
-    [
-        "pod-with-affinity-anti-affinity.yaml",
-        "pod-with-pod-affinity.yaml",
-        "pod-with-toleration.yaml",
-        "topology-spread-two-constraints.yaml",
-        "node-with-taint.yaml",
-        "zookeeper-pdb-minavailable.yaml",
-        "low-priority-class.yaml",
-    ],
-)
-def test_real_manifests_load(name: str) -> None:
-    load_scenario_file(EXAMPLES / name)
+@pytest.mark.parametrize("name", sorted(REAL_MANIFESTS))
+def test_real_manifests_load_what_they_say(name: str) -> None:
+    """Each manifest is read in full: a document that loads to nothing, or drops a field (as a
+    flow-style KYAML file could), fails here, not just one that raises."""
+    loaded = one_object(load_scenario_file(EXAMPLES / name))
+    assert REAL_MANIFESTS[name](loaded) == EXPECTED_FROM_MANIFESTS[name]
 
 
 @needs_examples

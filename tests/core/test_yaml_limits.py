@@ -83,6 +83,7 @@ def test_too_many_nodes_stop_at_the_cap_before_any_node_is_built(monkeypatch: py
     assert built == []
 
 
+@pytest.mark.slow  # documents at the size caps
 def test_a_scenario_at_the_node_cap_loads() -> None:
     assert len(load_scenario(nodes_document(MAX_NODES)).nodes) == MAX_NODES
 
@@ -178,6 +179,7 @@ def test_values_stay_under_the_cap_when_aliases_are_cheap() -> None:
     assert document.line_of("b[3][999]") == 1  # fields inside an alias point at the anchor's lines
 
 
+@pytest.mark.slow  # documents at the size caps
 def test_plain_values_past_the_cap_are_refused_at_their_line() -> None:
     text = "a: [" + ",".join(["1"] * (MAX_VALUES + 5)) + "]\n"
     with pytest.raises(LoadError) as info:

@@ -55,7 +55,8 @@ def start_run(page: Any, base: str) -> str:
 def position(page: Any, playhead: str = "#run-playhead") -> int:
     """Where this viewer's playhead is now (read once; assert with expect_position)."""
     value = page.locator(playhead).get_attribute("data-position")
-    assert value is not None and re.fullmatch(r"-?\d+", value), f"{playhead} data-position={value!r}"
+    assert value is not None, f"{playhead} has no data-position"
+    assert re.fullmatch(r"-?\d+", value), f"{playhead} data-position={value!r}"
     return int(value)
 
 

@@ -167,7 +167,12 @@ async def test_a_viewers_pause_does_not_pause_another_viewer_or_the_computation(
         seen.append(position(await bob.receive_from(timeout=TIMEOUT)))
     assert seen == sorted(seen)
     assert seen[-1] == run.last_seq
-    assert await alice.receive_nothing(timeout=0.3)  # Alice, paused, is sent nothing more
+    # Alice, paused, was sent nothing more: the next thing she gets is the answer to her control
+    # (no playback frame before it), and she is where she stopped.
+    await alice.send_to(text_data=json.dumps({"action": "speed", "value": 1}))
+    answer = str(await alice.receive_from(timeout=TIMEOUT))
+    assert 'id="run-control-message"' in answer
+    assert position(answer) == stopped_at
     assert stopped_at < run.last_seq
     await alice.disconnect()
     await bob.disconnect()
@@ -189,14 +194,24 @@ async def test_the_computation_never_waits_for_a_paused_viewer() -> None:
 
 async def test_follow_live_tracks_the_recording_as_it_grows() -> None:
     run = await database_sync_to_async(queued_run_sync)()
+    """A follower of a run not yet recorded moves forward as events are stored (the hub polls),
+    only forward, and stops following at the end once the recording is complete."""
     viewer, _ = await open_socket(run.id)
-    await send(viewer, "live")
+    following = await send(viewer, "live")
+    assert 'data-follow="1"' in following
+    assert "Following the recording as it is computed." in following
     await database_sync_to_async(step_loop)(run.id, lambda group, message: None)
     last = await database_sync_to_async(lambda: Run.objects.get(id=run.id).last_seq)()
-    seen = -1
-    while seen < last:  # the hub's poll notices the stored events; the follower moves to the end
-        seen = position(await viewer.receive_from(timeout=TIMEOUT))
-    assert seen == last
+    frames = [str(await viewer.receive_from(timeout=TIMEOUT))]
+    while position(frames[-1]) < last:  # bounded by TIMEOUT per frame
+        frames.append(str(await viewer.receive_from(timeout=TIMEOUT)))
+    seen = [position(frame) for frame in frames]
+    assert seen == sorted(seen)
+    assert seen[-1] == last
+    end = re.search(r'<p id="run-playhead"[^>]*>', frames[-1])
+    assert end, frames[-1][-500:]
+    assert 'data-follow=""' in end.group(0)  # complete: nothing more to follow
+    assert 'data-complete="1"' in end.group(0)
     await viewer.disconnect()
 
 
@@ -212,8 +227,8 @@ async def test_a_disconnected_viewers_work_stops() -> None:
     assert task is not None
     assert not task.done()
     await viewer.disconnect()
-    await asyncio.sleep(0)  # let the cancellation land
-    assert task.cancelled() or task.done()
+    await asyncio.wait({task}, timeout=TIMEOUT)  # the cancellation lands (at 0.5x it would play on for minutes)
+    assert task.cancelled()
     assert key not in hubs.hubs
     assert not hub.viewers
 

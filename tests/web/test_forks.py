@@ -89,6 +89,7 @@ def test_a_run_the_user_cannot_see_is_not_found(logged_in_client, parent, other_
     assert post_fork(logged_in_client, parent, action="cordon", target="node-a2").status_code == 404
 
 
+@pytest.mark.slow  # 32 forms, each a fork request; the fast set keeps the other fork tests
 @pytest.mark.parametrize(
     ("fields", "message"),
     [

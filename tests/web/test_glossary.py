@@ -170,7 +170,8 @@ def has_sample(legend: str, *classes: str) -> bool:
 def test_every_colour_class_of_the_run_css_has_a_legend_sample(client: Client, finished_run: Run) -> None:
     legend = legend_of(page(client, finished_run))
     families = css_colour_classes()
-    assert len(families["cell levels"]) == 11 and len(families["cell flags"]) == 6, families
+    assert len(families["cell levels"]) == 11, families
+    assert len(families["cell flags"]) == 6, families
     missing = []
     for level in families["cell levels"]:
         missing += [] if has_sample(legend, "cell", level) else [level]

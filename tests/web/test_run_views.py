@@ -17,10 +17,10 @@ from kubeviz.web.node_view import NodeMemo, node_group
 from kubeviz.web.rendering import format_time, node_dom_id, priority_hue
 from kubeviz.web.services import runner
 from kubeviz.web.services.builtins import ENGINE_DIR
+from kubeviz.web.services.event_pages import EVENTS_MAX_LIMIT
 from kubeviz.web.services.runner import step_loop
 from kubeviz.web.services.runs import cancel_run
 from kubeviz.web.services.view_state import advance, latest_state, state_at
-from kubeviz.web.views.runs import EVENTS_MAX_LIMIT
 from scheduler_core.policy import load_policy
 from scheduler_core.replay import ViewState
 from scheduler_core.scenario import load_scenario
@@ -121,6 +121,13 @@ def attrs(html: str, dom_id: str) -> dict[str, str]:
     return dict(re.findall(r'data-([a-z-]+)="([^"]*)"', found.group(1)))
 
 
+def element_text(html: str, dom_id: str) -> str:
+    """The text of the element with id ``dom_id``, tags dropped and spaces collapsed."""
+    found = re.search(rf'<([a-z0-9]+) id="{dom_id}"[^>]*>(.*?)</\1>', html, re.DOTALL)
+    assert found, dom_id
+    return " ".join(re.sub(r"<[^>]+>", " ", found.group(2)).split())
+
+
 def nodes_body(html: str) -> str:
     """The node view (cards or grid) without the section's legend, which has sample cells too."""
     start = html.index('<div id="run-nodes-body"')
@@ -175,10 +182,16 @@ def test_at_the_last_event_the_page_shows_the_summary(client: Client, finished_r
     assert 'id="node-node-a"' in html
     assert 'id="node-node-b"' in html
     assert bound_count(html) == finished_run.summary["bound"]
-    assert "the end" in html
+    # The playhead line, not just the page ("Pending at the end" heads a summary row): the end is said there.
+    assert re.fullmatch(
+        rf"Paused at the end · event {last} of {last} · decision (\d+) of \1 · the end",
+        element_text(html, "run-playhead"),
+    )
     assert f'ws-connect="/ws/runs/{finished_run.id}/?at={last}"' in html
     assert "hx-swap-oob" not in html
-    assert summary_hidden(page(client, finished_run, seq=last - 1))
+    before_the_end = page(client, finished_run, seq=last - 1)
+    assert summary_hidden(before_the_end)
+    assert element_text(before_the_end, "run-playhead").startswith(f"Paused · event {last - 1} of {last} · ")
 
 
 def test_the_summary_waits_for_the_run_to_be_done(client: Client, finished_run: Run) -> None:

@@ -87,6 +87,7 @@ def test_check_deploy_is_clean_with_the_documented_production_environment(tmp_pa
     assert "System check identified no issues" in result.stdout
 
 
+@pytest.mark.slow  # manage.py in a subprocess; the fast set keeps the clean check
 @pytest.mark.parametrize(
     "override, warning",
     [
@@ -104,7 +105,8 @@ def test_check_deploy_is_clean_with_the_documented_production_environment(tmp_pa
 )
 def test_check_deploy_fails_when_one_production_setting_is_missing(tmp_path, override, warning):
     result = check_deploy(production_process_env(tmp_path, **{**documented_production_env(), **override}))
-    assert result.returncode != 0 and warning in result.stderr + result.stdout, result.stdout + result.stderr
+    assert result.returncode != 0, result.stdout + result.stderr
+    assert warning in result.stderr + result.stdout, result.stdout + result.stderr
 
 
 PRINT_SETTINGS = """
@@ -118,6 +120,7 @@ print(json.dumps({name: getattr(s, name) for name in (
 """
 
 
+@pytest.mark.slow  # manage.py in a subprocess; the fast set keeps the clean check
 def test_the_production_environment_sets_every_security_setting(tmp_path):
     result = run_python(production_process_env(tmp_path, **documented_production_env()), "-c", PRINT_SETTINGS)
     assert result.returncode == 0, result.stderr
@@ -136,6 +139,7 @@ def test_the_production_environment_sets_every_security_setting(tmp_path):
     }
 
 
+@pytest.mark.slow  # manage.py in a subprocess; the fast set keeps the clean check
 def test_the_defaults_are_debug_off_and_plain_http_with_a_key_given(tmp_path):
     result = run_python(production_process_env(tmp_path, KUBEVIZ_SECRET_KEY="k" * 60), "-c", PRINT_SETTINGS)
     assert result.returncode == 0, result.stderr
@@ -149,6 +153,7 @@ def test_the_defaults_are_debug_off_and_plain_http_with_a_key_given(tmp_path):
     assert not (got["CSRF_COOKIE_SECURE"])
 
 
+@pytest.mark.slow  # manage.py in a subprocess; the fast set keeps the clean check
 @pytest.mark.parametrize(
     "env, expected",
     [
@@ -176,6 +181,7 @@ def test_a_bad_or_missing_setting_stops_the_start_with_its_name(tmp_path, env, e
     assert expected in result.stderr, result.stderr[-2000:]
 
 
+@pytest.mark.slow  # manage.py in a subprocess; the fast set keeps the clean check
 def test_debug_on_starts_without_a_key_using_the_development_one(tmp_path):
     """What `make run` relies on: KUBEVIZ_DEBUG=1 alone is enough."""
     result = run_python(production_process_env(tmp_path, KUBEVIZ_DEBUG="1"), "manage.py", "check")
@@ -287,6 +293,7 @@ ORIGIN_CASES = [
 ]
 
 
+@pytest.mark.slow  # one socket per case; the fast set keeps the malformed-message and comparison-control tests
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(
     "scheme, host, origin, overrides, extra_headers, accepted",
@@ -304,7 +311,8 @@ async def test_a_websocket_is_accepted_only_from_this_sites_own_origin(
         assert connected, code
         assert 'id="run-playhead"' in await communicator.receive_from(timeout=TIMEOUT)
     else:
-        assert not connected and code == 1000, code  # refused before the consumer ran (daphne: HTTP 403)
+        assert not connected, code
+        assert code == 1000, code  # refused before the consumer ran (daphne: HTTP 403)
     await communicator.disconnect()
 
 
@@ -372,7 +380,8 @@ async def next_reply(communicator: WebsocketCommunicator, message_id: str) -> tu
 
 async def still_playable(communicator: WebsocketCommunicator, message_id: str) -> None:
     is_error, text = await reply_to(communicator, '{"action": "pause"}', message_id)
-    assert not is_error and text.startswith("Paused"), text
+    assert not is_error, text
+    assert text.startswith("Paused"), text
 
 
 def finished_comparison_sync() -> Comparison:
@@ -393,6 +402,7 @@ def finished_comparison_sync() -> Comparison:
 RUN_ACTIONS = ["play", "pause", "step", "back", "speed", "seek", "live", "hello"]
 
 
+@pytest.mark.slow  # one socket per case; the fast set keeps the malformed-message and comparison-control tests
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("action", RUN_ACTIONS, ids=[f"{a} on the run page" for a in RUN_ACTIONS])
 async def test_every_hostile_value_of_a_run_control_gets_an_error_and_the_socket_stays_open(finished_run, action):
@@ -405,7 +415,8 @@ async def test_every_hostile_value_of_a_run_control_gets_an_error_and_the_socket
         if expected is None:
             assert not is_error, f"{action} with {name}: {text}"
         else:
-            assert is_error and expected in text, f"{action} with {name}: {text}"
+            assert is_error, f"{action} with {name}: {text}"
+            assert expected in text, f"{action} with {name}: {text}"
     await still_playable(communicator, "run-control-message")
     await communicator.disconnect()
 
@@ -426,7 +437,8 @@ async def test_every_hostile_value_of_a_comparison_control_gets_an_error_and_the
             if expected is None:
                 assert not is_error, f"{action} with {name}: {text}"
             else:
-                assert is_error and expected in text, f"{action} with {name}: {text}"
+                assert is_error, f"{action} with {name}: {text}"
+                assert expected in text, f"{action} with {name}: {text}"
     await still_playable(communicator, "compare-control-message")
     await communicator.disconnect()
 
@@ -452,11 +464,13 @@ async def test_every_malformed_message_gets_an_error_and_the_socket_stays_open(f
     await communicator.receive_from(timeout=TIMEOUT)
     for name, text, expected in MESSAGES:
         is_error, reply = await reply_to(communicator, text, "run-control-message")
-        assert is_error and reply.startswith(expected), f"{name}: {reply[:200]}"
+        assert is_error, f"{name}: {reply[:200]}"
+        assert reply.startswith(expected), f"{name}: {reply[:200]}"
         assert len(reply) < 300, f"{name}: the error repeats the input ({len(reply)} characters)"
     await communicator.send_to(bytes_data=b"\x00\x01")
     is_error, reply = await next_reply(communicator, "run-control-message")
-    assert is_error and reply.startswith("message: send JSON text, not binary data"), reply
+    assert is_error, reply
+    assert reply.startswith("message: send JSON text, not binary data"), reply
     await still_playable(communicator, "run-control-message")
     await communicator.disconnect()
 

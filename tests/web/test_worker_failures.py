@@ -256,7 +256,8 @@ def assert_resumed(world: World, run_id: str, kept: dict[int, int], trace: list[
     row = world.wait_for_end(run_id)
     assert row["status"] == "finished", f"{row}\n{world.logs()}"
     # Taken by a second executor (a third only if the second stalled past the lease on a busy machine).
-    assert 2 <= row["attempts"] <= MAX_ATTEMPTS and row["lease"] == "", row
+    assert 2 <= row["attempts"] <= MAX_ATTEMPTS, row
+    assert row["lease"] == "", row
     assert row["end_reason"] == trace[-1]["reason"]
     events = world.events(run_id)
     assert [e["seq"] for e in events] == list(range(len(events))), "no gap and no duplicate"
@@ -282,7 +283,8 @@ def test_a_killed_pool_process_mid_run_is_resumed_with_contiguous_seq(
     assert_resumed(world, run_id, kept, long_run_trace)
     assert worker.poll() is None, "the worker itself lives on"
     log = tail(world.log("prefork"), 200_000)
-    assert "WorkerLostError" in log and "exited with 'signal 9 (SIGKILL)'" in log, log[-3000:]
+    assert "WorkerLostError" in log, log[-3000:]
+    assert "exited with 'signal 9 (SIGKILL)'" in log, log[-3000:]
     assert f"run {run_id} resumed after event" in log, log[-3000:]
 
 
