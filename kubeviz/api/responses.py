@@ -24,11 +24,21 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from kubeviz.web.access import signed_in
 from kubeviz.web.services import limits
-from kubeviz.web.services.dispatch import QUEUE_DOWN
+from kubeviz.web.services.dispatch import QUEUE_DOWN, RunQueueUnavailable
 from kubeviz.web.services.read_limits import body_too_big_error
 from scheduler_core.errors import Problem
 
-__all__ = ["exception_handler", "form_errors", "limit_response", "problems_response", "queue_response", "requester"]
+__all__ = [
+    "START_REFUSALS",
+    "created",
+    "exception_handler",
+    "form_errors",
+    "limit_response",
+    "problems_response",
+    "queue_response",
+    "requester",
+    "start_refused",
+]
 
 NON_FIELD = "__all__"
 
@@ -68,6 +78,20 @@ def limit_response(refusal: limits.LimitExceeded) -> Response:
 def queue_response() -> Response:
     """503: the run queue could not be reached; the run (or comparison) was not kept."""
     return Response({"detail": QUEUE_DOWN}, status=status.HTTP_503_SERVICE_UNAVAILABLE, headers={"Retry-After": "60"})
+
+
+# What starting a run or a comparison may refuse with, besides bad input.
+START_REFUSALS = (limits.LimitExceeded, RunQueueUnavailable)
+
+
+def start_refused(refusal: limits.LimitExceeded | RunQueueUnavailable) -> Response:
+    """429 over a limit, 503 when the run queue cannot be reached."""
+    return limit_response(refusal) if isinstance(refusal, limits.LimitExceeded) else queue_response()
+
+
+def created(body: Mapping[str, Any]) -> Response:
+    """201 with the new thing and its API address in ``Location``."""
+    return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["url"]})
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:

@@ -278,23 +278,30 @@ def _assert_same(make: object, policy_name: str, detail: str) -> None:
 
 
 @pytest.mark.parametrize("detail", [DETAIL_FULL, DETAIL_SUMMARY])
-@pytest.mark.parametrize("policy_name", sorted(POLICIES))
+@pytest.mark.parametrize(
+    "policy_name",
+    # The default policy stays in make test-fast; test_fastpath_paths.py covers every branch fast.
+    [pytest.param(name, marks=() if name == "default" else pytest.mark.slow) for name in sorted(POLICIES)],
+)
 def test_mixed_scenarios_trace_identical(policy_name: str, detail: str) -> None:
     seed = sorted(POLICIES).index(policy_name) * 7 + (detail == DETAIL_FULL)
     _assert_same(lambda: _mixed(seed), policy_name, detail)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [11])
 def test_more_seeds_default_policy(seed: int) -> None:
     _assert_same(lambda: _mixed(seed, num_nodes=150, num_pods=300), "default", DETAIL_FULL)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy_name", ["default", "bin-packing", "score-all-nodes"])
 def test_bench_workload_trace_identical(policy_name: str) -> None:
     """The benchmark's own workload, big enough that numFeasibleNodesToFind < nodes."""
     _assert_same(lambda: build(200, 400, seed=3), policy_name, DETAIL_SUMMARY)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy_name", ["default", "bin-packing", "rtcr-binpack", "custom"])
 def test_sidecars_and_init_images_trace_identical(policy_name: str) -> None:
     """Sidecars (non-zero requested by the v1.28–v1.31 max rule) and init images (ImageLocality)."""

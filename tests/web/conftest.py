@@ -12,6 +12,7 @@ from django.conf import settings as django_settings
 from django.test import Client
 
 from kubeviz.web.models import Policy, Run, Scenario
+from kubeviz.web.services import dispatch
 from kubeviz.web.services.builtins import load_builtins
 from kubeviz.web.services.runner import step_loop
 
@@ -119,3 +120,12 @@ def wait_for_run() -> Callable[[Any], Run]:
 def thread_mode(settings: Any) -> None:
     """Runs start in a thread of this process (the embedded mode), whatever the environment says."""
     settings.KUBEVIZ_RUN_MODE = "thread"
+
+
+@pytest.fixture
+def started(monkeypatch: pytest.MonkeyPatch) -> list[Run]:
+    """Runs a view or the API asked to start, recorded instead of started (dispatch.start_run
+    replaced): the tests that use it are about what asks for a run, or run it with step_loop."""
+    runs: list[Run] = []
+    monkeypatch.setattr(dispatch, "start_run", runs.append)
+    return runs

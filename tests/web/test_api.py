@@ -23,20 +23,10 @@ from kubeviz.api.views import runs as run_views
 from kubeviz.web.models import Comparison, ComparisonRun, Policy, Run, Scenario, TraceEvent, Visibility
 from kubeviz.web.services import dispatch
 from kubeviz.web.services.runner import step_loop
+from tests.web.documents import TINY
 
 pytestmark = pytest.mark.django_db
 
-TINY = """\
-apiVersion: kubeviz.dev/v1
-kind: Scenario
-metadata: {name: tiny}
-spec:
-  seed: 11
-  nodes: [{name: node-a, allocatable: {cpu: "2", memory: 4Gi, pods: 110}}]
-  objects:
-    - {apiVersion: v1, kind: Pod, metadata: {name: web},
-       spec: {containers: [{name: web, image: nginx, resources: {requests: {cpu: 500m}}}]}}
-"""
 BROKEN = """\
 apiVersion: kubeviz.dev/v1
 kind: Scenario
@@ -48,19 +38,6 @@ spec:
 """
 POLICY = "apiVersion: kubeviz.dev/v1\nkind: Policy\nmetadata: {name: from-a-script}\n"
 SECRET_WORDS = ("alice-secret", "Alice Secret")
-
-
-@pytest.fixture(autouse=True)
-def fast_passwords(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture
-def started(monkeypatch: pytest.MonkeyPatch) -> list[Run]:
-    """Runs the API asked to start (start_run replaced: these tests are about the API, not the runner)."""
-    runs: list[Run] = []
-    monkeypatch.setattr(dispatch, "start_run", runs.append)
-    return runs
 
 
 def token_client(user: Any) -> APIClient:

@@ -12,7 +12,6 @@ from django.urls import reverse
 
 from kubeviz.web.access import listed_runs, visible_runs
 from kubeviz.web.models import Cluster, Policy, Run, Scenario, Visibility
-from kubeviz.web.services import dispatch
 from kubeviz.web.services.comparisons import start_comparison, validate_request
 from kubeviz.web.services.engine import build_simulation
 from kubeviz.web.services.limits import user_requester
@@ -27,14 +26,6 @@ REPO = Path(__file__).resolve().parents[2]
 KUBECTL = REPO / "tests" / "core" / "data" / "kubectl-cluster.yaml"
 K8S_EXAMPLES = REPO.parent / "shared" / "data" / "k8s-examples"
 DEPLOYMENT = (K8S_EXAMPLES / "deployment.yaml").read_text()
-
-
-@pytest.fixture
-def started(monkeypatch: pytest.MonkeyPatch) -> list[Run]:
-    """Runs a view asked to start (these tests run them with step_loop themselves)."""
-    runs: list[Run] = []
-    monkeypatch.setattr(dispatch, "start_run", runs.append)
-    return runs
 
 
 def upload_cluster(client: Client, text: str, **data: Any) -> Any:

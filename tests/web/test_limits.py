@@ -36,14 +36,6 @@ def documented_limits(settings: Any) -> None:
     settings.KUBEVIZ_USER_ACTIVE_COMPARISONS = 1
     settings.KUBEVIZ_CLIENT_IP_HEADER = ""
     settings.KUBEVIZ_RUN_MODE = "thread"
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture
-def started(monkeypatch: pytest.MonkeyPatch) -> list[Run]:
-    runs: list[Run] = []
-    monkeypatch.setattr(dispatch, "start_run", runs.append)
-    return runs
 
 
 @pytest.fixture

@@ -175,7 +175,6 @@ PUBLIC_PAGES = [
 
 @pytest.fixture
 def world(db: None, settings: Any) -> World:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.KUBEVIZ_RUN_MODE = "thread"
     return build_world()
 

@@ -14,37 +14,10 @@ from django.utils import timezone
 
 from kubeviz.web.access import can_cancel
 from kubeviz.web.models import Policy, Run, RunStatus, Scenario, TraceEvent, Visibility
-from kubeviz.web.services import dispatch
 from kubeviz.web.services.runs import cancel_run
+from tests.web.documents import TINY
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def fast_passwords(settings: Any) -> None:
-    """Users are made in most tests here; a cheap hasher keeps that from dominating the run time."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-TINY = """\
-apiVersion: kubeviz.dev/v1
-kind: Scenario
-metadata: {name: tiny}
-spec:
-  seed: 11
-  nodes: [{name: node-a, allocatable: {cpu: "2", memory: 4Gi, pods: 110}}]
-  objects:
-    - {apiVersion: v1, kind: Pod, metadata: {name: web},
-       spec: {containers: [{name: web, image: nginx, resources: {requests: {cpu: 500m}}}]}}
-"""
-
-
-@pytest.fixture
-def started(monkeypatch: pytest.MonkeyPatch) -> list[Run]:
-    """Runs the view asked to start (start_run replaced: these tests are about the view)."""
-    runs: list[Run] = []
-    monkeypatch.setattr(dispatch, "start_run", runs.append)
-    return runs
 
 
 def private_scenario(owner: Any, slug: str = "mine") -> Scenario:

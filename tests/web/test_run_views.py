@@ -31,12 +31,6 @@ from .conftest import Published
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def fast_passwords(settings: Any) -> None:
-    """Users are made in most tests here; a cheap hasher keeps that from dominating the run time."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 PARTIAL_IDS = (
     "run-recording",
     "run-header",

@@ -18,12 +18,10 @@ from rest_framework.views import APIView
 
 from kubeviz.web.access import listed_comparisons, visible_comparisons
 from kubeviz.web.models import Comparison
-from kubeviz.web.services import limits
 from kubeviz.web.services.comparison_exports import export_dict
 from kubeviz.web.services.comparisons import ComparisonInputError, start_comparison, validate_request
-from kubeviz.web.services.dispatch import RunQueueUnavailable
 
-from ..responses import limit_response, queue_response, requester
+from ..responses import START_REFUSALS, created, requester, start_refused
 from ..serializers import ComparisonDetailSerializer, ComparisonSerializer, ComparisonStartSerializer
 
 __all__ = ["ComparisonDetail", "ComparisonList", "ComparisonSummary"]
@@ -51,12 +49,10 @@ class ComparisonList(generics.ListAPIView[Comparison]):
             comparison = start_comparison(wanted, requester(request))
         except ComparisonInputError as exc:
             return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
-        except limits.LimitExceeded as refusal:
-            return limit_response(refusal)
-        except RunQueueUnavailable:
-            return queue_response()
+        except START_REFUSALS as refusal:
+            return start_refused(refusal)
         body = ComparisonDetailSerializer(comparison, context=self.get_serializer_context()).data
-        return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["url"]})
+        return created(body)
 
 
 class ComparisonDetail(generics.RetrieveAPIView[Comparison]):

@@ -26,7 +26,7 @@ from kubeviz.web.services.read_limits import read_budget
 from scheduler_core.errors import LoadError
 
 from ..permissions import SignedInToCreate, signed_in
-from ..responses import form_errors, problems_response
+from ..responses import created, form_errors, problems_response
 from ..serializers import PolicyDetailSerializer, PolicySerializer, ScenarioDetailSerializer, ScenarioSerializer
 
 __all__ = ["PolicyDetail", "PolicyList", "ScenarioDetail", "ScenarioList"]
@@ -69,15 +69,15 @@ class ScenarioList(generics.ListAPIView[Scenario]):
             return form_errors(form, non_field="file" if request.FILES else "text")
         submitted = form.upload()
         try:
-            created = scenario_service.create_scenario(submitted, request.user)
+            stored = scenario_service.create_scenario(submitted, request.user)
         except LoadError as exc:
             return problems_response("file" if request.FILES else "text", exc.problems)
         body = {
-            **ScenarioDetailSerializer(created.scenario, context=self.get_serializer_context()).data,
-            "warnings": created.warnings,
-            "cluster_ignored": created.cluster_ignored,
+            **ScenarioDetailSerializer(stored.scenario, context=self.get_serializer_context()).data,
+            "warnings": stored.warnings,
+            "cluster_ignored": stored.cluster_ignored,
         }
-        return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["url"]})
+        return created(body)
 
 
 class ScenarioDetail(generics.RetrieveAPIView[Scenario]):
@@ -122,7 +122,7 @@ class PolicyList(generics.ListAPIView[Policy]):
         except LoadError as exc:
             return problems_response("document", exc.problems)
         body = PolicyDetailSerializer(policy, context=self.get_serializer_context()).data
-        return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["url"]})
+        return created(body)
 
 
 class PolicyDetail(generics.RetrieveAPIView[Policy]):

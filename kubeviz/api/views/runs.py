@@ -13,7 +13,7 @@ from uuid import UUID
 
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
-from rest_framework import generics, status
+from rest_framework import generics
 from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
@@ -22,14 +22,12 @@ from rest_framework.views import APIView
 
 from kubeviz.web.access import listed_runs, visible_runs
 from kubeviz.web.models import Run, TraceEvent
-from kubeviz.web.services import limits
-from kubeviz.web.services.dispatch import RunQueueUnavailable
 from kubeviz.web.services.event_pages import EVENTS_MAX_LIMIT
 from kubeviz.web.services.numbers import BadNumber, whole_number
 from kubeviz.web.services.run_requests import RunRequestError, choose_run
 from kubeviz.web.services.shared_runs import request_run
 
-from ..responses import limit_response, queue_response, requester
+from ..responses import START_REFUSALS, created, requester, start_refused
 from ..serializers import RunDetailSerializer, RunSerializer, RunStartSerializer
 
 __all__ = ["EVENTS_CAP", "RunDetail", "RunEvents", "RunList", "RunMetrics", "event_range"]
@@ -60,12 +58,10 @@ class RunList(generics.ListAPIView[Run]):
             raise ValidationError({refusal.field: [refusal.message]}) from None
         try:
             run = request_run(requester(request), chosen.scenario, chosen.policy, chosen.seed, chosen.cluster)
-        except limits.LimitExceeded as refusal:
-            return limit_response(refusal)
-        except RunQueueUnavailable:
-            return queue_response()
+        except START_REFUSALS as refusal:
+            return start_refused(refusal)
         body = RunDetailSerializer(run, context=self.get_serializer_context()).data
-        return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["url"]})
+        return created(body)
 
 
 class RunDetail(generics.RetrieveAPIView[Run]):
