@@ -197,7 +197,7 @@ class ResourceAllocationScorer:
     node's pods and the incoming pod; True (BalancedAllocation) uses actual requests.
     """
 
-    __slots__ = ("name", "resources", "weights", "use_requested", "scorer", "_lookups")
+    __slots__ = ("name", "resources", "weights", "use_requested", "scorer", "_lookups", "_lookups_by_request")
 
     def __init__(self, name: str, resources: Sequence[ResourceSpec], scorer: Scorer, *, use_requested: bool) -> None:
         self.name = name
@@ -206,6 +206,8 @@ class ResourceAllocationScorer:
         self.use_requested = use_requested
         self.scorer = scorer
         self._lookups = tuple((r.name, _kind(r.name)) for r in self.resources)
+        # lookups() depends on the pod alone, and a cycle asks once per node: keep the last answers.
+        self._lookups_by_request: dict[tuple[int, ...], tuple[Lookup | None, ...]] = {}
 
     def pod_requests(self, pod: Pod) -> tuple[int, ...]:
         """calculatePodResourceRequestList: the pod's request for each configured resource."""
@@ -222,6 +224,15 @@ class ResourceAllocationScorer:
         Skipped: a scalar resource the pod does not request, and a name upstream's Resource
         type drops. Storage and scalars always count actual requests.
         """
+        key = tuple(pod_requests)
+        found = self._lookups_by_request.get(key)
+        if found is None:
+            if len(self._lookups_by_request) >= 256:
+                self._lookups_by_request.clear()
+            found = self._lookups_by_request[key] = self._find_lookups(key)
+        return found
+
+    def _find_lookups(self, pod_requests: tuple[int, ...]) -> tuple[Lookup | None, ...]:
         return tuple(
             Lookup(name, not self.use_requested)
             if kind == _KIND_CPU_MEMORY
