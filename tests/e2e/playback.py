@@ -104,12 +104,20 @@ def drag_scrubber(page: Any, fraction: float, steps: int = 12) -> int:
     start = (now - low) / (high - low) if high > low else 0.0
     inner = box["width"] - THUMB_PX
     y = box["y"] + box["height"] / 2
+    # Where the thumb was let go is the value of the slider's "change" event (the one the page
+    # sends as the final seek). Reading the slider afterwards could read a late reply to an
+    # earlier, intermediate seek, which the page shows until the final one's reply arrives.
+    scrub.evaluate(
+        "el => { el.dataset.letGo = ''; el.addEventListener('change', () => { el.dataset.letGo = el.value; },"
+        " { once: true }); }"
+    )
     page.mouse.move(box["x"] + THUMB_PX / 2 + start * inner, y)
     page.mouse.down()
     x = box["x"] + box["width"] + 40 if fraction >= 1 else box["x"] + THUMB_PX / 2 + fraction * inner
     page.mouse.move(x, y, steps=steps)
     page.mouse.up()
-    return int(float(scrub.input_value()))
+    expect(scrub).not_to_have_attribute("data-let-go", "")
+    return int(float(scrub.get_attribute("data-let-go") or "nan"))
 
 
 def scrub_key(page: Any, key: str) -> None:
