@@ -473,12 +473,18 @@ class Simulation:
         max_steps: int | None = None,
         progress: Callable[[Simulation], None] | None = None,
     ) -> RunSummary:
-        """Step until quiescence, ``until_ms`` of virtual time, or ``max_steps`` steps."""
+        """Step until quiescence, ``until_ms`` of virtual time, or ``max_steps`` steps.
+
+        Stopped by ``until_ms``, the run has no ``run_finished`` (with its last ``node_usage``), so
+        the node usage as it stands is written then: what was allocated at the stop is in the trace.
+        """
         steps = 0
         while not self.finished:
             if until_ms is not None:
                 nxt = self._next()
                 if nxt is None or nxt[0] > until_ms:
+                    if nxt is not None and self._changes_since_usage:
+                        self._emit_usage()
                     break
             if self.step() is None:
                 break

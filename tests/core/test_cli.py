@@ -301,6 +301,18 @@ def test_until_says_the_virtual_time_it_stopped_at() -> None:
     assert "Not ended: --until stopped the run before it ended" in out
 
 
+def test_until_reports_what_is_allocated_at_the_stop() -> None:
+    """Stopped by --until there is no run_finished (which writes the last node usage): the node
+    usage at the stop is written then, so the metrics do not say 0% with pods on the nodes."""
+    code, out = run_cli("simulate", "mixed-small", "--until", "10s", "--json")
+    document = json.loads(out)
+    assert code == 0
+    assert document["events"][-1]["type"] == "node_usage"
+    on_nodes = sum(usage["pods"] for usage in document["events"][-1]["nodes"].values())
+    assert on_nodes == sum(1 for pod in document["summary"]["pods"] if pod["node"])
+    assert document["metrics"]["allocation_final"]["cpu"] > 0
+
+
 def test_until_past_the_end_keeps_the_end_time() -> None:
     _, ended = run_cli("simulate", "mixed-small", "--json")
     _, late = run_cli("simulate", "mixed-small", "--until", "2h", "--json")
