@@ -42,6 +42,7 @@ urlpatterns = [
     path("compare/<uuid:comparison_id>/comparison.json", compare.compare_json, name="compare-json"),
     path("glossary/", glossary_views.glossary, name="glossary"),
     path("accounts/signup/", accounts.signup, name="signup"),
+    path("accounts/token/", accounts.api_token, name="api-token-page"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
     path("api/", include("kubeviz.api.urls")),

@@ -6,7 +6,8 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from rest_framework.authtoken.models import Token
+
+from kubeviz.api.tokens import issue_token
 
 
 class Command(BaseCommand):
@@ -21,7 +22,4 @@ class Command(BaseCommand):
         user = get_user_model().objects.filter(username=username).first()
         if user is None:
             raise CommandError(f"no user {username!r}")
-        if options["rotate"]:
-            Token.objects.filter(user=user).delete()
-        token, _ = Token.objects.get_or_create(user=user)
-        self.stdout.write(token.key)
+        self.stdout.write(issue_token(user, replace=options["rotate"]).key)
