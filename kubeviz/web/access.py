@@ -32,11 +32,13 @@ with the same rule (``can_see_run`` asks the database whether the run passes it)
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TypeGuard
 
+from django.contrib.auth.models import User
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from .models import Cluster, Comparison, ComparisonRun, Policy, Run, Scenario, Visibility
+from .request_types import Viewer
 
 __all__ = [
     "MAX_FORK_DEPTH",
@@ -65,11 +67,12 @@ __all__ = [
 MAX_FORK_DEPTH = 5
 
 
-def signed_in(user: Any) -> bool:
-    return user is not None and bool(getattr(user, "is_authenticated", False))
+def signed_in(user: Viewer | None) -> TypeGuard[User]:
+    """A signed-in user (None and AnonymousUser are nobody in particular)."""
+    return user is not None and bool(user.is_authenticated)
 
 
-def is_owner(obj: Scenario | Policy | Cluster | Run | Comparison, user: Any) -> bool:
+def is_owner(obj: Scenario | Policy | Cluster | Run | Comparison, user: Viewer | None) -> bool:
     """Whether ``user`` is signed in and owns ``obj`` (nobody owns what has no owner)."""
     return signed_in(user) and obj.owner_id is not None and obj.owner_id == user.pk
 
@@ -77,7 +80,7 @@ def is_owner(obj: Scenario | Policy | Cluster | Run | Comparison, user: Any) -> 
 # Scenarios, policies and clusters
 
 
-def visible_q(user: Any, prefix: str = "") -> Q:
+def visible_q(user: Viewer | None, prefix: str = "") -> Q:
     """Built in, public, or the user's own; ``prefix`` reaches the object through a relation
     (``"policy__"`` on a Run)."""
     visible = Q(**{f"{prefix}builtin": True}) | Q(**{f"{prefix}visibility": Visibility.PUBLIC})
@@ -86,27 +89,27 @@ def visible_q(user: Any, prefix: str = "") -> Q:
     return visible
 
 
-def can_see(obj: Scenario | Policy | Cluster, user: Any) -> bool:
+def can_see(obj: Scenario | Policy | Cluster, user: Viewer | None) -> bool:
     """:func:`visible_q` for one object already loaded (no query)."""
     return obj.builtin or obj.visibility == Visibility.PUBLIC or is_owner(obj, user)
 
 
-def visible_scenarios(user: Any) -> QuerySet[Scenario]:
+def visible_scenarios(user: Viewer | None) -> QuerySet[Scenario]:
     return Scenario.objects.filter(visible_q(user))
 
 
-def visible_policies(user: Any) -> QuerySet[Policy]:
+def visible_policies(user: Viewer | None) -> QuerySet[Policy]:
     return Policy.objects.filter(visible_q(user))
 
 
-def visible_clusters(user: Any) -> QuerySet[Cluster]:
+def visible_clusters(user: Viewer | None) -> QuerySet[Cluster]:
     return Cluster.objects.filter(visible_q(user))
 
 
 # Runs
 
 
-def _run_q(user: Any, prefix: str = "") -> Q:
+def _run_q(user: Viewer | None, prefix: str = "") -> Q:
     """The run rule as a Q over ``prefix`` (a Run, or ``"run__"`` from a ComparisonRun).
 
     A fork's scenario and cluster are its parent's (services/forks.py), so only the ancestors'
@@ -123,17 +126,17 @@ def _run_q(user: Any, prefix: str = "") -> Q:
     return q & Q(**{f"{ancestor}parent__isnull": True})
 
 
-def visible_runs(user: Any) -> QuerySet[Run]:
+def visible_runs(user: Viewer | None) -> QuerySet[Run]:
     """Every run the user may open (page, node card, events.json, websocket, fork)."""
     return Run.objects.filter(_run_q(user))
 
 
-def can_see_run(run: Run, user: Any) -> bool:
+def can_see_run(run: Run, user: Viewer | None) -> bool:
     """Whether ``user`` may open ``run``: the rule of :func:`visible_runs`, asked of the database."""
     return visible_runs(user).filter(pk=run.pk).exists()
 
 
-def listed_runs(user: Any) -> QuerySet[Run]:
+def listed_runs(user: Viewer | None) -> QuerySet[Run]:
     """The runs the run list (and a scenario's recent runs) show ``user``: shared built-in runs,
     the user's own, and public runs started by signed-in users — never anonymous ones."""
     listed = _run_q(None) & (Q(shared_key__isnull=False) | Q(owner__isnull=False))
@@ -142,7 +145,7 @@ def listed_runs(user: Any) -> QuerySet[Run]:
     return Run.objects.filter(listed)
 
 
-def can_fork(run: Run, user: Any) -> bool:
+def can_fork(run: Run, user: Viewer | None) -> bool:
     """Whether ``user`` may fork ``run``: signed in (the fork is theirs) and allowed to see it."""
     return signed_in(user) and can_see_run(run, user)
 
@@ -159,22 +162,22 @@ def fork_depth(run: Run) -> int:
 # Comparisons
 
 
-def _comparison_q(user: Any) -> Q:
+def _comparison_q(user: Viewer | None) -> Q:
     """The scenario is visible and no member run is hidden (checked per member, not over every run)."""
     hidden_member = ComparisonRun.objects.filter(comparison=OuterRef("pk")).filter(~_run_q(user, "run__"))
     return visible_q(user, "scenario__") & Q(~Exists(hidden_member))
 
 
-def visible_comparisons(user: Any) -> QuerySet[Comparison]:
+def visible_comparisons(user: Viewer | None) -> QuerySet[Comparison]:
     """Every comparison the user may open (page, exports, websocket)."""
     return Comparison.objects.filter(_comparison_q(user))
 
 
-def can_see_comparison(comparison: Comparison, user: Any) -> bool:
+def can_see_comparison(comparison: Comparison, user: Viewer | None) -> bool:
     return visible_comparisons(user).filter(pk=comparison.pk).exists()
 
 
-def listed_comparisons(user: Any) -> QuerySet[Comparison]:
+def listed_comparisons(user: Viewer | None) -> QuerySet[Comparison]:
     """The comparisons the comparison list shows ``user``: the rule of :func:`listed_runs`."""
     listed = _comparison_q(None) & (Q(builtin_key__isnull=False) | Q(owner__isnull=False))
     if signed_in(user):
@@ -185,14 +188,14 @@ def listed_comparisons(user: Any) -> QuerySet[Comparison]:
 # Stopping
 
 
-def can_cancel(run: Run, user: Any) -> bool:
+def can_cancel(run: Run, user: Viewer | None) -> bool:
     """The run's owner, or staff; nobody else, and nobody for a run nobody owns but staff."""
     if signed_in(user) and getattr(user, "is_staff", False):
         return True
     return is_owner(run, user)
 
 
-def can_cancel_comparison(runs: Iterable[Run], user: Any) -> bool:
+def can_cancel_comparison(runs: Iterable[Run], user: Viewer | None) -> bool:
     """Whether ``user`` may cancel the comparison of ``runs`` (all of its runs): only who may
     cancel every one of them; nobody a comparison without runs."""
     runs = list(runs)
@@ -202,6 +205,6 @@ def can_cancel_comparison(runs: Iterable[Run], user: Any) -> bool:
 # Editing
 
 
-def can_edit_policy(policy: Policy, user: Any) -> bool:
+def can_edit_policy(policy: Policy, user: Viewer | None) -> bool:
     """Its owner, never a built-in one (every run of a built-in policy means the same thing)."""
     return not policy.builtin and is_owner(policy, user)

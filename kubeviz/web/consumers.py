@@ -35,7 +35,7 @@ class RunConsumer(PlaybackConsumer):
         run = Run.objects.select_related("scenario").filter(id=self.run_id).first()
         if run is None:
             return CLOSE_NOT_FOUND, "", []
-        if not can_see_run(run, self.scope.get("user")):
+        if not can_see_run(run, self.viewer):
             return CLOSE_FORBIDDEN, "", []
         return 0, f"run:{run.id}", [run.group_name]
 
@@ -50,7 +50,7 @@ class RunConsumer(PlaybackConsumer):
         run = Run.objects.select_related("scenario").filter(id=self.run_id).first()
         if run is None:
             return "", "run: it no longer exists"
-        if not can_cancel(run, self.scope.get("user")):
+        if not can_cancel(run, self.viewer):
             return "", "action: only the person who started this run can cancel it; your playhead is yours alone"
         return cancel_run(run), ""
 

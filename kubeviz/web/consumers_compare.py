@@ -46,7 +46,7 @@ class CompareConsumer(PlaybackConsumer):
         comparison = Comparison.objects.select_related("scenario").filter(id=self.comparison_id).first()
         if comparison is None:
             return CLOSE_NOT_FOUND, "", []
-        if not can_see_comparison(comparison, self.scope.get("user")):
+        if not can_see_comparison(comparison, self.viewer):
             return CLOSE_FORBIDDEN, "", []
         run_ids = ComparisonRun.objects.filter(comparison=comparison).values_list("run_id", flat=True)
         return 0, f"compare:{comparison.id}", [Run(id=run_id).group_name for run_id in run_ids]
@@ -95,7 +95,7 @@ class CompareConsumer(PlaybackConsumer):
     @database_sync_to_async
     def _cancel(self) -> tuple[str, str]:
         runs = list(Run.objects.filter(comparison_entries__comparison_id=self.comparison_id))
-        if not can_cancel_comparison(runs, self.scope.get("user")):
+        if not can_cancel_comparison(runs, self.viewer):
             return "", "action: only the person who started this comparison can cancel it; your playhead is yours alone"
         return cancel_comparison(runs)
 

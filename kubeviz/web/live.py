@@ -23,7 +23,7 @@ import contextlib
 import json
 import logging
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
@@ -31,6 +31,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
 from .frames import Frame, FrameDiff, Part
+from .request_types import Viewer
 from .run_frames import stopped_message
 from .services.playhead import DEFAULT_SPEED, Playhead, PlayheadError, Timeline, parse_speed
 
@@ -153,6 +154,12 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
     async def authorize(self) -> tuple[int, str, list[str]]:
         """(close code or 0, hub key, groups the worker publishes to)."""
         raise NotImplementedError
+
+    @property
+    def viewer(self) -> Viewer | None:
+        """Who is watching: channels' AuthMiddleware puts a lazy proxy of ``request.user`` in the
+        scope (a User or AnonymousUser once read); None without that middleware."""
+        return cast("Viewer | None", self.scope.get("user"))
 
     def make_source(self) -> Source:
         raise NotImplementedError

@@ -69,7 +69,7 @@ class ScenarioList(generics.ListAPIView[Scenario]):
             return form_errors(form, non_field="file" if request.FILES else "text")
         submitted = form.upload()
         try:
-            stored = scenario_service.create_scenario(submitted, request.user)
+            stored = scenario_service.create_scenario(submitted, signed_in(request))
         except LoadError as exc:
             return problems_response("file" if request.FILES else "text", exc.problems)
         body = {

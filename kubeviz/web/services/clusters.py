@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 
 import scheduler_core.clusters
@@ -75,7 +76,7 @@ class CreatedCluster:
 
 
 def _store(
-    parsed: scheduler_core.clusters.Cluster, text: str, name: str, visibility: str, owner: Any
+    parsed: scheduler_core.clusters.Cluster, text: str, name: str, visibility: str, owner: User | None
 ) -> CreatedCluster:
     cluster = Cluster.objects.create(
         name=(name.strip() or parsed.name or "cluster")[:100],
@@ -89,7 +90,7 @@ def _store(
     return CreatedCluster(cluster, list(parsed.warnings))
 
 
-def create_cluster(text: str, source_name: str, name: str, visibility: str, owner: Any) -> CreatedCluster:
+def create_cluster(text: str, source_name: str, name: str, visibility: str, owner: User | None) -> CreatedCluster:
     """Validate kubectl output (or a Scenario document, Node manifests) and store it; raises
     LoadError naming the field and line, storing nothing."""
     parsed = load_cluster(text, source_name)
@@ -106,14 +107,14 @@ def create_from_shape(
     zones: int,
     name_prefix: str,
     visibility: str,
-    owner: Any,
+    owner: User | None,
 ) -> CreatedCluster:
     """N alike nodes over some zones; the quantities are checked by the loader (LoadError names them)."""
     text = shape_document(name or "cluster", count, cpu, memory, pods, zones, name_prefix)
     return create_cluster(text, "cluster.yaml", name, visibility, owner)
 
 
-def create_from_scenario(scenario: Scenario, name: str, visibility: str, owner: Any) -> CreatedCluster:
+def create_from_scenario(scenario: Scenario, name: str, visibility: str, owner: User | None) -> CreatedCluster:
     """A cluster of a scenario's own nodes (at t=0); raises LoadError when it has none or no longer loads."""
     parsed = parse_stored(scenario)
     if not parsed.nodes or parsed.nodes_from_cluster:
@@ -175,7 +176,7 @@ def has_own_nodes(scenario: Scenario) -> bool:
     return scenario.cluster_id is None and bool(scenario.preview.get("nodes", 0))
 
 
-def default_cluster(scenario: Scenario, user: Viewer) -> Cluster | None:
+def default_cluster(scenario: Scenario, user: Viewer | None) -> Cluster | None:
     """The scenario's own cluster when the user can see it, else the built-in DEFAULT_CLUSTER."""
     if scenario.cluster_id is not None:
         own = visible_clusters(user).filter(pk=scenario.cluster_id).first()
@@ -189,7 +190,7 @@ def cluster_choices(user: Viewer) -> QuerySet[Cluster]:
     return visible_clusters(user).order_by("-builtin", "name", "pk")
 
 
-def choose_run_cluster(user: Viewer, scenario: Scenario, posted: str) -> Cluster | None:
+def choose_run_cluster(user: Viewer | None, scenario: Scenario, posted: str) -> Cluster | None:
     """The cluster a run of ``scenario`` uses, from a form's ``cluster`` field (a cluster id).
 
     None for a scenario with nodes of its own (a posted cluster is refused: 400); for one

@@ -22,6 +22,7 @@ from ..access import can_cancel_comparison
 from ..frames import Frame, Part, in_page
 from ..models import Comparison, Run, TraceEvent
 from ..node_view import NodeMemo, node_group
+from ..request_types import Viewer
 from ..run_frames import render_playhead
 from .comparison_divergences import comparison_divergences
 from .comparison_moment import column_prefix, moment_context, recording_context
@@ -158,7 +159,9 @@ def _hidden_results() -> str:
     return '<section id="compare-results" class="compare-results" hx-swap-oob="true" hidden></section>'
 
 
-def page_context(comparison: Comparison, user: Any, *, t_ms: int | None, divergence: int | None) -> dict[str, Any]:
+def page_context(
+    comparison: Comparison, user: Viewer | None, *, t_ms: int | None, divergence: int | None
+) -> dict[str, Any]:
     """The comparison page at ``t_ms`` (default t=0) or at divergence ``divergence``, paused: the
     frame a viewer there is sent, placed in the page."""
     recording = CompareRecording(comparison.id)

@@ -21,11 +21,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
 from ..access import listed_comparisons, signed_in, visible_policies, visible_scenarios
 from ..charts import PALETTE
 from ..models import Cluster, Comparison, ComparisonRun, Policy, Run, Scenario
+from ..request_types import Viewer
 from . import dispatch, limits
 from .clusters import ClusterChoiceError, choose_run_cluster
 from .shared_runs import scenario_seed, shared_key, shared_run
@@ -174,7 +176,7 @@ class ComparisonRequest:
 
 
 def validate_request(
-    user: Any, scenario_slug: str, policy_slugs: list[str], seeds_text: str, cluster_text: str = ""
+    user: Viewer | None, scenario_slug: str, policy_slugs: list[str], seeds_text: str, cluster_text: str = ""
 ) -> ComparisonRequest:
     """Check the form's fields against what ``user`` may see; raises ComparisonInputError."""
     errors: dict[str, list[str]] = {}
@@ -224,12 +226,12 @@ def start_comparison(wanted: ComparisonRequest, who: limits.Requester) -> Compar
     (RunQueueUnavailable: nothing is kept)."""
     shape = (len(wanted.policies), len(wanted.seeds))
     with limits.admission(who, runs=shape[0] * shape[1], comparison=shape):
-        comparison, runs = _create(wanted.scenario, wanted.policies, wanted.seeds, who.user, who.key, wanted.cluster)
+        comparison, runs = _create(wanted.scenario, wanted.policies, wanted.seeds, who.owner, who.key, wanted.cluster)
     _start(comparison, runs)
     return comparison
 
 
-def create_comparison(scenario: Scenario, policies: list[Policy], seeds: list[int], owner: Any) -> Comparison:
+def create_comparison(scenario: Scenario, policies: list[Policy], seeds: list[int], owner: User | None) -> Comparison:
     """Create the comparison and one run per policy × seed, and start them all (in parallel)."""
     comparison, runs = _create(scenario, policies, seeds, owner, "")
     _start(comparison, runs)
@@ -240,7 +242,7 @@ def _create(
     scenario: Scenario,
     policies: list[Policy],
     seeds: list[int],
-    owner: Any,
+    owner: User | None,
     client_key: str,
     cluster: Cluster | None = None,
 ) -> tuple[Comparison, list[Run]]:
@@ -338,7 +340,7 @@ def columns_of(comparison: Comparison) -> list[Column]:
     return columns
 
 
-def recent_comparisons(user: Any, limit: int = 50) -> list[dict[str, Any]]:
+def recent_comparisons(user: Viewer | None, limit: int = 50) -> list[dict[str, Any]]:
     """The latest comparisons listed for ``user`` (access.listed_comparisons), with their
     policies and how many runs finished."""
     shown = list(listed_comparisons(user).select_related("scenario").order_by("-created")[:limit])

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
+from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
@@ -607,7 +608,7 @@ class Created:
     warnings: list[str] = field(default_factory=list)  # the loader's (Scenario.warnings)
 
 
-def create_scenario(upload: Upload, owner: Any) -> Created:
+def create_scenario(upload: Upload, owner: User | None) -> Created:
     """Validate the document with the engine and store it; raises LoadError, storing nothing.
 
     Everything that can refuse the upload (reading, the caps, validation) runs before the one

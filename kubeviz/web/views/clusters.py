@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from ..access import can_see, visible_clusters
 from ..forms import ClusterShapeForm, ClusterUploadForm, SaveNodesForm
 from ..models import Cluster, Scenario, Visibility
+from ..request_types import AuthenticatedHttpRequest
 from ..services import clusters as service
 from ..services import scenarios as scenario_service
 from ..services.engine import LoadError
@@ -65,7 +66,7 @@ def _too_big(request: HttpRequest, sent: int) -> HttpResponse:
 @body_limit(_too_big)
 @require_http_methods(["GET", "POST"])
 @read_budget
-def cluster_new(request: HttpRequest) -> HttpResponse:
+def cluster_new(request: AuthenticatedHttpRequest) -> HttpResponse:
     """GET: both forms. POST ``kind=upload`` (kubectl output) or ``kind=shape`` (N nodes): store it
     only when it loads; otherwise the form again with every problem (field, line)."""
     posted = request.POST.get("kind") if request.method == "POST" else None
@@ -160,7 +161,7 @@ def _new_page(
 @login_required
 @require_POST
 @read_budget
-def from_scenario(request: HttpRequest, slug: str) -> HttpResponse:
+def from_scenario(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     """Save a visible scenario's own nodes as a cluster (private unless asked otherwise)."""
     scenario = get_object_or_404(Scenario.objects.select_related("cluster"), slug=slug)
     if not can_see(scenario, request.user):

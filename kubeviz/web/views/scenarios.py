@@ -16,7 +16,7 @@ from django_htmx.http import push_url
 from ..access import can_edit_policy, can_see, visible_policies, visible_scenarios
 from ..forms import ScenarioUploadForm
 from ..models import Scenario
-from ..request_types import HtmxHttpRequest
+from ..request_types import AuthenticatedHttpRequest, HtmxHttpRequest
 from ..services import clusters as cluster_service
 from ..services import scenarios as service
 from ..services.engine import LoadError
@@ -134,7 +134,7 @@ def _too_big(request: HttpRequest, sent: int) -> HttpResponse:
 @body_limit(_too_big)
 @require_http_methods(["GET", "POST"])
 @read_budget
-def upload(request: HtmxHttpRequest) -> HttpResponse:
+def upload(request: AuthenticatedHttpRequest) -> HttpResponse:
     """Validate a document with the engine; store it only when it loads."""
     form = ScenarioUploadForm(request.POST or None, request.FILES or None, user=request.user)
     if request.method != "POST" or not form.is_valid():
