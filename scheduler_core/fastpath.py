@@ -50,7 +50,7 @@ import numpy.typing as npt
 
 from .config import Policy
 from .framework import MAX_NODE_SCORE, MIN_NODE_SCORE, Code, CycleState, NodeScore, SchedulingError, Status
-from .framework.interface import FilterPlugin, ScorePlugin
+from .framework.interface import BatchFilterPlugin, BatchScorePlugin, FilterPlugin, ScorePlugin
 from .framework.runtime import Framework, PluginScores, ScoreResult
 from .model import CPU, MEMORY, PODS, Pod
 from .plugins import image_locality, node_affinity, node_name, node_unschedulable, taint_toleration
@@ -63,7 +63,7 @@ from .scheduler import CycleResult, Scheduler, num_feasible_nodes_to_find
 from .state import ClusterCache, NodeInfo
 from .trace import Trace
 
-__all__ = ["FastScheduler", "PATH_FILTER_PLAIN", "PATH_FILTER_VECTOR", "PATH_FIT_MASK"]
+__all__ = ["FastScheduler", "PATH_FILTER_BATCH", "PATH_FILTER_PLAIN", "PATH_FILTER_VECTOR", "PATH_FIT_MASK"]
 
 I64 = npt.NDArray[np.int64]
 I32 = npt.NDArray[np.int32]
@@ -91,6 +91,7 @@ _STATIC_FILTERS: tuple[type[FilterPlugin], ...] = (
 PATH_FILTER_VECTOR = "filter: chunks"  # a cycle's filtering done on the table
 PATH_FILTER_PLAIN = "filter: plain"  # a cycle's filtering handed to Scheduler
 PATH_FIT_MASK = "filter: NodeResourcesFit mask"  # a chunk's Fit verdicts as one array expression
+PATH_FILTER_BATCH = "filter: batch plugin"  # a chunk judged by a BatchFilterPlugin in one call
 PATH_SCORE_PLAIN = "score: plain"  # a cycle's scoring handed to Scheduler
 
 
@@ -261,13 +262,14 @@ class _Caches:
 class _FilterPlan:
     """How each filter plugin of a profile is run this cycle, by profile position."""
 
-    __slots__ = ("static", "fit", "fit_pos", "fit_checks", "per_node", "per_node_min", "signature")
+    __slots__ = ("static", "fit", "fit_pos", "fit_checks", "batch", "per_node", "per_node_min", "signature")
 
     def __init__(self) -> None:
         self.static: list[tuple[int, FilterPlugin]] = []
         self.fit: FilterPlugin | None = None
         self.fit_pos = _BIG
         self.fit_checks: tuple[tuple[str, int, str], ...] = ()
+        self.batch: list[tuple[int, BatchFilterPlugin]] = []  # judged a chunk at a time by the plugin
         self.per_node: list[tuple[int, FilterPlugin]] = []
         self.per_node_min = _BIG
         self.signature: Hashable = None
@@ -346,6 +348,9 @@ class FastScheduler(Scheduler):
                         table.column(resource)
                     plan.fit, plan.fit_pos, plan.fit_checks = plugin, pos, checks
                     continue
+            if isinstance(plugin, BatchFilterPlugin):
+                plan.batch.append((pos, plugin))
+                continue
             plan.per_node.append((pos, plugin))
         if plan.per_node:
             plan.per_node_min = plan.per_node[0][0]
@@ -464,6 +469,15 @@ class FastScheduler(Scheduler):
                 bit <<= 1
             self.path_counts[PATH_FIT_MASK] += 1
             first = np.minimum(static_pos, np.where(fit_mask != 0, plan.fit_pos, _BIG))
+        # Batch plugins judge the whole chunk; filters have no side effects, so judging a node an
+        # earlier plugin already rejected changes nothing: the first failing position still wins.
+        batch: list[tuple[int, I64, list[Status]]] = []
+        for pos, batch_plugin in plan.batch:
+            codes_of, statuses_by_code = batch_plugin.filter_nodes(state, pod, infos)
+            batch_codes: I64 = np.asarray(codes_of, dtype=np.int64)
+            batch.append((pos, batch_codes, [st.with_plugin(batch_plugin.name) for st in statuses_by_code]))
+            first = np.minimum(first, np.where(batch_codes != 0, pos, _BIG))
+            self.path_counts[PATH_FILTER_BATCH] += 1
         ok: Bools = first == _BIG
 
         def status_of(i: int) -> Status:
@@ -471,6 +485,9 @@ class FastScheduler(Scheduler):
                 assert fc is not None
                 assert sv is not None
                 return fc.statuses[int(sv[i]) - 1]
+            for pos, batch_codes, batch_statuses in batch:
+                if pos == first[i]:
+                    return batch_statuses[int(batch_codes[i]) - 1]
             assert fit_mask is not None
             assert plan.fit is not None
             return self._fit_status(caches, plan, int(fit_mask[i]))
@@ -479,8 +496,14 @@ class FastScheduler(Scheduler):
             """status_of over many nodes at once: one look-up table per chunk."""
             lut: list[Status] = list(fc.statuses) if fc is not None else []
             codes = sv[failed].astype(np.int64) - 1 if sv is not None else np.zeros(len(failed), dtype=np.int64)
+            for pos, batch_codes, batch_statuses in batch:
+                batch_wins = first[failed] == pos
+                if batch_wins.any():
+                    base = len(lut)
+                    lut.extend(batch_statuses)
+                    codes[batch_wins] = base + batch_codes[failed[batch_wins]] - 1
             if fit_mask is not None:
-                fit_wins = static_pos[failed] != first[failed]
+                fit_wins = first[failed] == plan.fit_pos
                 if fit_wins.any():
                     masks, inverse = np.unique(fit_mask[failed[fit_wins]], return_inverse=True)
                     base = len(lut)
@@ -628,7 +651,13 @@ class FastScheduler(Scheduler):
                 norm_arr: I64 = np.array(normalized, dtype=np.int64)
             else:
                 raw = raw_arr.tolist()
-                if plugin.has_normalize:
+                if plugin.has_normalize and isinstance(plugin, BatchScorePlugin):
+                    counts[normalize_path(plugin.name, False)] += 1
+                    scores = [NodeScore(name, s) for name, s in zip(names, raw, strict=True)]
+                    plugin.normalize_score(state, pod, scores)
+                    normalized = [s.score for s in scores]
+                    norm_arr = np.array(normalized, dtype=np.int64)
+                elif plugin.has_normalize:
                     norm_arr = self._vector_normalize(plugin, raw_arr)
                     counts[normalize_path(plugin.name, True)] += 1
                     normalized = norm_arr.tolist()
@@ -665,6 +694,9 @@ class FastScheduler(Scheduler):
     ) -> I64 | None:
         """Raw scores as an array for the plugins done here; None means: call the plugin per node."""
         kind = type(plugin)
+        if isinstance(plugin, BatchScorePlugin):
+            batch_scores: I64 = np.asarray(plugin.score_nodes(state, pod, feasible), dtype=np.int64)
+            return batch_scores
         if kind is fit.NodeResourcesFit:
             assert isinstance(plugin, fit.NodeResourcesFit)
             return _fit_scores(plugin, state, pod, table, rows)

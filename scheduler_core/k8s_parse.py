@@ -22,6 +22,7 @@ from fractions import Fraction
 from typing import Any
 
 from .errors import LoadError, Problem, Problems
+from .gpu.request import GPU_COUNT_ANNOTATION, GPU_MILLI_ANNOTATION, GPU_MODEL_ANNOTATION, gpu_request_of
 from .k8s_fields import unknown_fields
 from .model import (
     DEFAULT_NAMESPACE,
@@ -729,6 +730,13 @@ def parse_pod(
         run_duration_ms = r.duration_ms(
             annotations[RUN_DURATION_ANNOTATION], key_path(annotations_path, RUN_DURATION_ANNOTATION)
         )
+    try:
+        gpu_request_of(annotations)
+    except ValueError as err:
+        key, _, message = str(err).partition(": ")
+        r.error(key_path(annotations_path, key), message)
+        for gpu_key in (GPU_COUNT_ANNOTATION, GPU_MILLI_ANNOTATION, GPU_MODEL_ANNOTATION):
+            annotations.pop(gpu_key, None)  # reported: build the pod without them
     owners = []
     owner_refs = meta.get("ownerReferences") if template_of is None else None
     for ref_path, ref_value in r.items(owner_refs, key_path(meta_path, "ownerReferences")):

@@ -127,15 +127,27 @@ class Kubelet:
         pod.node_name = ""
         self._orphans.setdefault(node, []).append(pod)
         self._messages[pod.key] = problem
-        self._trace.emit(
-            "pod_added",
-            pod=pod.key,
-            priority=pod.priority,
-            requests=dict(pod.requests),
-            node=None,
-            node_name=node,
-            problem=problem,
-        )
+        if pod.gpu is None:
+            self._trace.emit(
+                "pod_added",
+                pod=pod.key,
+                priority=pod.priority,
+                requests=dict(pod.requests),
+                node=None,
+                node_name=node,
+                problem=problem,
+            )
+        else:
+            self._trace.emit(
+                "pod_added",
+                pod=pod.key,
+                priority=pod.priority,
+                requests=dict(pod.requests),
+                node=None,
+                node_name=node,
+                problem=problem,
+                gpu=pod.gpu.as_dict(),
+            )
 
     def node_joined(self, node: str) -> None:
         """The node an orphan named has joined: its kubelet admits the pod (no scheduler involved)."""
@@ -145,7 +157,10 @@ class Kubelet:
             self._messages.pop(pod.key, None)
             pod.node_name = node
             self._cache.add_pod(pod, node)
-            self._trace.emit("bound", pod=pod.key, node=node)
+            if pod.gpu is not None:
+                self._trace.emit("bound", pod=pod.key, node=node, gpus=list(pod.gpu_index))
+            else:
+                self._trace.emit("bound", pod=pod.key, node=node)
             self.bound(pod)
 
     def orphans(self) -> list[Pod]:

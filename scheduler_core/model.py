@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from .gpu.request import GpuRequest, gpu_request_of
+
 Resources = dict[str, int]
 
 CPU = "cpu"
@@ -381,7 +383,12 @@ class Pod:
     # A placeholder that holds a deleted pod's place for its replacement (upgrade-aware
     # reservation): it lives only in the nominator, never in the cache or the queue.
     reservation: bool = False
+    # The GPUs the pod took on its node (indices), recorded by GpuShare at Reserve; () for a pod
+    # without GPUs or not placed yet (gpu/request.py).
+    gpu_index: tuple[int, ...] = ()
     # derived once in __post_init__
+    # What the pod asks of GPUs (its kubeviz.dev/gpu-* annotations), None for most pods.
+    gpu: GpuRequest | None = field(init=False, default=None)
     requests: Resources = field(init=False, default_factory=dict)
     # The pod's own non-zero request, as scoring computes it for the pod being scheduled.
     non_zero_requests: Resources = field(init=False, default_factory=dict)
@@ -394,6 +401,8 @@ class Pod:
         self.assigned_non_zero_requests = assigned_non_zero_requests(
             self.containers, self.init_containers, self.overhead
         )
+        if self.annotations:
+            self.gpu = gpu_request_of(self.annotations)
 
     @property
     def key(self) -> str:

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
+from .gpu.allocation import tightest_gpus
+from .gpu.request import GPU_MODEL_LABEL, GPU_RESOURCE, MILLI, GpuRequest
 from .model import CPU, LABEL_ZONE, MEMORY, Node, Pod, Resources
 
 __all__ = ["NodeInfo", "ImageState", "ClusterCache", "Snapshot", "PortKey"]
@@ -71,10 +73,64 @@ class NodeInfo:
     used_ports: dict[PortKey, int] = field(default_factory=dict)
     image_states: dict[str, ImageState] = field(default_factory=dict)
     generation: int = 0
+    # Free thousandths of each GPU (gpu/request.py), one entry per nvidia.com/gpu the node has;
+    # and which GPUs each placed pod holds (by id(pod), as pods are removed by identity).
+    gpu_free: list[int] = field(default_factory=list)
+    gpu_taken: dict[int, tuple[int, ...]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.gpu_free and not self.gpu_taken:
+            self.gpu_free = [MILLI] * self.node.allocatable.get(GPU_RESOURCE, 0)
 
     @property
     def name(self) -> str:
         return self.node.name
+
+    @property
+    def gpu_model(self) -> str:
+        return self.node.labels.get(GPU_MODEL_LABEL, "")
+
+    def _take_gpus(self, pod: Pod, gpu: GpuRequest) -> None:
+        """Count the pod on its GPUs: the ones it was given if they still fit, else the tightest.
+
+        A pod placed without the scheduler (spec.nodeName) may not fit at all; it then takes the
+        GPUs with the most free, which can go below zero, as requested can exceed allocatable.
+        """
+        free = self.gpu_free
+        if not free:
+            return
+        chosen: tuple[int, ...] | None = pod.gpu_index or None
+        if chosen is not None and (
+            len(chosen) != gpu.count or any(i >= len(free) or free[i] < gpu.milli for i in chosen)
+        ):
+            chosen = None
+        if chosen is None:
+            chosen = tightest_gpus(free, gpu)
+        if chosen is None:
+            by_free = sorted(range(len(free)), key=lambda i: -free[i])
+            chosen = tuple(sorted(by_free[: gpu.count]))
+        for i in chosen:
+            free[i] -= gpu.milli
+        self.gpu_taken[id(pod)] = chosen
+
+    def _give_back_gpus(self, pod: Pod, gpu: GpuRequest) -> None:
+        taken = self.gpu_taken.pop(id(pod), ())
+        for i in taken:
+            self.gpu_free[i] += gpu.milli
+
+    def move_gpus(self, pod: Pod, indices: tuple[int, ...]) -> None:
+        """The pod, already counted here, holds ``indices`` instead (its policy chose them at Reserve)."""
+        gpu = pod.gpu
+        assert gpu is not None, "move_gpus: the pod asks for no GPU"
+        assert id(pod) in self.gpu_taken, "move_gpus: the pod holds no GPUs here"
+        self._give_back_gpus(pod, gpu)
+        pod.gpu_index = indices
+        self._take_gpus(pod, gpu)
+        self.generation += 1
+
+    def gpus_of(self, pod: Pod) -> tuple[int, ...]:
+        """The GPUs the pod holds on this node (() when it holds none here)."""
+        return self.gpu_taken.get(id(pod), ())
 
     @property
     def allocatable(self) -> Resources:
@@ -95,6 +151,8 @@ class NodeInfo:
         for port in pod.host_ports:
             key = (port.host_ip or "0.0.0.0", port.protocol or "TCP", port.host_port)
             self.used_ports[key] = self.used_ports.get(key, 0) + 1
+        if pod.gpu is not None:
+            self._take_gpus(pod, pod.gpu)
         self.generation += 1
 
     def remove_pod(self, pod: Pod) -> bool:
@@ -127,6 +185,8 @@ class NodeInfo:
                 self.used_ports[key] = count
             else:
                 self.used_ports.pop(key, None)
+        if pod.gpu is not None:
+            self._give_back_gpus(pod, pod.gpu)
         self.generation += 1
         return True
 
@@ -142,10 +202,21 @@ class NodeInfo:
             used_ports=dict(self.used_ports),
             image_states=self.image_states,
             generation=self.generation,
+            gpu_free=list(self.gpu_free),
+            gpu_taken=dict(self.gpu_taken),
         )
 
     def free(self, resource: str) -> int:
         return self.node.allocatable.get(resource, 0) - self.requested.get(resource, 0)
+
+
+def _recount_gpus(info: NodeInfo) -> None:
+    """The node's GPU count changed: its pods take their GPUs again from a fresh set."""
+    info.gpu_free = [MILLI] * info.node.allocatable.get(GPU_RESOURCE, 0)
+    info.gpu_taken = {}
+    for pod in info.pods:
+        if pod.gpu is not None:
+            info._take_gpus(pod, pod.gpu)
 
 
 class Snapshot:
@@ -213,7 +284,10 @@ class ClusterCache:
         info = self._nodes[node.name]
         old_zone = zone_key(info.node.labels)
         self._remove_images(info.node)
+        gpus_before = info.node.allocatable.get(GPU_RESOURCE, 0)
         info.node = node
+        if node.allocatable.get(GPU_RESOURCE, 0) != gpus_before:
+            _recount_gpus(info)
         self._add_images(node)
         new_zone = zone_key(node.labels)
         if new_zone != old_zone:
@@ -326,9 +400,14 @@ class ClusterCache:
         info.add_pod(pod)
         self._count(pod, 1)
         self.pod_nodes[pod.key] = node_name
+        if pod.gpu is not None:
+            pod.gpu_index = info.gpus_of(pod)
 
     def assume_pod(self, pod: Pod, node_name: str) -> None:
-        self._nodes[node_name].add_pod(pod)
+        info = self._nodes[node_name]
+        info.add_pod(pod)
+        if pod.gpu is not None:
+            pod.gpu_index = info.gpus_of(pod)
         self._count(pod, 1)
         self.pod_nodes[pod.key] = node_name
         self.assumed[pod.key] = pod

@@ -87,6 +87,7 @@ class NodeUsageRow(TypedDict):
     requested: dict[str, int]
     pods: int
     nominated: int
+    gpu_free: NotRequired[list[int]]  # free thousandths per GPU, on nodes with GPUs
 
 
 class NodeUsageFields(TypedDict):
@@ -104,6 +105,8 @@ class PodAddedFields(TypedDict):
     node: str | None  # set when created with spec.nodeName naming a node that exists
     node_name: NotRequired[str]  # spec.nodeName naming a node the cluster does not have
     problem: NotRequired[str]
+    gpu: NotRequired[dict[str, Any]]  # {"count", "milli", "models"}: what a GPU pod asks for
+    gpus: NotRequired[list[int]]  # the GPUs it holds, when created on a node (spec.nodeName)
 
 
 class _PodNode(TypedDict):
@@ -117,6 +120,8 @@ class AssumedFields(_PodNode):
 
 class BoundFields(_PodNode):
     """Binding finished."""
+
+    gpus: NotRequired[list[int]]  # a GPU pod: the GPUs it holds (GpuShare chose them at Reserve)
 
 
 class ForgottenFields(_PodNode):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from .interface import (
     EXTENSION_POINTS,
+    BatchFilterPlugin,
+    BatchScorePlugin,
     BindPlugin,
     ExtensionPoint,
     FilterPlugin,
@@ -51,6 +53,8 @@ __all__ = [
     "SKIP",
     "SUCCESS",
     "ActionType",
+    "BatchFilterPlugin",
+    "BatchScorePlugin",
     "BindPlugin",
     "ClusterEvent",
     "Code",

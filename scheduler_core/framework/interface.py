@@ -13,6 +13,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import numpy as np
+import numpy.typing as npt
+
 from ..model import Pod
 from .types import (
     SUCCESS,
@@ -47,6 +50,8 @@ __all__ = [
     "PreBindPlugin",
     "BindPlugin",
     "PostBindPlugin",
+    "BatchFilterPlugin",
+    "BatchScorePlugin",
 ]
 
 
@@ -72,6 +77,10 @@ class Handle:
         self.rng: random.Random = random.Random(0)
         # set by the profile, so PostFilter plugins can run the filters again (preemption)
         self.framework: Any = None
+        # every pod the scenario will create, in arrival order (FGD's workload of "typical pods")
+        self.workload_pods: Callable[[], Sequence[Pod]] = lambda: ()
+        # caches the profile's plugins share, by name (the GPU plugins' per-node arrays)
+        self.shared: dict[str, Any] = {}
 
     def get_snapshot(self) -> Snapshot:
         assert self.snapshot is not None, "no snapshot: plugins run inside a scheduling cycle"
@@ -117,6 +126,26 @@ class FilterPlugin(Plugin):
         raise NotImplementedError
 
 
+class BatchFilterPlugin(FilterPlugin):
+    """A Filter plugin that can also judge many nodes in one call (kubeviz's own, for speed).
+
+    ``filter_nodes`` must say, node for node, what ``filter`` says: the fast scheduler calls it
+    on a chunk of nodes, the plain one calls ``filter`` per node. The simplest way to keep them
+    equal is the one the GPU plugins take: ``filter`` calls ``filter_nodes`` on one node.
+    Returns ``codes`` (0 = the node passes, ``j > 0`` = it fails with ``statuses[j - 1]``).
+    """
+
+    def filter_nodes(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[Sequence[int] | npt.NDArray[np.int64], Sequence[Status]]:
+        raise NotImplementedError
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        codes, statuses = self.filter_nodes(state, pod, [node_info])
+        code = int(codes[0])
+        return SUCCESS if code == 0 else statuses[code - 1]
+
+
 class PostFilterPlugin(Plugin):
     def post_filter(
         self, state: CycleState, pod: Pod, statuses: Mapping[str, Status]
@@ -139,6 +168,22 @@ class ScorePlugin(Plugin):
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> None:
         return None
+
+
+class BatchScorePlugin(ScorePlugin):
+    """A Score plugin that can also score many nodes in one call (kubeviz's own, for speed).
+
+    ``score_nodes`` returns the raw scores ``score`` would, node for node; ``score`` calls it on
+    one node, so the plain and the fast scheduler share one definition.
+    """
+
+    def score_nodes(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> Sequence[int] | npt.NDArray[np.int64]:
+        raise NotImplementedError
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        return int(self.score_nodes(state, pod, [node_info])[0])
 
 
 class ReservePlugin(Plugin):

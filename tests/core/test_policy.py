@@ -6,8 +6,9 @@ from dataclasses import replace
 
 import pytest
 
-from scheduler_core.config import DEFAULT_PLUGINS, default_policy
+from scheduler_core.config import default_policy
 from scheduler_core.errors import LoadError
+from scheduler_core.plugins import REGISTRY
 from scheduler_core.policy import builtin_policies, builtin_policy, load_policy
 
 KSC = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
@@ -133,7 +134,7 @@ BAD_POLICIES = [
     (
         KSC + "profiles:\n  - plugins:\n      filter:\n        enabled: [{name: NodeFrobnicator}]\n",
         'policy.yaml:6 profiles[0].plugins.filter.enabled[0].name: unknown plugin "NodeFrobnicator"; known plugins: '
-        + ", ".join(name for name, _ in DEFAULT_PLUGINS),
+        + ", ".join(REGISTRY),
     ),
     (
         KSC + "profiles:\n  - plugins:\n      filter:\n        enabled: [{name: ImageLocality}]\n",
@@ -199,8 +200,7 @@ BAD_POLICIES = [
     ),
     (
         KSC + "profiles:\n  - pluginConfig:\n      - {name: Frob}\n",
-        'policy.yaml:5 profiles[0].pluginConfig[0].name: unknown plugin "Frob"; known plugins: '
-        + ", ".join(name for name, _ in DEFAULT_PLUGINS),
+        'policy.yaml:5 profiles[0].pluginConfig[0].name: unknown plugin "Frob"; known plugins: ' + ", ".join(REGISTRY),
     ),
     (
         KSC + "profiles:\n  - plugins:\n      multiPoint:\n        enabled: [{name: VolumeBinding}]\n",
