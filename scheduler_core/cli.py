@@ -21,6 +21,7 @@ from .compare import Comparison, compare
 from .config import Policy
 from .errors import LoadError
 from .explain import ExplainError, explain
+from .gpu import import_cli
 from .k8s_parse import parse_duration_ms
 from .metrics import MetricsAccumulator, format_metrics
 from .policy import builtin_policies, builtin_policy, builtin_policy_names, load_policy_file
@@ -43,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run kube-scheduler's scheduling cycle on a scenario, step by step, on a virtual clock.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
+    import_cli.add_parser(sub)
 
     sim = sub.add_parser("simulate", help="run a scenario and print a summary (or the trace with --json)")
     sim.add_argument("scenario", help="scenario file (YAML/JSON), or the name of a built-in scenario")
@@ -102,10 +104,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def describe_policy(policy: Policy) -> str:
-    """One line: the NodeResourcesFit strategy and the knobs that differ from the defaults."""
+    """One line: how nodes are scored (the NodeResourcesFit strategy, or the score plugins when
+    NodeResourcesFit does not score) and the knobs that differ from the defaults."""
     profile = policy.profiles[0]
-    fit = profile.plugin_args.get("NodeResourcesFit", {}).get("scoringStrategy", {}).get("type", "LeastAllocated")
-    parts = [f"NodeResourcesFit {fit}"]
+    scores = profile.plugins.get("score", ())
+    if "NodeResourcesFit" in scores or not scores:
+        fit = profile.plugin_args.get("NodeResourcesFit", {}).get("scoringStrategy", {}).get("type", "LeastAllocated")
+        parts = [f"NodeResourcesFit {fit}"]
+    else:
+        parts = [f"score {' + '.join(scores)}"]
+    if "GpuShare" in profile.plugins.get("filter", ()):
+        parts.append("GPU sharing")
     if policy.percentage_of_nodes_to_score:
         parts.append(f"percentageOfNodesToScore {policy.percentage_of_nodes_to_score}")
     if "DefaultPreemption" not in profile.plugins.get("postFilter", ()):
@@ -186,6 +195,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
 def _main(argv: Sequence[str] | None, out: TextIO) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == import_cli.COMMAND:
+        return import_cli.run(args)
     try:
         if args.command == "policies":
             for name, preset in sorted(builtin_policies().items()):
@@ -310,6 +321,9 @@ def _print_comparison(result: Comparison, out: TextIO) -> None:
     note = " (mean ± spread across seeds)" if len(result.seeds) > 1 else ""
     out.write(f"Scenario {result.scenario} · seed{'s' if len(result.seeds) > 1 else ''} {seeds}{note}\n\n")
     table = result.table()
+    gpu_table = result.gpu_table()
+    if gpu_table:  # the GPU figures get their own table below
+        table = [row[: len(row) - len(gpu_table[0]) + 1] for row in table]
     columns = list(zip(*table, strict=True))  # columns[0] = headings, then one per figure
     label_width = max(len(str(column[0])) for column in columns)
     col_width = max(14, *(len(str(cell)) for row in table[1:] for cell in row))
@@ -318,6 +332,8 @@ def _print_comparison(result: Comparison, out: TextIO) -> None:
         out.write(f"{label:>{label_width}}  " + "  ".join(f"{cell:<{col_width}}" for cell in cells) + "\n")
         if i == 0:
             out.write("-" * (label_width + (col_width + 2) * len(cells)) + "\n")
+    if gpu_table:
+        _print_gpu_table(gpu_table, out)
     found = result.divergences()
     if not found:
         out.write("\nThe policies made the same decision at every scheduling attempt.\n")
@@ -325,6 +341,17 @@ def _print_comparison(result: Comparison, out: TextIO) -> None:
     first = found[0]
     out.write(f"\n{len(found)} attempt(s) decided differently; the first, at t={first.t_ms / 1000:g}s:\n")
     out.write(f"  {first.pod} (attempt {first.attempt}): {first.why}\n")
+
+
+def _print_gpu_table(rows: list[list[str]], out: TextIO) -> None:
+    """One line per policy: the GPU figures (docs/metrics.md#gpus-gpu), mean ± spread over seeds."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    out.write("\nGPUs (% of the cluster's GPU capacity)\n")
+    for n, row in enumerate(rows):
+        cells = [f"{row[0]:<{widths[0]}}", *(f"{cell:>{w}}" for cell, w in zip(row[1:], widths[1:], strict=True))]
+        out.write("  ".join(cells).rstrip() + "\n")
+        if n == 0:
+            out.write("-" * (sum(widths) + 2 * (len(widths) - 1)) + "\n")
 
 
 def _progress_bar(sim: Simulation) -> None:

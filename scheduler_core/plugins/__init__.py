@@ -5,6 +5,13 @@ from __future__ import annotations
 from ..framework import Plugin
 from .default_binder import DefaultBinder
 from .default_preemption import DefaultPreemption
+from .gpu_best_fit import GpuBestFit
+from .gpu_clustering import GpuClustering
+from .gpu_dot_product import GpuDotProduct
+from .gpu_fgd import GpuFGD
+from .gpu_packing import GpuPacking
+from .gpu_random import GpuRandom
+from .gpu_share import GpuShare
 from .image_locality import ImageLocality
 from .inter_pod_affinity import InterPodAffinity
 from .node_affinity import NodeAffinity
@@ -35,5 +42,12 @@ REGISTRY: dict[str, type[Plugin]] = {
         NodeResourcesBalancedAllocation,
         ImageLocality,
         DefaultBinder,
+        GpuShare,
+        GpuRandom,
+        GpuDotProduct,
+        GpuClustering,
+        GpuPacking,
+        GpuBestFit,
+        GpuFGD,
     )
 }

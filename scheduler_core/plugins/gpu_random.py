@@ -1,0 +1,37 @@
+"""GpuRandom: a random feasible node, the paper's "Random" baseline (random_score.go).
+
+PreScore draws one of the nodes that passed the filters with the run's seeded RNG (once per
+cycle, so a run replays exactly) and writes it to CycleState; Score gives that node 100 and
+the others 0. Pods without GPUs are placed the same way, as in the artifact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import cast
+
+import numpy as np
+
+from ..framework import SUCCESS, CycleState, PreScorePlugin, Status
+from ..gpu.policy import GpuScorePlugin
+from ..model import Pod
+from ..state import NodeInfo
+
+__all__ = ["GpuRandom"]
+
+_STATE_KEY = "PreScoreGpuRandom"
+
+
+class GpuRandom(GpuScorePlugin, PreScorePlugin):
+    name = "GpuRandom"
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status:
+        if nodes:
+            state.write(_STATE_KEY, nodes[self.handle.rng.randrange(len(nodes))].name)
+        return SUCCESS
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Sequence[int]:
+        chosen = state.get(_STATE_KEY)
+        return cast(
+            "Sequence[int]", np.fromiter((100 if ni.name == chosen else 0 for ni in nodes), np.int64, len(nodes))
+        )
