@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import LoadError, Problem, Problems
+from .gpu.request import GPU_RESOURCE, MILLI
+from .gpu.trace_csv import CsvPlace, PodRow, nodes_of, parse_nodes_csv, parse_pods_csv
+from .gpu.workload import DEFAULT_ARRIVAL_INTERVAL_MS, DEFAULT_TARGET_PERCENT, PROTOCOLS, GpuWorkload
 from .k8s_parse import (
     MAX_REPLICAS,
     SUPPORTED_KINDS,
@@ -90,9 +94,15 @@ _SPEC_FIELDS = (
     "podStartup",
     "nodes",
     "nodeGroups",
+    "gpuTrace",
     "objects",
     "timeline",
 )
+_YAML_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")  # PyYAML's line breaks
+_GPU_TRACE_FIELDS = ("nodesCsv", "podsCsv", "protocol", "targetGpuPercent", "arrivalInterval")
+# A literal block scalar's header (``podsCsv: |``, ``|-``, ``|2+``): its text starts on the next
+# line and keeps every line, so CSV line n is document line (header line + n).
+_LITERAL_BLOCK = re.compile(r":[ \t]*\|[1-9+-]{0,2}[ \t]*(#.*)?$")
 _GROUP_FIELDS = ("count", "namePrefix", "template", "zones")
 _CREATE_KINDS = ("Pod", "Node", "PodDisruptionBudget", "PriorityClass", *WORKLOAD_MANIFEST_KINDS, "Service")
 _ACTION_FIELDS: dict[str, tuple[str, ...]] = {
@@ -257,6 +267,8 @@ class _Builder:
         self.timeline_pods: list[tuple[Parsed, Reader]] = []  # created by the timeline
         self.timeline_nodes: set[str] = set()
         self.field_warnings: list[Problem] = []  # fields Kubernetes does not know (k8s_fields)
+        self.text_lines: list[str] = []  # the document's text, to find where a CSV block starts
+        self.gpu_trace: _GpuTraceSpec | None = None
 
     def reader(self, document: Document) -> Reader:
         return Reader(self.source, document, self.problems, self.naming, self.field_warnings)
@@ -412,6 +424,8 @@ class _Builder:
             parsed = parse_node_shorthand(r, item, path)
             assert isinstance(parsed.obj, Node)
             self.add_node(r, parsed.obj, path)
+        if spec.get("gpuTrace") is not None:
+            self.gpu_trace_spec(r, spec["gpuTrace"])
         self.node_groups(r, spec.get("nodeGroups"))
         for path, item in r.items(spec.get("objects"), "spec.objects"):
             for parsed in parse_manifest(r, item, path):
@@ -425,6 +439,67 @@ class _Builder:
             end_ms=end_ms,
             pod_startup_ms=pod_startup_ms,
         )
+
+    def csv_place(self, r: Reader, path: str) -> CsvPlace:
+        """Where an embedded CSV's lines are: after a literal block's header, or at its field."""
+        line = r.line(path)
+        first = None
+        if line is not None and 0 < line <= len(self.text_lines) and _LITERAL_BLOCK.search(self.text_lines[line - 1]):
+            first = line + 1
+        return CsvPlace(self.source, path, first, line)
+
+    def gpu_trace_spec(self, r: Reader, value: Any) -> None:
+        """spec.gpuTrace: the trace's nodes join spec.nodes; its pods become the GpuWorkload."""
+        base = "spec.gpuTrace"
+        trace = r.mapping(value, base)
+        r.only_fields(trace, base, _GPU_TRACE_FIELDS)
+        protocol = r.choice(trace.get("protocol"), key_path(base, "protocol"), PROTOCOLS, PROTOCOLS[0])
+        target = r.integer(
+            trace.get("targetGpuPercent"),
+            key_path(base, "targetGpuPercent"),
+            DEFAULT_TARGET_PERCENT,
+            minimum=1,
+            maximum=1000,
+        )
+        interval_path = key_path(base, "arrivalInterval")
+        interval = r.duration_ms(trace.get("arrivalInterval"), interval_path, DEFAULT_ARRIVAL_INTERVAL_MS)
+        if interval is not None and interval < 1:
+            r.error(interval_path, "must be at least 1ms (pods arrive one after another)")
+        nodes_path, pods_path = key_path(base, "nodesCsv"), key_path(base, "podsCsv")
+        nodes_text = r.string(trace.get("nodesCsv"), nodes_path)
+        pods_text = r.string(trace.get("podsCsv"), pods_path, required=True)
+        if nodes_text:
+            place = self.csv_place(r, nodes_path)
+            rows = parse_nodes_csv(nodes_text, place, self.problems)
+            for row, node in zip(rows, nodes_of(rows), strict=True):
+                if node.name in self.node_lines:
+                    first_r, first_path = self.node_lines[node.name]
+                    message = f"column 1 (sn): node {node.name!r} is also defined on line {first_r.line(first_path)}"
+                    self.problems.add(place.problem(row.line, message))
+                    continue
+                self.add_node(r, node, nodes_path)
+        pods: list[PodRow] = []
+        pods_place = self.csv_place(r, pods_path)
+        if pods_text:
+            pods = parse_pods_csv(pods_text, pods_place, self.problems)
+        self.gpu_trace = _GpuTraceSpec(protocol, tuple(pods), target, interval or 1, pods_place, r.line(base))
+
+    def gpu_workload(self, nodes: Sequence[Node]) -> GpuWorkload | None:
+        """The trace's pods against the scenario's GPUs (known once the nodes are)."""
+        spec = self.gpu_trace
+        if spec is None:
+            return None
+        for row in spec.pods:
+            first = self.pod_keys.get(f"{DEFAULT_NAMESPACE}/{row.name}")
+            if first is not None:
+                message = f"column 1 (name): pod {row.name!r} is also defined on line {first[0].line(first[1])}"
+                self.problems.add(spec.place.problem(row.line, message))
+        self.problems.raise_if_any()
+        capacity = sum(node.allocatable.get(GPU_RESOURCE, 0) for node in nodes) * MILLI
+        try:
+            return GpuWorkload(spec.protocol, spec.pods, capacity, spec.target_percent, spec.interval_ms)
+        except ValueError as exc:
+            raise LoadError.single(self.source, spec.line, "spec.gpuTrace", str(exc)) from None
 
     def node_groups(self, r: Reader, value: Any) -> None:
         groups = r.items(value, "spec.nodeGroups")
@@ -682,6 +757,7 @@ class _Builder:
         if not self.nodes and cluster_nodes:
             scenario.nodes, scenario.nodes_from_cluster = list(cluster_nodes), True
         scenario.warnings = self.warnings(scenario.nodes)
+        scenario.gpu_workload = self.gpu_workload(scenario.nodes)
         scenario.pods = [parsed.obj for parsed, _ in self.pods if isinstance(parsed.obj, Pod)]
         scenario.priority_classes = self.user_classes
         scenario.pdbs = self.pdbs
@@ -691,6 +767,18 @@ class _Builder:
         scenario.timeline = self.timeline
         scenario.source = self.source
         return scenario
+
+
+@dataclass(frozen=True)
+class _GpuTraceSpec:
+    """spec.gpuTrace as read; the GpuWorkload is made once the scenario's nodes are known."""
+
+    protocol: str
+    pods: tuple[PodRow, ...]
+    target_percent: int
+    interval_ms: int
+    place: CsvPlace
+    line: int | None
 
 
 def _is_scenario(data: Any) -> bool:
@@ -706,6 +794,7 @@ def load_scenario(text: str, source: str = "scenario.yaml", *, cluster_nodes: Se
     """
     documents = load_documents(text, source, watcher=_Census(source))
     builder = _Builder(source)
+    builder.text_lines = _YAML_LINE_BREAK.split(text)
     scenario_docs = [doc for doc in documents if _is_scenario(doc.data)]
     if scenario_docs:
         first = scenario_docs[0]

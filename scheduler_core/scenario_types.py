@@ -8,10 +8,13 @@ so later errors (and the web view) can point back at the document.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .model import Node, Pod, PodDisruptionBudget, PriorityClass
 from .workloads import Service, Workload
+
+if TYPE_CHECKING:
+    from .gpu.workload import GpuWorkload
 
 __all__ = ["TimelineAction", "Scenario", "TIMELINE_ACTIONS"]
 
@@ -68,3 +71,6 @@ class Scenario:
     # no nodes at all, a pod whose spec.nodeName names no node. Shown at upload and by the CLI.
     warnings: list[str] = field(default_factory=list)
     nodes_from_cluster: bool = False  # the nodes are load_scenario's cluster_nodes (the document has none)
+    # spec.gpuTrace: the trace's pods, turned into create (and delete) actions for each run's seed
+    # by GpuWorkload.timeline(seed); None without a GPU trace.
+    gpu_workload: GpuWorkload | None = None

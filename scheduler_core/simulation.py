@@ -159,8 +159,13 @@ class Simulation:
         self.policy = policy or default_policy()
         self.seed = scenario.seed if seed is None else seed
         self.rng = random.Random(self.seed)
+        # A GPU trace's pods arrive on a timeline drawn from the run's seed (gpu/workload.py).
+        workload = scenario.gpu_workload
+        self._gpu_actions: list[TimelineAction] = [] if workload is None else workload.timeline(self.seed)
+        self._workload_pods: list[Pod] | None = None
         if detail is None:
             planned_pods = len(scenario.pods) + sum(getattr(w, "replicas", 1) for w in scenario.workloads)
+            planned_pods += sum(len(a.objects) for a in self._gpu_actions if a.action == "create")
             size = max(1, len(scenario.nodes)) * max(1, planned_pods)
             detail = DETAIL_SUMMARY if size > SUMMARY_DETAIL_THRESHOLD else DETAIL_FULL
         self.trace = Trace(detail=detail, keep=keep_trace)
@@ -251,6 +256,7 @@ class Simulation:
             handle.pdbs = self.pdbs
             handle.now_ms = lambda: self.now_ms
             handle.rng = self.rng
+            handle.workload_pods = self.workload_pods
             profiles[profile.scheduler_name] = Framework(profile, REGISTRY, handle)
         return profiles
 
@@ -322,6 +328,16 @@ class Simulation:
 
     # -- set-up --------------------------------------------------------------------------
 
+    def workload_pods(self) -> list[Pod]:
+        """Every pod the scenario creates itself, in arrival order: at t=0, then on the timeline
+        (a GPU trace's included). Pods stamped by controllers are not known in advance."""
+        if self._workload_pods is None:
+            actions = sorted([*self.scenario.timeline, *self._gpu_actions], key=lambda a: a.at_ms)
+            pods = list(self.scenario.pods)
+            pods.extend(obj for a in actions if a.action == "create" for obj in a.objects if isinstance(obj, Pod))
+            self._workload_pods = pods
+        return self._workload_pods
+
     def _nominated_pods_for_node(self, node: str) -> list[Pod]:
         return self.queue.nominator.pods_for_node(node)
 
@@ -350,6 +366,8 @@ class Simulation:
             self.controllers.add(workload)
         self.controllers.sync()
         for action in sorted(sc.timeline, key=lambda a: a.at_ms):
+            self._push(action.at_ms, _ACTION, "action", action)
+        for action in self._gpu_actions:
             self._push(action.at_ms, _ACTION, "action", action)
         self._emit_usage()
 
@@ -590,7 +608,10 @@ class Simulation:
             self.scheduler.handle_binding_failure(req, status.message())
             self._retry_others_after_binding_failure(req.pod)
             return
-        self.trace.emit("bound", pod=req.pod.key, node=req.node)
+        if req.pod.gpu is not None:
+            self.trace.emit("bound", pod=req.pod.key, node=req.node, gpus=list(req.pod.gpu_index))
+        else:
+            self.trace.emit("bound", pod=req.pod.key, node=req.node)
         self.kubelet.bound(req.pod)
 
     def _retry_others_after_binding_failure(self, pod: Pod) -> None:
@@ -610,16 +631,34 @@ class Simulation:
         if pod.node_name and self.cache.node(pod.node_name) is None:
             self.kubelet.hold_orphan(pod)
             return
-        self.trace.emit(
-            "pod_added",
-            pod=pod.key,
-            priority=pod.priority,
-            requests=dict(pod.requests),
-            node=pod.node_name or None,
-        )
         if pod.node_name:
             # The scheduler never sees it (eventhandlers.go, assignedPod); the kubelet runs it.
             self.cache.add_pod(pod, pod.node_name)
+        gpu = pod.gpu
+        if gpu is None:
+            self.trace.emit(
+                "pod_added", pod=pod.key, priority=pod.priority, requests=dict(pod.requests), node=pod.node_name or None
+            )
+        elif pod.node_name:
+            self.trace.emit(
+                "pod_added",
+                pod=pod.key,
+                priority=pod.priority,
+                requests=dict(pod.requests),
+                node=pod.node_name,
+                gpu=gpu.as_dict(),
+                gpus=list(pod.gpu_index),
+            )
+        else:
+            self.trace.emit(
+                "pod_added",
+                pod=pod.key,
+                priority=pod.priority,
+                requests=dict(pod.requests),
+                node=None,
+                gpu=gpu.as_dict(),
+            )
+        if pod.node_name:
             self.kubelet.bound(pod)
         else:
             self.handlers.add_unassigned_pod(pod)
@@ -778,6 +817,8 @@ class Simulation:
                     "unschedulable": info.node.unschedulable,
                 }
             )
+            if info.gpu_free:
+                rows[-1]["gpu_free"] = list(info.gpu_free)
         return rows
 
     def _usage_changed(self) -> None:
@@ -792,6 +833,9 @@ class Simulation:
             row["node"]: {"requested": row["requested"], "pods": row["pods"], "nominated": row["nominated"]}
             for row in self.node_usage()
         }
+        for info in self.cache.node_infos():
+            if info.gpu_free:
+                compact[info.name]["gpu_free"] = list(info.gpu_free)
         self.trace.emit("node_usage", nodes=compact)
 
     def summary(self) -> RunSummary:

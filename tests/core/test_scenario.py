@@ -173,7 +173,7 @@ BAD_SCENARIOS = [
     (
         HEAD + "  nodes: []\n  colour: blue\n",
         "scenario.yaml:7 spec.colour: unknown field; expected one of seed, description, watchFor, endAt, podStartup, "
-        "nodes, nodeGroups, objects, timeline",
+        "nodes, nodeGroups, gpuTrace, objects, timeline",
     ),
     (
         HEAD + "  nodes:\n    - {name: a, allocatable: {cpu: 1}, zone: x}\n",
