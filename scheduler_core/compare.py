@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .config import Policy
+from .gpu.metrics import mean_curve
 from .metrics import RunMetrics, compute_metrics
 from .scenario_types import Scenario
 from .simulation import Simulation
@@ -29,6 +30,7 @@ __all__ = [
     "decisions",
     "divergences",
     "SUMMARY_COLUMNS",
+    "GPU_COLUMNS",
 ]
 
 # (key, heading) of the summary table, in order; docs/metrics.md defines each figure.
@@ -44,6 +46,15 @@ SUMMARY_COLUMNS: tuple[tuple[str, str], ...] = (
     ("cpu_allocated", "cpu allocated"),
     ("memory_allocated", "memory allocated"),
     ("fragmentation", "fragmentation"),
+)
+
+# (key, heading) of the GPU figures, after SUMMARY_COLUMNS when a run had GPUs (RunMetrics.gpu;
+# docs/metrics.md#gpus-gpu). Percentages are of the cluster's GPU capacity, 0..100.
+GPU_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("gpu_unallocated_at_100", "unallocated GPU % at 100% arrived"),
+    ("gpu_allocation", "GPU allocation %"),
+    ("gpu_fragmented", "fragmented GPU %"),
+    ("gpu_failed_pods", "failed GPU pods"),
 )
 
 
@@ -94,12 +105,23 @@ class PolicyResult:
     def figures(self, seed: int) -> dict[str, Any]:
         return summary_figures(self.runs[seed])
 
+    @property
+    def has_gpu(self) -> bool:
+        """Some run of this policy had GPUs (its figures include GPU_COLUMNS)."""
+        return any(m.gpu is not None for m in self.runs.values())
+
+    def gpu_curve(self) -> list[tuple[float, float]]:
+        """(arrived GPU %, unallocated GPU %) per whole arrived percent every seed reached, the
+        unallocated value averaged over the seeds; [] without GPUs. For the comparison chart."""
+        return mean_curve([m.gpu["curve"] for _, m in sorted(self.runs.items()) if m.gpu is not None])
+
     def aggregate(self) -> dict[str, dict[str, float | None]]:
         """Per figure: mean and spread (population standard deviation) across seeds."""
         out: dict[str, dict[str, float | None]] = {}
         per_seed = [self.figures(seed) for seed in sorted(self.runs)]
-        for key, _ in SUMMARY_COLUMNS:
-            values = [f[key] for f in per_seed if isinstance(f[key], (int, float))]
+        columns = SUMMARY_COLUMNS + GPU_COLUMNS if self.has_gpu else SUMMARY_COLUMNS
+        for key, _ in columns:
+            values = [v for f in per_seed if isinstance(v := f.get(key), (int, float))]
             if not values:
                 out[key] = {"mean": None, "spread": None, "min": None, "max": None}
                 continue
@@ -122,36 +144,54 @@ class Comparison:
         seed = self.seeds[0] if seed is None else seed
         return divergences({r.policy: r.traces[seed] for r in self.results})
 
+    @property
+    def has_gpu(self) -> bool:
+        """Some run had GPUs: the table and the JSON carry the GPU figures too."""
+        return any(r.has_gpu for r in self.results)
+
     def as_dict(self) -> dict[str, Any]:
+        gpu = self.has_gpu
+        policies = []
+        for r in self.results:
+            entry: dict[str, Any] = {
+                "policy": r.policy,
+                "per_seed": {str(seed): r.figures(seed) for seed in sorted(r.runs)},
+                "aggregate": r.aggregate(),
+                "metrics": {str(seed): m.as_dict() for seed, m in sorted(r.runs.items())},
+            }
+            if gpu:
+                entry["gpu_curve"] = [list(point) for point in r.gpu_curve()]
+            policies.append(entry)
         return {
             "scenario": self.scenario,
             "seeds": self.seeds,
-            "policies": [
-                {
-                    "policy": r.policy,
-                    "per_seed": {str(seed): r.figures(seed) for seed in sorted(r.runs)},
-                    "aggregate": r.aggregate(),
-                    "metrics": {str(seed): m.as_dict() for seed, m in sorted(r.runs.items())},
-                }
-                for r in self.results
-            ],
+            "policies": policies,
             "divergences": [d.as_dict() for d in self.divergences()],
         }
 
     def table(self) -> list[list[str]]:
-        """Rows for a text or CSV table: one per policy, figures as mean (± spread over seeds)."""
-        rows = [["policy", *(heading for _, heading in SUMMARY_COLUMNS)]]
+        """Rows for a text or CSV table: one per policy, figures as mean (± spread over seeds).
+        The columns are SUMMARY_COLUMNS, then GPU_COLUMNS when a run had GPUs."""
+        columns = SUMMARY_COLUMNS + GPU_COLUMNS if self.has_gpu else SUMMARY_COLUMNS
+        rows = [["policy", *(heading for _, heading in columns)]]
         for r in self.results:
             agg = r.aggregate()
             row = [r.policy]
-            for key, _ in SUMMARY_COLUMNS:
+            for key, _ in columns:
                 if key == "rollouts":
                     row.append(_rollout_cell(r))
                     continue
-                cell = agg[key]
-                row.append(_format_cell(key, cell["mean"], cell["spread"], len(self.seeds)))
+                cell = agg.get(key) or {}
+                row.append(_format_cell(key, cell.get("mean"), cell.get("spread"), len(self.seeds)))
             rows.append(row)
         return rows
+
+    def gpu_table(self) -> list[list[str]]:
+        """The GPU columns of :meth:`table` alone (heading row first); [] when no run had GPUs."""
+        if not self.has_gpu:
+            return []
+        first = 1 + len(SUMMARY_COLUMNS)
+        return [[row[0], *row[first:]] for row in self.table()]
 
     def csv(self) -> str:
         buf = io.StringIO()
@@ -167,6 +207,9 @@ def _format_cell(key: str, mean: float | None, spread: float | None, seeds: int)
     if key in ("cpu_allocated", "memory_allocated", "fragmentation"):
         text = f"{100 * mean:.0f}%"
         extra = f" ± {100 * spread:.0f}" if seeds > 1 and spread else ""
+    elif key in _GPU_PERCENTS:  # already percentages
+        text = f"{mean:.1f}%"
+        extra = f" ± {spread:.1f}" if seeds > 1 and spread else ""
     elif key in ("time_pending_mean_s", "time_pending_p95_s"):
         text = f"{mean:.1f}"
         extra = f" ± {spread:.1f}" if seeds > 1 and spread else ""
@@ -174,6 +217,9 @@ def _format_cell(key: str, mean: float | None, spread: float | None, seeds: int)
         text = f"{mean:g}" if seeds == 1 else f"{mean:.1f}"
         extra = f" ± {spread:.1f}" if seeds > 1 and spread else ""
     return text + extra
+
+
+_GPU_PERCENTS = ("gpu_unallocated_at_100", "gpu_allocation", "gpu_fragmented")
 
 
 def _rollout_cell(result: PolicyResult) -> str:
@@ -193,13 +239,14 @@ def _rollout_cell(result: PolicyResult) -> str:
 
 
 def summary_figures(metrics: RunMetrics) -> dict[str, Any]:
-    """The comparable figures of one run (all numbers, or a text for rollouts)."""
+    """The comparable figures of one run (all numbers, or a text for rollouts); the GPU_COLUMNS
+    keys only for a run with GPUs."""
     data = metrics.as_dict()
     mean = data.get("time_pending_mean_ms")
     p95 = data.get("time_pending_p95_ms")
     allocation = data.get("allocation_final", {})
     fragmentation = (data.get("fragmentation") or {}).get("value")
-    return {
+    figures = {
         "pods_scheduled": data.get("pods_scheduled"),
         "pods_pending_at_end": data.get("pods_pending_at_end"),
         "time_pending_mean_s": None if mean is None else mean / 1000,
@@ -216,6 +263,13 @@ def summary_figures(metrics: RunMetrics) -> dict[str, Any]:
         "memory_allocated": allocation.get("memory"),
         "fragmentation": fragmentation,
     }
+    gpu = metrics.gpu
+    if gpu is not None:
+        figures["gpu_unallocated_at_100"] = gpu.get("unallocated_at_100")
+        figures["gpu_allocation"] = gpu.get("allocation_ratio")
+        figures["gpu_fragmented"] = gpu.get("fragmented")
+        figures["gpu_failed_pods"] = gpu.get("failed_pods")
+    return figures
 
 
 def compare(

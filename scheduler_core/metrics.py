@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import trace_events as te
+from .gpu.metrics import GpuFiguresAccumulator
+from .gpu.request import GPU_RESOURCE, MILLI
 from .quantity import format_quantity
 
 __all__ = [
@@ -150,9 +152,12 @@ class RunMetrics:
     series: dict[str, Any]
     allocation_final: dict[str, float]
     fragmentation: Fragmentation
+    # The GPU figures (gpu/metrics.py); None when no node of the run had a GPU.
+    gpu: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        """Plain JSON; the ``gpu`` key only for a run with GPUs, so other runs read as before."""
+        out: dict[str, Any] = {
             "end_ms": self.end_ms,
             "stall_after_ms": self.stall_after_ms,
             "pods": [p.as_dict() for p in self.pods],
@@ -176,6 +181,9 @@ class RunMetrics:
             "allocation_final": dict(self.allocation_final),
             "fragmentation": self.fragmentation.as_dict(),
         }
+        if self.gpu is not None:
+            out["gpu"] = self.gpu
+        return out
 
 
 class _Series:
@@ -309,6 +317,7 @@ class MetricsAccumulator:
         self._evictions = {"allowed": 0, "refused": 0}
         self._workloads: dict[str, _Workload] = {}
         self._last_status: dict[str, tuple[Any, Any]] = {}
+        self._gpu = GpuFiguresAccumulator()
 
     def _leave_lane(self, name: str) -> None:
         lane = self._lane_of.pop(name, None)
@@ -336,6 +345,7 @@ class MetricsAccumulator:
         handler = _HANDLERS.get(e["type"])
         if handler is not None:
             handler(self, e, t)
+        self._gpu.add(e)
 
     # -- one handler per event type (registered in _HANDLERS below) --------------------------
 
@@ -403,6 +413,10 @@ class MetricsAccumulator:
             for node, row in nodes.items():
                 cap += allocatable.get(node, {}).get(res, 0)
                 used += row.get("pods", 0) if res == "pods" else row.get("requested", {}).get(res, 0)
+                if res == GPU_RESOURCE and "gpu_free" in row:
+                    # GPU pods ask by annotation (gpu/request.py): their use is in the GPUs' free shares.
+                    free = row["gpu_free"]
+                    used += (MILLI * len(free) - sum(free)) / MILLI
             value = round(used / cap, 6) if cap > 0 else 0.0
             series = self._alloc_series.get(res)
             if series is None:
@@ -604,6 +618,7 @@ class MetricsAccumulator:
                 self._cordoned,
                 self._last_usage,
             ),
+            gpu=self._gpu.result(),
         )
 
 
@@ -756,4 +771,16 @@ def format_metrics(metrics: RunMetrics) -> str:
     if m.allocation_final:
         alloc = ", ".join(f"{res} {100 * v:.0f}%" for res, v in m.allocation_final.items())
         lines.append(f"Allocated at the end: {alloc}")
+    if m.gpu is not None:
+        lines.append(_gpu_line(m.gpu))
     return "\n".join(lines) + "\n"
+
+
+def _gpu_line(gpu: Mapping[str, Any]) -> str:
+    at_100 = gpu.get("unallocated_at_100")
+    reached = "-" if at_100 is None else f"{at_100:.1f}%"
+    return (
+        f"GPUs: {gpu['capacity_milli'] / 1000:g} GPUs, requests arrived {gpu['arrived_pct']:.0f}% of them;"
+        f" unallocated at 100% arrived {reached}; allocated {gpu['allocation_ratio']:.1f}%,"
+        f" fragmented {gpu['fragmented']:.1f}% at the end; {gpu['failed_pods']} GPU pods never placed"
+    )

@@ -98,6 +98,9 @@ def test_the_compare_cli_says_seed_or_seeds(seeds: list[int], expected: str) -> 
         def table(self) -> list[list[str]]:
             return [["policy", "scheduled"], ["a", "1"]]
 
+        def gpu_table(self) -> list[list[str]]:
+            return []
+
         def divergences(self) -> list[Any]:
             return []
 
