@@ -14,6 +14,7 @@ urlpatterns = [
     path("lessons/", lessons.lesson_list, name="lesson-list"),
     path("lessons/<slug:slug>/", lessons.player, name="lesson-detail"),
     path("scenarios/new/", scenarios.upload, name="scenario-new"),
+    path("scenarios/new/gpu-trace/", scenarios.upload_gpu_trace, name="scenario-new-gpu-trace"),
     path("scenarios/<slug:slug>/", scenarios.detail, name="scenario-detail"),
     path("scenarios/<slug:slug>/download/", scenarios.download, name="scenario-download"),
     path("scenarios/<slug:slug>/save-nodes/", clusters.from_scenario, name="scenario-save-nodes"),

@@ -11,6 +11,8 @@ from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.http import QueryDict
 
+from scheduler_core.gpu.workload import DEFAULT_ARRIVAL_INTERVAL_MS, DEFAULT_TARGET_PERCENT, PROTOCOLS
+from scheduler_core.k8s_parse import parse_duration_ms
 from scheduler_core.scenario import MAX_NODES
 
 from .access import visible_clusters
@@ -19,7 +21,14 @@ from .request_types import Viewer
 from .services.read_limits import size_error
 from .services.scenarios import Upload
 
-__all__ = ["ScenarioUploadForm", "ClusterUploadForm", "ClusterShapeForm", "SaveNodesForm", "DOCUMENT_EXTENSIONS"]
+__all__ = [
+    "ScenarioUploadForm",
+    "GpuTraceUploadForm",
+    "ClusterUploadForm",
+    "ClusterShapeForm",
+    "SaveNodesForm",
+    "DOCUMENT_EXTENSIONS",
+]
 
 DOCUMENT_EXTENSIONS = (".yaml", ".yml", ".json")
 PASTED_SOURCE = "scenario.yaml"
@@ -150,6 +159,92 @@ def _without_text(data: Mapping[str, Any]) -> Mapping[str, Any]:
         emptied["text"] = ""
         return emptied
     return {**data, "text": ""}
+
+
+# GPU traces
+
+CSV_EXTENSIONS = (".csv", ".txt")
+
+
+class GpuTraceUploadForm(forms.Form):
+    """A GPU trace's node and pod lists (CSV); the view turns them into a Scenario document."""
+
+    name = forms.SlugField(
+        max_length=63,
+        initial="gpu-trace",
+        help_text="The scenario's metadata.name: lowercase letters, digits and '-'.",
+    )
+    visibility = forms.ChoiceField(
+        choices=Visibility.choices,
+        initial=Visibility.PUBLIC,
+        widget=forms.RadioSelect,
+        help_text="Public scenarios are listed for everyone; private ones only for you.",
+    )
+    nodes_csv = forms.FileField(
+        label="Nodes (CSV)",
+        help_text="sn,cpu_milli,memory_mib,gpu,model — e.g. openb_node_list_gpu_node.csv.",
+        widget=forms.ClearableFileInput(attrs={"accept": ",".join(CSV_EXTENSIONS)}),
+    )
+    pods_csv = forms.FileField(
+        label="Pods (CSV)",
+        help_text="name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec,qos,pod_phase,creation_time,"
+        "deletion_time,scheduled_time] — e.g. openb_pod_list_default.csv.",
+        widget=forms.ClearableFileInput(attrs={"accept": ",".join(CSV_EXTENSIONS)}),
+    )
+    protocol = forms.ChoiceField(
+        choices=[
+            ("tuned", "tuned — shuffled, one every interval, until the target share of GPUs (the paper's)"),
+            ("replay", "replay — created and deleted at the trace's own times"),
+        ],
+        initial=PROTOCOLS[0],
+        widget=forms.RadioSelect,
+    )
+    target_percent = forms.IntegerField(
+        label="Target (% of GPU capacity)",
+        min_value=1,
+        max_value=1000,
+        initial=DEFAULT_TARGET_PERCENT,
+        help_text="Tuned: pods arrive until their GPU requests reach this share of the cluster's GPUs.",
+    )
+    arrival_interval = forms.CharField(
+        max_length=20,
+        initial=f"{DEFAULT_ARRIVAL_INTERVAL_MS}ms",
+        help_text='Tuned: time between two arrivals, e.g. "10ms", "1s".',
+    )
+
+    def _csv(self, field: str) -> tuple[str, str] | None:
+        upload: UploadedFile | None = self.cleaned_data.get(field)
+        if not upload:
+            return None
+        name = PurePath(upload.name or f"{field}.csv").name
+        if not name.lower().endswith(CSV_EXTENSIONS):
+            raise forms.ValidationError(f"{name!r} is not a .csv file.")
+        error = size_error(upload.size or 0, settings.KUBEVIZ_MAX_UPLOAD_BYTES)
+        if error:
+            raise forms.ValidationError(f"The file {error}")
+        raw = upload.read(settings.KUBEVIZ_MAX_UPLOAD_BYTES + 1)
+        try:
+            return name, raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise forms.ValidationError(
+                f"The file is not UTF-8 text (byte {exc.start + 1} cannot be decoded); save it as UTF-8 and retry."
+            ) from None
+
+    def clean_nodes_csv(self) -> tuple[str, str] | None:
+        return self._csv("nodes_csv")
+
+    def clean_pods_csv(self) -> tuple[str, str] | None:
+        return self._csv("pods_csv")
+
+    def clean_arrival_interval(self) -> str:
+        text: str = self.cleaned_data.get("arrival_interval", "").strip()
+        try:
+            ms = parse_duration_ms(text)
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from None
+        if ms < 1:
+            raise forms.ValidationError("Must be at least 1ms.")
+        return text
 
 
 # Clusters

@@ -15,7 +15,7 @@ from django import forms
 from django.conf import settings
 
 from .models import Visibility
-from .services.policy_editor import FILTER_PLUGINS, SCORE_PLUGINS, STRATEGIES
+from .services.policy_editor import FILTER_PLUGINS, GPU_POLICIES, SCORE_PLUGINS, STRATEGIES
 from .services.read_limits import size_error
 
 __all__ = ["PolicyKnobsForm", "PolicySaveForm", "MIN_SHAPE_ROWS"]
@@ -80,6 +80,13 @@ class PolicyKnobsForm(forms.Form):
     )
     upgrade_aware_reservation = forms.BooleanField(required=False, label="Upgrade-aware reservation")
     bind_latency_ms = _number(0, 3_600_000, label="Bind latency (ms)")
+    gpu_sharing = forms.BooleanField(required=False, label="GpuShare (filter and reserve)")
+    gpu_policy = forms.ChoiceField(
+        required=False,
+        choices=[("", "none"), *((name, name) for name in GPU_POLICIES)],
+        label="GPU policy (score)",
+        help_text="One of the GPU-sharing paper's six policies, scored with weight 1 (docs/gpu.md).",
+    )
 
     def __init__(self, *args: Any, shape_rows: int = MIN_SHAPE_ROWS, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -20,12 +20,21 @@ from django.template.loader import render_to_string
 from django.utils.html import escape
 
 from scheduler_core.quantity import format_quantity
-from scheduler_core.replay import ViewState
+from scheduler_core.replay import GPU_MILLI, ViewState
 
 from .frames import Group, oob
 from .rendering import node_dom_id, pod_chip, taint_text
 
-__all__ = ["GRID_AFTER", "node_group", "cell_id", "allocation", "NodeMemo", "card_context"]
+__all__ = [
+    "GRID_AFTER",
+    "node_group",
+    "cell_id",
+    "allocation",
+    "gpu_allocation",
+    "gpu_rows",
+    "NodeMemo",
+    "card_context",
+]
 
 GRID_AFTER = 48
 CARD_TEMPLATE = "web/runs/partials/node_card.html"
@@ -40,6 +49,19 @@ def _safe_id(name: str) -> str:
 
 def cell_id(prefix: str, name: str) -> str:
     return f"{prefix}cell-{_safe_id(name)}"
+
+
+def gpu_allocation(node: dict[str, Any]) -> float | None:
+    """% of the node's GPU thousandths in use, or None for a node without GPUs."""
+    used: list[int] = node.get("gpu_used") or []
+    if not used:
+        return None
+    return 100.0 * sum(max(0, min(GPU_MILLI, u)) for u in used) / (GPU_MILLI * len(used))
+
+
+def gpu_rows(state: ViewState, name: str) -> list[dict[str, Any]]:
+    """One thin bar per GPU: used share filled, a label with what is free (what a sharing pod needs)."""
+    return [{**row, "label": f"GPU {row['index']} · {row['free']}m free"} for row in state.gpu_bars(name)]
 
 
 def allocation(node: dict[str, Any]) -> tuple[float, float]:
@@ -84,13 +106,17 @@ def _marks(state: ViewState) -> tuple[str | None, str | None, set[str]]:
 
 def _cell(prefix: str, name: str, node: dict[str, Any], flags: str, memo: NodeMemo) -> tuple[str, str]:
     cpu, mem = allocation(node)
+    gpu = gpu_allocation(node)
     pods = len(node["pods"])
-    key = ("cell", prefix, name, round(cpu), round(mem), pods, flags)
+    key = ("cell", prefix, name, round(cpu), round(mem), pods, flags, None if gpu is None else round(gpu))
     found = memo.get(key)
     if found is not None:
         return found
-    level = min(10, int(max(cpu, mem) // 10))
-    title = f"{name}: cpu {cpu:.0f}% · memory {mem:.0f}% · {pods} pod{'s' if pods != 1 else ''}"
+    level = min(10, int(max(cpu, mem, gpu or 0.0) // 10))
+    title = f"{name}: cpu {cpu:.0f}% · memory {mem:.0f}%"
+    if gpu is not None:
+        title += f" · GPU {gpu:.0f}%"
+    title += f" · {pods} pod{'s' if pods != 1 else ''}"
     extra = {
         "s": "chosen",
         "v": "victims here",
@@ -123,6 +149,8 @@ def card_context(state: ViewState, name: str, chosen: str | None) -> dict[str, A
         "taints": [taint_text(t) for t in node.get("taints", [])],
         "zone": labels.get(ZONE_LABEL, ""),
         "bars": bars,
+        "gpus": gpu_rows(state, name),
+        "gpu_model": node.get("gpu_model", ""),
         "pods": [pod_chip(state, k) for k in keys[:MAX_NODE_CHIPS]],
         "pods_more": max(0, len(keys) - MAX_NODE_CHIPS),
         "pod_count": len(keys),

@@ -24,6 +24,7 @@ __all__ = [
     "narration_context",
     "node_dom_id",
     "pod_chip",
+    "gpu_text",
     "priority_hue",
     "priority_legend",
     "summary_context",
@@ -93,6 +94,18 @@ def _requests_text(requests: dict[str, int]) -> str:
     return ", ".join(f"{r} {format_quantity(r, v)}" for r, v in sorted(requests.items())) or "no requests"
 
 
+def gpu_text(gpu: dict[str, Any], gpus: list[int] | None = None) -> str:
+    """A GPU request in words: "0.5 GPU", "2 GPU (V100M16)", plus the GPUs held ("on GPU 0, 3")."""
+    count, milli = int(gpu.get("count", 1)), int(gpu.get("milli", 1000))
+    amount = f"{count * milli / 1000:g} GPU"
+    models = gpu.get("models") or []
+    if models:
+        amount += f" ({' or '.join(models)})"
+    if gpus:
+        amount += f" on GPU {', '.join(str(i) for i in gpus)}"
+    return amount
+
+
 def _truncate(text: str | None, limit: int = MESSAGE_CHARS) -> str:
     if not text:
         return ""
@@ -123,6 +136,8 @@ def pod_chip(state: ViewState, key: str, note: str = "", note_title: str = "") -
     phase = pod.get("phase", "gone" if not pod else "pending")
     victim_of = pod.get("victim_of")
     title = [key, f"priority {priority}", _requests_text(pod.get("requests", {})), f"phase {phase}"]
+    if pod.get("gpu"):
+        title.insert(3, gpu_text(pod["gpu"], pod.get("gpus")))
     if pod.get("node"):
         title.append(f"on {pod['node']}")
     if pod.get("nominated"):

@@ -37,6 +37,12 @@ PRESETS = (
     "upgrade-aware",
     "score-all-nodes",
     "rtcr-binpack",
+    "gpu-random",
+    "gpu-dot-product",
+    "gpu-clustering",
+    "gpu-packing",
+    "gpu-best-fit",
+    "gpu-fgd",
 )
 
 # Line 12 holds a weight of 101.

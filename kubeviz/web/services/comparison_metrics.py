@@ -56,6 +56,7 @@ def metrics_from_dict(data: dict[str, Any]) -> RunMetrics:
         },
         allocation_final=dict(data.get("allocation_final") or {}),
         fragmentation=Fragmentation(**(_NO_FRAGMENTATION | (data.get("fragmentation") or {}))),
+        gpu=data.get("gpu"),
     )
 
 

@@ -10,6 +10,7 @@ from scheduler_core.compare import SUMMARY_COLUMNS
 
 from ..charts import ChartSeries, line_chart, node_bars_chart, sum_step_series
 from ..models import Comparison
+from .comparison_gpu import gpu_results
 from .comparison_metrics import engine_comparison
 from .comparisons import Column
 from .view_state import latest_state
@@ -124,4 +125,5 @@ def results_context(comparison: Comparison, columns: list[Column]) -> dict[str, 
         "seed_list": ", ".join(str(s) for s in comparison.seeds),
         "charts": charts,
         "multiples": multiples,
+        "gpu": gpu_results(core, columns),
     }

@@ -44,6 +44,7 @@ from .slugs import unique_slug
 
 __all__ = [
     "FILTER_PLUGINS",
+    "GPU_POLICIES",
     "SCORE_PLUGINS",
     "STRATEGIES",
     "SOURCE_NAME",
@@ -78,6 +79,12 @@ SCORE_PLUGINS: tuple[tuple[str, int], ...] = tuple((name, weight) for name, weig
 _DEFAULT_WEIGHTS = dict(SCORE_PLUGINS)
 
 STRATEGIES = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
+
+# GPU sharing (docs/gpu.md): GpuShare at filter and reserve, and at most one of the paper's six
+# policies at score (weight 1; GpuRandom also draws its node at preScore).
+_GPU_SHARE = "GpuShare"
+GPU_POLICIES = ("GpuRandom", "GpuDotProduct", "GpuClustering", "GpuPacking", "GpuBestFit", "GpuFGD")
+_GPU_PRESCORE = ("GpuRandom",)
 # What the shape rows start with when switching to RequestedToCapacityRatio (the rtcr-binpack preset).
 DEFAULT_SHAPE: tuple[tuple[int, int], ...] = ((0, 0), (100, 10))
 # apis/config/v1/defaults.go SetDefaults_DefaultPreemptionArgs.
@@ -154,6 +161,8 @@ def default_knobs() -> dict[str, Any]:
         scheduler_mode="framework",
         upgrade_aware_reservation=False,
         bind_latency_ms=0,
+        gpu_sharing=False,
+        gpu_policy="",
     )
     return knobs
 
@@ -173,6 +182,8 @@ def knobs_from_policy(policy: scheduler_core.config.Policy) -> dict[str, Any]:
         on = name in profile.plugins.get("score", ())
         knobs[f"score_{name}_on"] = on
         knobs[f"score_{name}_weight"] = profile.weights.get(name, weight) if on else weight
+    knobs["gpu_sharing"] = _GPU_SHARE in profile.plugins.get("filter", ())
+    knobs["gpu_policy"] = next((name for name in profile.plugins.get("score", ()) if name in GPU_POLICIES), "")
     knobs["preemption"] = _PREEMPTION in profile.plugins.get("postFilter", ())
     preemption_args = profile.plugin_args.get(_PREEMPTION, {})
     knobs["min_candidate_nodes_percentage"] = preemption_args.get(
@@ -223,12 +234,21 @@ def _plugins(knobs: Mapping[str, Any]) -> dict[str, Any]:
     if weights:
         # multiPoint replaces the default entry in place, so score order stays upstream's.
         plugins["multiPoint"] = {"enabled": weights}
+    gpu_policy = str(knobs.get("gpu_policy") or "")
+    if gpu_policy in _GPU_PRESCORE:
+        plugins["preScore"] = {"enabled": [{"name": gpu_policy}]}
     if filters_off:
         plugins["filter"] = {"disabled": filters_off}
+    if knobs.get("gpu_sharing"):
+        plugins.setdefault("filter", {})["enabled"] = [{"name": _GPU_SHARE}]
     if not knobs["preemption"]:
         plugins["postFilter"] = {"disabled": [{"name": _PREEMPTION}]}
     if scores_off:
         plugins["score"] = {"disabled": scores_off}
+    if gpu_policy:
+        plugins.setdefault("score", {})["enabled"] = [{"name": gpu_policy, "weight": 1}]
+    if knobs.get("gpu_sharing"):
+        plugins["reserve"] = {"enabled": [{"name": _GPU_SHARE}]}
     return plugins
 
 

@@ -13,14 +13,17 @@ from django.views.decorators.http import require_GET, require_http_methods
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import push_url
 
+from scheduler_core.gpu.trace_document import scenario_document
+
 from ..access import can_edit_policy, can_see, visible_policies, visible_scenarios
-from ..forms import ScenarioUploadForm
+from ..forms import GpuTraceUploadForm, ScenarioUploadForm
 from ..models import Scenario
 from ..request_types import AuthenticatedHttpRequest, HtmxHttpRequest
 from ..services import clusters as cluster_service
 from ..services import scenarios as service
 from ..services.engine import LoadError
 from ..services.read_limits import body_limit, body_too_big_error, read_budget, yaml_attachment
+from ..services.scenarios import Upload
 
 # Library
 
@@ -177,6 +180,59 @@ def _upload_page(
         **context,
     }
     return render(request, "web/scenarios/upload.html", context, status=status)
+
+
+# GPU trace upload
+
+
+def _gpu_trace_too_big(request: HttpRequest, sent: int) -> HttpResponse:
+    form = GpuTraceUploadForm()
+    return _gpu_trace_page(request, form, status=413, body_error=body_too_big_error(sent))
+
+
+@login_required
+@body_limit(_gpu_trace_too_big)
+@require_http_methods(["GET", "POST"])
+@read_budget
+def upload_gpu_trace(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """Two CSVs of a GPU trace → one Scenario document, stored like any upload once it loads.
+
+    The CSVs are checked first (problems name file:line and the column), then the document they
+    make; nothing is stored unless both pass.
+    """
+    form = GpuTraceUploadForm(request.POST or None, request.FILES or None)
+    if request.method != "POST" or not form.is_valid():
+        return _gpu_trace_page(request, form)
+    data = form.cleaned_data
+    (nodes_source, nodes_text), (pods_source, pods_text) = data["nodes_csv"], data["pods_csv"]
+    name = data["name"]
+    try:
+        text = scenario_document(
+            nodes_text,
+            pods_text,
+            name,
+            protocol=data["protocol"],
+            target_percent=data["target_percent"],
+            arrival_interval=data["arrival_interval"],
+            nodes_source=nodes_source,
+            pods_source=pods_source,
+        )
+        upload = Upload(text=text, source_name=f"{name}.yaml", name=name, visibility=data["visibility"])
+        created = service.create_scenario(upload, request.user)
+    except LoadError as exc:
+        return _gpu_trace_page(request, form, problems=exc.problems)
+    scenario = created.scenario
+    messages.success(request, f"Scenario “{scenario.name}” saved from {nodes_source} and {pods_source}.")
+    for warning in created.warnings:
+        messages.warning(request, f"Warning: {warning}")
+    return redirect(scenario)
+
+
+def _gpu_trace_page(
+    request: HttpRequest, form: GpuTraceUploadForm, *, status: int = 200, **context: object
+) -> HttpResponse:
+    context = {"form": form, "problems": [], "body_error": "", **context}
+    return render(request, "web/scenarios/upload_gpu_trace.html", context, status=status)
 
 
 # Policies
