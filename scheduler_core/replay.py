@@ -4,6 +4,11 @@ The web shows a run by folding its trace events into a :class:`ViewState`: node 
 the three queue lanes, pod chips, the last scheduling cycle and a narration in plain
 words. Stored snapshots are ``ViewState.as_dict()``; stepping back or jumping loads the
 nearest snapshot and applies the events after it — the engine never runs again.
+
+GPUs (docs/trace.md): a node with ``nvidia.com/gpu`` allocatable gets ``gpu_used`` (thousandths
+used per GPU, a short list of ints so snapshots and frames of big clusters stay small) and
+``gpu_model``; a GPU pod gets ``gpu`` (its request) and, once placed, ``gpus`` (the GPUs it holds).
+Rows of nodes and pods without GPUs have none of these keys.
 """
 
 from __future__ import annotations
@@ -14,10 +19,13 @@ from typing import Any
 
 from .quantity import format_quantity
 
-__all__ = ["ViewState", "narrate", "NARRATION_LINES"]
+__all__ = ["ViewState", "narrate", "NARRATION_LINES", "GPU_MILLI"]
 
 NARRATION_LINES = 40
 LANES = ("active", "backoff", "unschedulable")
+GPU_RESOURCE = "nvidia.com/gpu"  # the names of scheduler_core/gpu/request.py, as the trace spells them
+GPU_MODEL_LABEL = "kubeviz.dev/gpu-model"
+GPU_MILLI = 1000  # one whole GPU in thousandths
 
 
 def _short(pod: str | None) -> str:
@@ -185,7 +193,39 @@ class ViewState:
         if node is not None and key in node["pods"]:
             node["pods"].remove(key)
             _add(node["requested"], pod["requests"], -1)
+            self._count_gpus(pod, node, -1)
+        pod.pop("gpus", None)
+        pod.pop("gpus_counted", None)
         pod["node"] = None
+
+    # -- GPUs ----------------------------------------------------------------------------
+
+    @staticmethod
+    def _count_gpus(pod: dict[str, Any], node: dict[str, Any], sign: int) -> None:
+        """Add (or take back) the pod's share on each GPU it holds on ``node``."""
+        used = node.get("gpu_used")
+        gpu = pod.get("gpu")
+        if used is None or gpu is None:
+            return
+        for index in pod.get("gpus") or ():
+            if 0 <= index < len(used):
+                used[index] += sign * gpu["milli"]
+
+    def _hold_gpus(self, key: str, gpus: list[int] | None) -> None:
+        """The placed pod holds ``gpus`` (from ``bound`` / ``pod_added``) on its node."""
+        pod = self.pods.get(key)
+        if gpus is None or pod is None or pod.get("gpu") is None:
+            return
+        node = self._node(pod.get("node"))
+        if node is None:
+            return
+        if pod.pop("gpus_counted", False):
+            # The engine's last node_usage already counted this (assumed) pod on its GPUs.
+            pod["gpus"] = list(gpus)
+            return
+        self._count_gpus(pod, node, -1)
+        pod["gpus"] = list(gpus)
+        self._count_gpus(pod, node, +1)
 
     def _set_lane(self, key: str, lane: str | None) -> None:
         for keys in self.lanes.values():
@@ -205,7 +245,7 @@ class ViewState:
         return {"bound": bound, "pending": pending, **self.tally}
 
     def _on_node_added(self, e: dict[str, Any]) -> None:
-        self.nodes[e["node"]] = {
+        node: dict[str, Any] = {
             "allocatable": dict(e["allocatable"]),
             "requested": {},
             "labels": dict(e.get("labels", {})),
@@ -215,6 +255,11 @@ class ViewState:
             "nominated": [],
             "reserved": [],
         }
+        gpus = int(node["allocatable"].get(GPU_RESOURCE, 0) or 0)
+        if gpus > 0:
+            node["gpu_used"] = [0] * gpus
+            node["gpu_model"] = str(node["labels"].get(GPU_MODEL_LABEL, ""))
+        self.nodes[e["node"]] = node
 
     def _on_node_updated(self, e: dict[str, Any]) -> None:
         node = self._node(e["node"])
@@ -236,8 +281,16 @@ class ViewState:
             "message": e.get("problem"),
             "backoff_until_ms": None,
         }
+        if e.get("gpu") is not None:
+            gpu = e["gpu"]
+            self.pods[e["pod"]]["gpu"] = {
+                "count": int(gpu["count"]),
+                "milli": int(gpu["milli"]),
+                "models": list(gpu.get("models") or []),
+            }
         if e.get("node"):
             self._place(e["pod"], e["node"], "bound")
+            self._hold_gpus(e["pod"], e.get("gpus"))
 
     def _on_queue_move(self, e: dict[str, Any]) -> None:
         self._set_lane(e["pod"], e["to"])
@@ -330,9 +383,11 @@ class ViewState:
     def _on_assumed(self, e: dict[str, Any]) -> None:
         self._nominate(e["pod"], None)
         self._place(e["pod"], e["node"], "assumed")
+        self._hold_gpus(e["pod"], e.get("gpus"))
 
     def _on_bound(self, e: dict[str, Any]) -> None:
         self._place(e["pod"], e["node"], "bound")
+        self._hold_gpus(e["pod"], e.get("gpus"))
         pod = self.pods.get(e["pod"])
         if pod is not None:
             pod["nominated"] = None
@@ -374,6 +429,17 @@ class ViewState:
             node = self._node(name)
             if node is not None:
                 node["requested"] = dict(usage.get("requested", {}))
+                if "gpu_used" in node and usage.get("gpu_free") is not None:
+                    self._sync_gpus(node, usage["gpu_free"])
+
+    def _sync_gpus(self, node: dict[str, Any], gpu_free: list[int]) -> None:
+        node["gpu_used"] = [GPU_MILLI - int(free) for free in gpu_free]
+        # Placed GPU pods whose GPUs the trace has not named yet (assumed, not bound) are in
+        # the engine's numbers: binding them must not count them twice.
+        for key in node["pods"]:
+            pod = self.pods.get(key)
+            if pod is not None and pod.get("gpu") is not None and "gpus" not in pod:
+                pod["gpus_counted"] = True
 
     def _on_run_finished(self, e: dict[str, Any]) -> None:
         self.finished = True
@@ -398,6 +464,8 @@ class ViewState:
             if not cap:
                 continue
             used = node["requested"].get(resource, 0)
+            if resource == GPU_RESOURCE and "gpu_used" in node and not used and not held.get(resource):
+                continue  # drawn GPU by GPU (gpu_bars): GPU pods ask by annotation, not container requests
             extra = held.get(resource, 0)
             bars.append(
                 {
@@ -411,3 +479,18 @@ class ViewState:
                 }
             )
         return bars
+
+    def gpu_bars(self, name: str) -> list[dict[str, Any]]:
+        """One row per GPU of the node (none without GPUs): thousandths used and free, used %."""
+        rows = []
+        for index, raw in enumerate(self.nodes[name].get("gpu_used") or ()):
+            used = max(0, min(GPU_MILLI, raw))
+            rows.append(
+                {
+                    "index": index,
+                    "used": used,
+                    "free": GPU_MILLI - used,
+                    "used_pct": round(100.0 * used / GPU_MILLI, 1),
+                }
+            )
+        return rows
