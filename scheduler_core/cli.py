@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     cmp = sub.add_parser("compare", help="run several policies on one scenario and compare the numbers")
     cmp.add_argument("scenario", help="scenario file (YAML/JSON), or the name of a built-in scenario")
     cmp.add_argument(
-        "--policy", action="append", required=True, help="policy file or built-in name; give 2 to 4 of them"
+        "--policy", action="append", required=True, help="policy file or built-in name; give 2 to 6 of them"
     )
     cmp.add_argument("--seeds", type=int, default=1, help="run each policy on this many seeds (default 1)")
     cmp.add_argument("--seed", type=int, help="first seed (default: the scenario's)")
@@ -286,8 +286,8 @@ def _simulate(scenario: Scenario, policy: Policy | None, args: argparse.Namespac
 
 
 def _compare(args: argparse.Namespace, scenario: Scenario, out: TextIO, cluster: Cluster | None = None) -> int:
-    if not 2 <= len(args.policy) <= 4:
-        print("error: --policy: give 2 to 4 policies to compare", file=sys.stderr)
+    if not 2 <= len(args.policy) <= 6:
+        print("error: --policy: give 2 to 6 policies to compare", file=sys.stderr)
         return 2
     if not 1 <= args.seeds <= 20:
         print("error: --seeds: between 1 and 20", file=sys.stderr)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from . import trace_events as te
 from .event_handlers import EventHandlers
 from .model import Pod
 from .pod_store import PodStore
@@ -30,6 +31,16 @@ __all__ = ["Kubelet", "RUNNING", "SUCCEEDED"]
 # The timed steps ``wake_at`` is asked for (the simulation's heap event kinds).
 RUNNING = "running"
 SUCCEEDED = "complete"
+
+
+def pod_added_fields(pod: Pod, node: str | None) -> te.PodAddedFields:
+    """A new pod's ``pod_added`` event: what it asks for, and where it is when created on a node."""
+    fields: te.PodAddedFields = {"pod": pod.key, "priority": pod.priority, "requests": dict(pod.requests), "node": node}
+    if pod.gpu is not None:
+        fields["gpu"] = pod.gpu.as_dict()
+        if node is not None:
+            fields["gpus"] = list(pod.gpu_index)
+    return fields
 
 
 class Kubelet:
@@ -127,27 +138,10 @@ class Kubelet:
         pod.node_name = ""
         self._orphans.setdefault(node, []).append(pod)
         self._messages[pod.key] = problem
-        if pod.gpu is None:
-            self._trace.emit(
-                "pod_added",
-                pod=pod.key,
-                priority=pod.priority,
-                requests=dict(pod.requests),
-                node=None,
-                node_name=node,
-                problem=problem,
-            )
-        else:
-            self._trace.emit(
-                "pod_added",
-                pod=pod.key,
-                priority=pod.priority,
-                requests=dict(pod.requests),
-                node=None,
-                node_name=node,
-                problem=problem,
-                gpu=pod.gpu.as_dict(),
-            )
+        fields = pod_added_fields(pod, None)
+        fields["node_name"] = node
+        fields["problem"] = problem
+        self._trace.emit("pod_added", **fields)
 
     def node_joined(self, node: str) -> None:
         """The node an orphan named has joined: its kubelet admits the pod (no scheduler involved)."""

@@ -37,7 +37,7 @@ from .event_handlers import ASSIGNED_POD_DELETE, EventHandlers
 from .fastpath import FastScheduler
 from .framework import ClusterEvent, Handle, QueuedPodInfo
 from .framework.runtime import Framework
-from .kubelet import RUNNING, SUCCEEDED, Kubelet
+from .kubelet import RUNNING, SUCCEEDED, Kubelet, pod_added_fields
 from .legacy import FifoQueue, LegacyScheduler, uses_fifo_queue
 from .model import Node, Pod, PodDisruptionBudget, PriorityClass
 from .plugins import REGISTRY
@@ -634,30 +634,7 @@ class Simulation:
         if pod.node_name:
             # The scheduler never sees it (eventhandlers.go, assignedPod); the kubelet runs it.
             self.cache.add_pod(pod, pod.node_name)
-        gpu = pod.gpu
-        if gpu is None:
-            self.trace.emit(
-                "pod_added", pod=pod.key, priority=pod.priority, requests=dict(pod.requests), node=pod.node_name or None
-            )
-        elif pod.node_name:
-            self.trace.emit(
-                "pod_added",
-                pod=pod.key,
-                priority=pod.priority,
-                requests=dict(pod.requests),
-                node=pod.node_name,
-                gpu=gpu.as_dict(),
-                gpus=list(pod.gpu_index),
-            )
-        else:
-            self.trace.emit(
-                "pod_added",
-                pod=pod.key,
-                priority=pod.priority,
-                requests=dict(pod.requests),
-                node=None,
-                gpu=gpu.as_dict(),
-            )
+        self.trace.emit("pod_added", **pod_added_fields(pod, pod.node_name or None))
         if pod.node_name:
             self.kubelet.bound(pod)
         else:

@@ -11,11 +11,22 @@ did), else only the node cards or grid cells that changed.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from django.utils.safestring import SafeString, mark_safe
 
-__all__ = ["Part", "Group", "Frame", "FrameDiff", "oob", "in_page", "WHOLE_GROUP_SHARE"]
+__all__ = [
+    "Part",
+    "Group",
+    "Frame",
+    "FrameDiff",
+    "oob",
+    "in_page",
+    "WHOLE_GROUP_SHARE",
+    "MAX_MESSAGE_CHARS",
+    "message_batches",
+]
 
 # Past this share of changed cells one swap of the whole group is cheaper for the browser.
 WHOLE_GROUP_SHARE = 0.4
@@ -87,6 +98,10 @@ class FrameDiff:
 
     def changes(self, frame: Frame) -> str:
         """The fragments of ``frame`` this viewer does not have yet (and remember them as sent)."""
+        return "".join(self.changed_parts(frame))
+
+    def changed_parts(self, frame: Frame) -> list[str]:
+        """:meth:`changes` as separate out-of-band fragments, in order (each one stands alone)."""
         out: list[str] = []
         sent = self.sent
         for part in frame.parts:
@@ -112,7 +127,7 @@ class FrameDiff:
                     html = group.cells[cid]
                     out.append(html)
                     sent[cid] = html
-        return "".join(out)
+        return out
 
     def remember(self, html_id: str, html: str) -> bool:
         """Note a fragment sent outside frames (recording status); False when it was already sent."""
@@ -120,3 +135,26 @@ class FrameDiff:
             return False
         self.sent[html_id] = html
         return True
+
+
+# Daphne (autobahn) refuses to send a WebSocket message over 1 MiB (its payload limit), and a
+# big frame (six comparison columns of GPU nodes, at the end of a run) can be larger. A frame's
+# changes are independent out-of-band fragments, so it goes as several messages instead.
+MAX_MESSAGE_CHARS = 384 * 1024  # characters; well under 1 MiB even for non-ASCII text
+
+
+def message_batches(parts: Sequence[str], limit: int = MAX_MESSAGE_CHARS) -> list[str]:
+    """``parts`` joined into as few messages as fit ``limit`` each, in order; a part larger than
+    ``limit`` on its own is one message."""
+    batches: list[str] = []
+    current: list[str] = []
+    size = 0
+    for part in parts:
+        if current and size + len(part) > limit:
+            batches.append("".join(current))
+            current, size = [], 0
+        current.append(part)
+        size += len(part)
+    if current:
+        batches.append("".join(current))
+    return batches

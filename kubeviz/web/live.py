@@ -30,7 +30,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
-from .frames import Frame, FrameDiff, Part
+from .frames import Frame, FrameDiff, Part, message_batches
 from .request_types import Viewer
 from .run_frames import stopped_message
 from .services.playhead import DEFAULT_SPEED, Playhead, PlayheadError, Timeline, parse_speed
@@ -240,14 +240,15 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
         async with self.send_lock:
             frame = await self.get_frame(self.playhead.position)
             timeline = hub.source.timeline()
-            parts = [self.diff.changes(frame)]
+            parts = self.diff.changed_parts(frame)
             recording = hub.source.recording_part()
             if self.diff.remember(recording.id, recording.html):
                 parts.append(recording.html)
             parts.append(self.render_playhead(timeline))
             if message or error:
                 parts.append(self.render_message(message, error))
-            await self.send(text_data="".join(parts))
+            for text in message_batches(parts):
+                await self.send(text_data=text)
 
     def recording_changed(self) -> None:
         """The hub re-read the computation; playing viewers pick it up on their next tick."""

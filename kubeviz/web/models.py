@@ -198,7 +198,7 @@ class Snapshot(models.Model):
 
 
 class Comparison(models.Model):
-    """2–4 policies on one scenario, side by side: one run per policy × seed. Its id is the shareable URL."""
+    """2–6 policies on one scenario, side by side: one run per policy × seed. Its id is the shareable URL."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="comparisons")

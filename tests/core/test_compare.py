@@ -133,4 +133,4 @@ def test_the_cli_prints_the_same_table_as_csv_and_json(capsys):
 
 def test_the_cli_refuses_a_single_policy(capsys):
     assert main(["compare", "mixed-small", "--policy", "default"], out=io.StringIO()) == 2
-    assert "give 2 to 4 policies" in capsys.readouterr().err
+    assert "give 2 to 6 policies" in capsys.readouterr().err

@@ -426,7 +426,7 @@ def test_bad_comparison_fields_are_named_as_the_compare_form_names_them(builtins
     )
     assert response.status_code == 400
     assert response.json() == {
-        "policies": ["Choose 2 to 4 policies (you chose 1)."],
+        "policies": ["Choose 2 to 6 policies (you chose 1)."],
         "seeds": ["Choose 1 to 5 seeds, not 9."],
     }
     assert not Comparison.objects.exists()

@@ -83,11 +83,22 @@ def roundtrip(value: Any) -> Any:
     [
         ({"scenario": "", "policies": ["default", "spread"]}, "scenario", "Choose a scenario"),
         ({"scenario": "nope", "policies": ["default", "spread"]}, "scenario", "No scenario “nope”"),
-        ({"scenario": STS, "policies": ["default"]}, "policies", "Choose 2 to 4 policies (you chose 1)"),
+        ({"scenario": STS, "policies": ["default"]}, "policies", "Choose 2 to 6 policies (you chose 1)"),
         (
-            {"scenario": STS, "policies": ["default", "spread", "bin-packing", "no-preemption", "upgrade-aware"]},
+            {
+                "scenario": STS,
+                "policies": [
+                    "default",
+                    "spread",
+                    "bin-packing",
+                    "no-preemption",
+                    "upgrade-aware",
+                    "score-all-nodes",
+                    "rtcr-binpack",
+                ],
+            },
             "policies",
-            "you chose 5",
+            "you chose 7",
         ),
         ({"scenario": STS, "policies": ["default", "default"]}, "policies", "only once"),
         ({"scenario": STS, "policies": ["default", "ghost"]}, "policies", "No policy “ghost”"),

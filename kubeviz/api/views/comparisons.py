@@ -28,7 +28,7 @@ __all__ = ["ComparisonDetail", "ComparisonList", "ComparisonSummary"]
 
 
 class ComparisonList(generics.ListAPIView[Comparison]):
-    """GET: the comparisons the compare list shows the user. POST: start one (scenario, 2–4
+    """GET: the comparisons the compare list shows the user. POST: start one (scenario, 2–6
     policies, 1–5 seeds, optional cluster), within the limits."""
 
     serializer_class = ComparisonSerializer

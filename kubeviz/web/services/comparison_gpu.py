@@ -87,7 +87,6 @@ def gpu_chart(policies: Sequence[GpuLine], *, chart_id: str = "compare-chart-gpu
         f'stroke="#98a2b3" stroke-dasharray="4 3"/>'
         f'<text x="{x(100) - 3:.1f}" y="{TOP + 10}" text-anchor="end">100% arrived</text></g>',
     ]
-    legend_x = float(LEFT)
     for index, policy in enumerate(policies):
         color = policy.color or PALETTE[index % len(PALETTE)]
         if policy.curve:
@@ -96,11 +95,8 @@ def gpu_chart(policies: Sequence[GpuLine], *, chart_id: str = "compare-chart-gpu
                 f'<polyline class="series series-{index}" data-policy="{escape(policy.label)}" points="{points}" '
                 f'stroke="{escape(color)}" fill="none"><title>{escape(policy.label)}</title></polyline>'
             )
-        parts.append(
-            f'<g class="legend"><rect x="{legend_x:.1f}" y="8" width="10" height="10" fill="{escape(color)}"/>'
-            f'<text x="{legend_x + 14:.1f}" y="17">{escape(policy.label)}</text></g>'
-        )
-        legend_x += 24 + 7 * len(policy.label)
+    # The legend is HTML next to the chart (gpu_results.html): it wraps on a narrow screen and
+    # for six policies, which a row of SVG text cannot.
     parts.append("</svg>")
     return mark_safe("".join(parts))  # every interpolated text above is escaped or a number
 

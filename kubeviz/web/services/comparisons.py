@@ -1,4 +1,4 @@
-"""A comparison of 2–4 policies on one scenario: what the form asks for, making and starting its
+"""A comparison of 2–6 policies on one scenario: what the form asks for, making and starting its
 runs, the shared built-in comparisons, and reading its columns back.
 
 A :class:`~kubeviz.web.models.Comparison` is one run per policy × seed (its ``ComparisonRun``
@@ -54,7 +54,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-MIN_POLICIES, MAX_POLICIES = 2, 4
+MIN_POLICIES, MAX_POLICIES = 2, 6
 MAX_SEEDS = 5
 
 
@@ -103,6 +103,14 @@ BUILTIN_COMPARISONS: dict[str, BuiltinComparison] = {
             "mixed-small",
             ("default", "legacy-v1.5"),
             "The same mixed workload under the current plugin set and the 2017 predicates and priorities.",
+        ),
+        BuiltinComparison(
+            "gpu-sharing-small",
+            "GPU sharing: the six policies of the FGD paper",
+            "gpu-sharing-small",
+            ("gpu-random", "gpu-dot-product", "gpu-clustering", "gpu-packing", "gpu-best-fit", "gpu-fgd"),
+            "Pods that share GPUs leave slivers whole-GPU pods cannot use: watch how much GPU capacity "
+            "each policy leaves unallocated as the Alibaba trace's requests arrive.",
         ),
     )
 }

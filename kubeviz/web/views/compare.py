@@ -35,7 +35,7 @@ def _visible_comparison(request: HttpRequest, comparison_id: UUID) -> Comparison
 
 @require_http_methods(["GET", "POST"])
 def compare_new(request: HttpRequest) -> HttpResponse:
-    """GET: the form (scenario, 2–4 policies, 1–5 seeds); POST: create, start, go to the page.
+    """GET: the form (scenario, 2–6 policies, 1–5 seeds); POST: create, start, go to the page.
 
     A refused POST shows the form again: 400 with field errors, 429 with the limit it is over
     (services/limits.py), 503 when the run queue cannot be reached (nothing is kept)."""

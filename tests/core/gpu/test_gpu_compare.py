@@ -17,15 +17,7 @@ from scheduler_core.metrics import RunMetrics, compute_metrics
 from scheduler_core.policy import load_policy
 from scheduler_core.scenario import load_scenario
 
-GPU_SHARE_POLICY = """\
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-  - schedulerName: default-scheduler
-    plugins:
-      filter: {enabled: [{name: GpuShare}]}
-      reserve: {enabled: [{name: GpuShare}]}
-"""
+from .policies import GPU_SHARE_POLICY
 
 # (name, GPU count, milli per GPU): on one node of 4 GPUs with GpuShare, e finds no whole GPU.
 SHAPES = [("a", 1, 500), ("b", 1, 700), ("c", 2, 1000), ("d", 1, 500), ("e", 1, 1000)]

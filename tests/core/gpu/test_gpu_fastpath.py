@@ -14,20 +14,7 @@ from scheduler_core.policy import builtin_policy, builtin_policy_names, load_pol
 from scheduler_core.scenario_types import Scenario, TimelineAction
 from scheduler_core.simulation import Simulation
 
-GPU_SHARE_ONLY = """
-apiVersion: kubeviz.dev/v1
-kind: Policy
-metadata: {name: gpu-share-default-scores}
-spec:
-  configuration:
-    apiVersion: kubescheduler.config.k8s.io/v1
-    kind: KubeSchedulerConfiguration
-    profiles:
-      - schedulerName: default-scheduler
-        plugins:
-          filter: {enabled: [{name: GpuShare}]}
-          reserve: {enabled: [{name: GpuShare}]}
-"""
+from .policies import GPU_SHARE_POLICY
 
 
 def random_gpu_scenario(seed: int, nodes: int = 24, pods: int = 120) -> Scenario:
@@ -67,7 +54,7 @@ def random_gpu_scenario(seed: int, nodes: int = 24, pods: int = 120) -> Scenario
 
 def _policies() -> list[tuple[str, Policy]]:
     found = [(name, builtin_policy(name)) for name in builtin_policy_names() if name.startswith("gpu-")]
-    return [("gpu-share-default-scores", load_policy(GPU_SHARE_ONLY)), *found]
+    return [("gpu-share-default-scores", load_policy(GPU_SHARE_POLICY)), *found]
 
 
 @pytest.mark.parametrize(("name", "policy"), _policies(), ids=[name for name, _ in _policies()])
@@ -89,7 +76,7 @@ def test_fast_and_plain_gpu_traces_are_identical(name: str, policy: Policy) -> N
 
 
 def test_gpus_are_never_given_twice_and_the_trace_says_which() -> None:
-    sim = Simulation(random_gpu_scenario(3), load_policy(GPU_SHARE_ONLY), detail="summary")
+    sim = Simulation(random_gpu_scenario(3), load_policy(GPU_SHARE_POLICY), detail="summary")
     sim.run()
     bound = [e for e in sim.trace.events if e["type"] == "bound"]
     gpu_bound = [e for e in bound if "gpus" in e]

@@ -23,19 +23,9 @@ from scheduler_core.policy import load_policy
 from scheduler_core.scenario_types import Scenario, TimelineAction
 from scheduler_core.simulation import Simulation
 
-GI = 2**30
+from .policies import GPU_SHARE_POLICY
 
-# GpuShare at filter and reserve, on top of the default plugins (no GPU score plugin: the
-# tightest-fit GPU choice, gpu/allocation.py).
-GPU_SHARE_POLICY = """
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-  - schedulerName: default-scheduler
-    plugins:
-      filter: {enabled: [{name: GpuShare}]}
-      reserve: {enabled: [{name: GpuShare}]}
-"""
+GI = 2**30
 
 
 class T:
