@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import pytest
 
@@ -33,14 +33,15 @@ class T:
     def __init__(self) -> None:
         self.events: list[dict[str, Any]] = []
 
-    def __call__(self, t_ms: int, type_: str, **fields: Any) -> T:
+    def __call__(self, t_ms: int, type_: str, **fields: Any) -> Self:
         self.events.append({"seq": len(self.events), "t_ms": t_ms, "cycle": 0, "type": type_, **fields})
         return self
 
-    def move(self, t_ms: int, pod: str, src: str, to: str) -> T:
-        return self(t_ms, "queue_move", pod=pod, **{"from": src, "to": to, "trigger": "x"})
+    def move(self, t_ms: int, pod: str, src: str, to: str) -> Self:
+        self(t_ms, "queue_move", pod=pod, **{"from": src, "to": to, "trigger": "x"})
+        return self
 
-    def add(self, t_ms: int, pod: str, node: str | None = None, **requests: int) -> T:
+    def add(self, t_ms: int, pod: str, node: str | None = None, **requests: int) -> Self:
         self(t_ms, "pod_added", pod=pod, priority=0, requests=requests, node=node)
         if node is None:
             self.move(t_ms, pod, "none", "active")

@@ -23,20 +23,13 @@ from scheduler_core.policy import load_policy
 from scheduler_core.scenario_types import Scenario, TimelineAction
 from scheduler_core.simulation import Simulation
 
+from ..test_metrics import GI
+from ..test_metrics import T as HandMadeTrace
 from .policies import GPU_SHARE_POLICY
 
-GI = 2**30
 
-
-class T:
-    """A hand-made trace: t(ms) then events; seq and cycle are filled in."""
-
-    def __init__(self) -> None:
-        self.events: list[dict[str, Any]] = []
-
-    def __call__(self, t_ms: int, type_: str, **fields: Any) -> T:
-        self.events.append({"seq": len(self.events), "t_ms": t_ms, "cycle": 0, "type": type_, **fields})
-        return self
+class T(HandMadeTrace):
+    """A hand-made trace with GPU nodes and pods."""
 
     def node(self, t_ms: int, name: str, gpus: int, model: str = "V100M16", cpu: int = 32000) -> T:
         alloc = {"cpu": cpu, "memory": 64 * GI, "pods": 110}
