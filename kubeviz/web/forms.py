@@ -34,6 +34,16 @@ DOCUMENT_EXTENSIONS = (".yaml", ".yml", ".json")
 PASTED_SOURCE = "scenario.yaml"
 
 
+def visibility_field(what: str) -> forms.ChoiceField:
+    """The public / private choice every upload and save form asks, for ``what`` ("scenarios")."""
+    return forms.ChoiceField(
+        choices=Visibility.choices,
+        initial=Visibility.PUBLIC,
+        widget=forms.RadioSelect,
+        help_text=f"Public {what} are listed for everyone; private ones only for you.",
+    )
+
+
 class ScenarioUploadForm(forms.Form):
     """A scenario document from a file or pasted text; ``upload()`` gives what to store."""
 
@@ -42,12 +52,7 @@ class ScenarioUploadForm(forms.Form):
         required=False,
         help_text="Leave empty to use the document's metadata.name (or the file name for plain manifests).",
     )
-    visibility = forms.ChoiceField(
-        choices=Visibility.choices,
-        initial=Visibility.PUBLIC,
-        widget=forms.RadioSelect,
-        help_text="Public scenarios are listed for everyone; private ones only for you.",
-    )
+    visibility = visibility_field("scenarios")
     cluster = forms.ModelChoiceField(
         queryset=Cluster.objects.none(),
         required=False,
@@ -174,12 +179,7 @@ class GpuTraceUploadForm(forms.Form):
         initial="gpu-trace",
         help_text="The scenario's metadata.name: lowercase letters, digits and '-'.",
     )
-    visibility = forms.ChoiceField(
-        choices=Visibility.choices,
-        initial=Visibility.PUBLIC,
-        widget=forms.RadioSelect,
-        help_text="Public scenarios are listed for everyone; private ones only for you.",
-    )
+    visibility = visibility_field("scenarios")
     nodes_csv = forms.FileField(
         label="Nodes (CSV)",
         help_text="sn,cpu_milli,memory_mib,gpu,model — e.g. openb_node_list_gpu_node.csv.",

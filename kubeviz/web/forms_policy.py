@@ -14,7 +14,7 @@ from typing import Any
 from django import forms
 from django.conf import settings
 
-from .models import Visibility
+from .forms import visibility_field
 from .services.policy_editor import FILTER_PLUGINS, GPU_POLICIES, SCORE_PLUGINS, STRATEGIES
 from .services.read_limits import size_error
 
@@ -180,12 +180,7 @@ class PolicySaveForm(forms.Form):
     description = forms.CharField(
         required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 2}), label="Description"
     )
-    visibility = forms.ChoiceField(
-        choices=Visibility.choices,
-        initial=Visibility.PUBLIC,
-        widget=forms.RadioSelect,
-        help_text="Public policies are listed for everyone; private ones only for you.",
-    )
+    visibility = visibility_field("policies")
     document = forms.CharField(
         strip=False,
         label="YAML",
