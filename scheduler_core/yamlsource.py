@@ -43,6 +43,7 @@ from yaml.events import (
     SequenceStartEvent,
 )
 from yaml.nodes import ScalarNode
+from yaml.reader import ReaderError
 from yaml.resolver import Resolver
 
 from .errors import LoadError, Problem
@@ -53,7 +54,9 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_VALUES",
     "MAX_PATH_BYTES",
+    "CpuAllowance",
     "CpuBudgetExceeded",
+    "DEFAULT_READ_CPU_SECONDS",
     "Document",
     "Watcher",
     "check_cpu",
@@ -64,6 +67,8 @@ __all__ = [
     "key_path",
     "load_documents",
     "parent_path",
+    "decode_text",
+    "not_utf8",
     "read_text_file",
 ]
 
@@ -72,9 +77,16 @@ MAX_DOCUMENTS = 10_000
 MAX_DEPTH = 64
 MAX_VALUES = 200_000
 MAX_PATH_BYTES = 32 * 1024 * 1024
+# What reading one request's documents may cost, in CPU seconds (the web's KUBEVIZ_READ_CPU_SECONDS
+# and the CLI's default): a 2 MiB document of 16,000 pods reads in about 2 s on a 2-core machine.
+DEFAULT_READ_CPU_SECONDS = 5.0
 # libyaml reports syntax errors in its own words; the pure-Python parser's are the ones our
-# docs show. Re-reading with it costs ~1.5 s per MiB, so only this much text is re-read.
+# docs show. Re-reading with it costs ~1.5 s per MiB -- and time quadratic in the nesting of flow
+# collections ("[[[[…", ~1.4 s for 2,000 levels in 4 KB) -- so only this much text is re-read, for
+# at most WORDING_CPU_SECONDS of CPU (and never past the caller's cpu_budget); past either,
+# libyaml's own words stand.
 PYTHON_WORDING_BYTES = 128 * 1024
+WORDING_CPU_SECONDS = 0.25
 
 _TAG = "tag:yaml.org,2002:"
 _STR, _SEQ, _MAP = _TAG + "str", _TAG + "seq", _TAG + "map"
@@ -178,16 +190,40 @@ def cpu_budget(seconds: float | None) -> Iterator[None]:
     CPU time (not wall time) is the same on a busy and an idle machine. Nested budgets never
     extend an outer one. ``None`` or 0: no budget of its own.
     """
+    with _deadline(time.thread_time() + seconds if seconds else None, seconds or 0.0):
+        yield
+
+
+@contextmanager
+def _deadline(at: float | None, seconds: float) -> Iterator[None]:
     outer = _DEADLINE.get()
     deadline = outer
-    if seconds:
-        mine = _Deadline(time.thread_time() + seconds, seconds)
-        deadline = mine if outer is None or mine.at < outer.at else outer
+    if at is not None:
+        deadline = _Deadline(at, seconds) if outer is None or at < outer.at else outer
     token = _DEADLINE.set(deadline)
     try:
         yield
     finally:
         _DEADLINE.reset(token)
+
+
+class CpuAllowance:
+    """One CPU budget spent over several blocks: the CLI reads its documents between runs
+    (``compare`` reloads the scenario for every policy), and all its reading shares one budget."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.left = seconds
+
+    @contextmanager
+    def spend(self) -> Iterator[None]:
+        """Loads inside this block draw on what is left (give up when it is gone)."""
+        start = time.thread_time()
+        try:
+            with _deadline(start + max(0.0, self.left) if self.seconds else None, self.seconds):
+                yield
+        finally:
+            self.left -= time.thread_time() - start
 
 
 def check_cpu(source: str = "", line: int | None = None, path: str = "") -> None:
@@ -552,7 +588,25 @@ class _Reader:
         return self.documents
 
 
-def _yaml_problem(source: str, exc: yaml.YAMLError) -> LoadError:
+def _reader_problem(source: str, text: str, exc: ReaderError) -> LoadError:
+    """A character YAML does not allow (NUL, most control characters), on its line.
+
+    The reader checks characters before any token is made, so there is no mark: only the
+    character's position in what the parser read (bytes of UTF-8 for libyaml).
+    """
+    if _LOADER is yaml.SafeLoader:
+        before = text[: exc.position].count("\n")
+    else:
+        before = text.encode("utf-8", "surrogatepass")[: exc.position].count(b"\n")
+    what = f"character #x{exc.character:04x}" if isinstance(exc.character, int) else "character"
+    return LoadError.single(source, before + 1, "", f"invalid YAML: unacceptable {what}: {exc.reason}")
+
+
+def _yaml_problem(source: str, exc: yaml.YAMLError, wording: yaml.YAMLError | str) -> LoadError:
+    if isinstance(wording, str):
+        mark = exc.problem_mark if isinstance(exc, yaml.MarkedYAMLError) else None
+        return LoadError.single(source, mark.line + 1 if mark else None, "", wording)
+    exc = wording
     if isinstance(exc, yaml.MarkedYAMLError):
         mark = exc.problem_mark or exc.context_mark
         message = " ".join(part for part in (exc.context, exc.problem) if part) or "invalid YAML"
@@ -564,9 +618,19 @@ def _yaml_problem(source: str, exc: yaml.YAMLError) -> LoadError:
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def _python_wording(text: str, exc: yaml.YAMLError) -> yaml.YAMLError:
-    """The pure-Python parser's error for the same place, when it is cheap to ask for (see PYTHON_WORDING_BYTES)."""
-    if _LOADER is yaml.SafeLoader or not isinstance(exc, yaml.MarkedYAMLError) or exc.problem_mark is None:
+# libyaml's own limit on nesting (1,000 levels, far past MAX_DEPTH): a document that deep is
+# refused by libyaml before any event reaches the reader, in these words.
+_LIBYAML_DEPTH = "exceeded maximum nesting depth"
+
+
+def _python_wording(text: str, exc: yaml.YAMLError) -> yaml.YAMLError | str:
+    """The pure-Python parser's error for the same place, when it is cheap to ask for (see
+    PYTHON_WORDING_BYTES and WORDING_CPU_SECONDS); our own words for libyaml's depth limit."""
+    if not isinstance(exc, yaml.MarkedYAMLError) or exc.problem_mark is None:
+        return exc
+    if _LIBYAML_DEPTH in (exc.problem or ""):
+        return f"nested more than {MAX_DEPTH} levels deep"
+    if _LOADER is yaml.SafeLoader:
         return exc
     line = exc.problem_mark.line
     cut = -1
@@ -577,9 +641,15 @@ def _python_wording(text: str, exc: yaml.YAMLError) -> yaml.YAMLError:
             break
     if cut > PYTHON_WORDING_BYTES:
         return exc
+    outer = _DEADLINE.get()
+    give_up = time.thread_time() + WORDING_CPU_SECONDS
+    if outer is not None:
+        give_up = min(give_up, outer.at)
     try:
-        for _ in yaml.parse(text[:cut], Loader=yaml.SafeLoader):
-            pass
+        for count, _ in enumerate(yaml.parse(text[:cut], Loader=yaml.SafeLoader)):
+            # Between two events the scanner reads ahead at most a line or 1,024 characters.
+            if count % 256 == 0 and time.thread_time() > give_up:
+                return exc
     except yaml.MarkedYAMLError as python_exc:
         if python_exc.problem_mark is not None and python_exc.problem_mark.line == line:
             return python_exc
@@ -602,7 +672,46 @@ def load_documents(text: str, source: str = "input.yaml", *, watcher: Watcher | 
     try:
         return reader.read(text)
     except yaml.YAMLError as exc:
-        raise _yaml_problem(source, _python_wording(text, exc)) from None
+        if (
+            isinstance(exc, yaml.MarkedYAMLError)
+            and exc.problem_mark is not None
+            and _LIBYAML_DEPTH in (exc.problem or "")
+        ):
+            _refuse_depth(source, text[: exc.problem_mark.index])
+        if isinstance(exc, ReaderError):
+            raise _reader_problem(source, text, exc) from None
+        raise _yaml_problem(source, exc, _python_wording(text, exc)) from None
+
+
+def _refuse_depth(source: str, prefix: str) -> None:
+    """Name the field where a document too deep for libyaml passes MAX_DEPTH.
+
+    libyaml refuses such a document before it yields any event (its scanner reads ahead for
+    keys), so the reader never saw the depth. Cut at libyaml's mark, the same nodes come out as
+    events, and the reader refuses them at MAX_DEPTH with the field path (linear: libyaml again).
+    """
+    try:
+        _Reader(source, None).read(prefix)
+    except LoadError as deep:
+        raise deep from None
+    except yaml.YAMLError:
+        pass
+
+
+def not_utf8(raw: bytes, exc: UnicodeDecodeError) -> tuple[int, str]:
+    """(line, what is wrong) where a file stops being UTF-8: the words every reader uses."""
+    line = raw.count(b"\n", 0, exc.start) + 1
+    column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+    return line, f"byte 0x{raw[exc.start]:02x} at column {column} is not UTF-8 text; save the file as UTF-8 and retry"
+
+
+def decode_text(raw: bytes, source: str) -> str:
+    """``raw`` as UTF-8 (a byte-order mark dropped), or LoadError naming the line of the first bad byte."""
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line, message = not_utf8(raw, exc)
+        raise LoadError.single(source, line, "", message) from None
 
 
 def read_text_file(path: str | Path) -> str:
@@ -617,6 +726,7 @@ def read_text_file(path: str | Path) -> str:
         shown, limit = describe_sizes(size, MAX_TEXT_BYTES)
         raise LoadError.single(str(path), None, "", f"file is {shown}; the limit is {limit}")
     try:
-        return p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LoadError.single(str(path), None, "", f"cannot read: {exc}") from None
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise LoadError.single(str(path), None, "", f"cannot read: {exc.strerror or exc}") from None
+    return decode_text(raw, str(path))

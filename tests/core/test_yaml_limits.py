@@ -233,6 +233,36 @@ def test_syntax_errors_in_long_documents_keep_their_line(monkeypatch: pytest.Mon
     assert short != long
 
 
+def test_nesting_too_deep_for_libyaml_is_refused_at_the_field_where_it_passes_the_limit() -> None:
+    """libyaml refuses past 1,000 levels before the reader sees an event; the refusal still names
+    the field at level 65 (and costs a linear libyaml read, not a pure-Python one)."""
+    text = '{"spec": {"nodes": ' + "[" * 5_000 + "]" * 5_000 + "}}"
+    with pytest.raises(LoadError) as info:
+        load_documents(text, "deep.json")
+    problem = info.value.problems[0]
+    assert (problem.line, problem.message) == (1, "nested more than 64 levels deep")
+    assert problem.path == "spec.nodes" + "[0]" * 63
+
+
+def test_the_python_wording_is_given_up_when_it_costs_more_than_its_share(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pure-Python re-read (whose cost grows with the square of flow nesting) stops at
+    WORDING_CPU_SECONDS and libyaml's words stand, on the same line."""
+    text = "a: " + "[" * 60 + "\n" + "b: ]]\n"
+    worded = first_error(text)
+    monkeypatch.setattr(yamlsource, "WORDING_CPU_SECONDS", -1.0)
+    plain = first_error(text)
+    assert worded != plain
+    assert worded.split(": invalid YAML")[0] == plain.split(": invalid YAML")[0]
+
+
+def test_a_nul_byte_is_refused_on_its_line() -> None:
+    with pytest.raises(LoadError) as info:
+        load_documents("a: b\nc: d\ne: \x00\n", "nul.yaml")
+    assert (
+        str(info.value) == "nul.yaml:3: invalid YAML: unacceptable character #x0000: control characters are not allowed"
+    )
+
+
 # The CPU budget
 
 
@@ -258,6 +288,20 @@ def test_a_policy_is_read_under_the_same_budget() -> None:
 def test_an_inner_budget_never_extends_an_outer_one() -> None:
     with cpu_budget(1e-9), cpu_budget(60), pytest.raises(LoadError, match="gave up after 1e-09 s"):
         load_scenario(nodes_document(500))
+
+
+def test_the_python_wording_stays_inside_the_callers_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A spent budget leaves libyaml's words rather than paying for the re-read."""
+    text = "a: [\n" * 3 + "b: ]]\n"
+    worded = first_error(text)
+    with monkeypatch.context() as patch:
+        patch.setattr(yamlsource, "WORDING_CPU_SECONDS", -1.0)
+        plain = first_error(text)
+    assert worded != plain
+    with cpu_budget(60):
+        # Past the caller's deadline (a few events do not reach the reader's own check).
+        monkeypatch.setattr(yamlsource.time, "thread_time", lambda: 1e12)
+        assert first_error(text) == plain
 
 
 def test_without_a_budget_nothing_is_timed() -> None:
