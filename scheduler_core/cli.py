@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -31,6 +32,7 @@ from .scenario import builtin_scenario_names, load_scenario_file
 from .scenario_types import Scenario
 from .simulation import RunSummary, Simulation
 from .trace import DETAIL_FULL, DETAIL_SUMMARY
+from .yamlsource import DEFAULT_READ_CPU_SECONDS, CpuAllowance
 
 __all__ = ["main", "build_parser"]
 
@@ -166,23 +168,37 @@ def _policy_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, help="random seed for tie-breaks (default: the scenario's)")
 
 
-def _resolve_scenario(arg: str, cluster: Cluster | None = None) -> Scenario:
+def read_cpu_seconds() -> float:
+    """The CPU budget for reading one command's documents: KUBEVIZ_READ_CPU_SECONDS (the web app's
+    setting too; 0 turns it off), else DEFAULT_READ_CPU_SECONDS."""
+    raw = os.environ.get("KUBEVIZ_READ_CPU_SECONDS", "").strip()
+    try:
+        seconds = float(raw) if raw else DEFAULT_READ_CPU_SECONDS
+    except ValueError:
+        seconds = DEFAULT_READ_CPU_SECONDS
+    return seconds if seconds >= 0 and seconds == seconds else DEFAULT_READ_CPU_SECONDS
+
+
+def _resolve_scenario(arg: str, reading: CpuAllowance, cluster: Cluster | None = None) -> Scenario:
     """The scenario file or built-in name, on ``cluster`` when one is given (ClusterError if it has nodes)."""
     found = resolve_builtin(arg, "scenario", builtin_scenario_names())
-    scenario = load_scenario_file(found if isinstance(found, Path) else _BUILTIN_SCENARIOS / f"{found}.yaml")
+    with reading.spend():
+        scenario = load_scenario_file(found if isinstance(found, Path) else _BUILTIN_SCENARIOS / f"{found}.yaml")
     return scenario if cluster is None else apply_cluster(scenario, cluster)
 
 
-def _resolve_policy(arg: str | None) -> Policy | None:
+def _resolve_policy(arg: str | None, reading: CpuAllowance) -> Policy | None:
     if arg is None:
         return None
     found = resolve_builtin(arg, "policy", builtin_policy_names())
-    return load_policy_file(found) if isinstance(found, Path) else builtin_policy(found)
+    with reading.spend():
+        return load_policy_file(found) if isinstance(found, Path) else builtin_policy(found)
 
 
-def _resolve_cluster(arg: str) -> Cluster:
+def _resolve_cluster(arg: str, reading: CpuAllowance) -> Cluster:
     found = resolve_builtin(arg, "cluster", builtin_cluster_names())
-    return load_cluster_file(found) if isinstance(found, Path) else builtin_cluster(found)
+    with reading.spend():
+        return load_cluster_file(found) if isinstance(found, Path) else builtin_cluster(found)
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
@@ -195,8 +211,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
 def _main(argv: Sequence[str] | None, out: TextIO) -> int:
     args = build_parser().parse_args(argv)
+    # Every document one command reads (scenario, cluster, policies, GPU trace files) shares one
+    # budget, however the reads are spread out (``compare`` reloads the scenario for every run).
+    reading = CpuAllowance(read_cpu_seconds())
     if args.command == import_cli.COMMAND:
-        return import_cli.run(args)
+        with reading.spend():
+            return import_cli.run(args)
     try:
         if args.command == "policies":
             for name, preset in sorted(builtin_policies().items()):
@@ -217,13 +237,13 @@ def _main(argv: Sequence[str] | None, out: TextIO) -> int:
             return 0
         cluster = None
         if args.cluster:
-            cluster = _resolve_cluster(args.cluster)
+            cluster = _resolve_cluster(args.cluster, reading)
             for warning in cluster.warnings:
                 print(f"warning: {warning}", file=sys.stderr)
-        scenario = _resolve_scenario(args.scenario, cluster)
+        scenario = _resolve_scenario(args.scenario, reading, cluster)
         if args.command == "compare":
-            return _compare(args, scenario, out, cluster)
-        policy = _resolve_policy(args.policy)
+            return _compare(args, scenario, out, reading, cluster)
+        policy = _resolve_policy(args.policy, reading)
     except (LoadError, FileNotFoundError, IsADirectoryError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -285,7 +305,9 @@ def _simulate(scenario: Scenario, policy: Policy | None, args: argparse.Namespac
     return 0
 
 
-def _compare(args: argparse.Namespace, scenario: Scenario, out: TextIO, cluster: Cluster | None = None) -> int:
+def _compare(
+    args: argparse.Namespace, scenario: Scenario, out: TextIO, reading: CpuAllowance, cluster: Cluster | None = None
+) -> int:
     if not 2 <= len(args.policy) <= 6:
         print("error: --policy: give 2 to 6 policies to compare", file=sys.stderr)
         return 2
@@ -294,7 +316,7 @@ def _compare(args: argparse.Namespace, scenario: Scenario, out: TextIO, cluster:
         return 2
     policies = []
     for arg in args.policy:
-        resolved = _resolve_policy(arg)
+        resolved = _resolve_policy(arg, reading)
         assert resolved is not None
         policies.append((Path(arg).stem if Path(arg).exists() else arg, resolved))
     first = scenario.seed if args.seed is None else args.seed
@@ -302,7 +324,7 @@ def _compare(args: argparse.Namespace, scenario: Scenario, out: TextIO, cluster:
     path = args.scenario
 
     def fresh() -> Scenario:
-        return _resolve_scenario(path, cluster)
+        return _resolve_scenario(path, reading, cluster)
 
     result = compare(fresh, policies, seeds)
     if args.json:

@@ -43,6 +43,8 @@ __all__ = [
     "builtin_policy_names",
 ]
 
+MAX_BACKOFF_SECONDS = 10 * 365 * 24 * 3600  # ten years, the virtual clock's horizon
+
 CONFIG_API_VERSION = "kubescheduler.config.k8s.io/v1"
 POLICY_API_VERSION = "kubeviz.dev/v1"
 BUILTIN_POLICIES_DIR = Path(__file__).with_name("policies")
@@ -294,9 +296,13 @@ class _PolicyReader:
             obj.get("percentageOfNodesToScore"), key_path(path, "percentageOfNodesToScore"), 0, minimum=0, maximum=100
         )
         initial_path = key_path(path, "podInitialBackoffSeconds")
-        initial = r.integer(obj.get("podInitialBackoffSeconds"), initial_path, 1, minimum=1)
+        # Upstream only asks for more than 0 (apis/config/validation); kubeviz's virtual clock, like
+        # its timeline, stays within ten years.
+        initial = r.integer(
+            obj.get("podInitialBackoffSeconds"), initial_path, 1, minimum=1, maximum=MAX_BACKOFF_SECONDS
+        )
         max_path = key_path(path, "podMaxBackoffSeconds")
-        maximum = r.integer(obj.get("podMaxBackoffSeconds"), max_path, 10, minimum=1)
+        maximum = r.integer(obj.get("podMaxBackoffSeconds"), max_path, 10, minimum=1, maximum=MAX_BACKOFF_SECONDS)
         if maximum < initial:
             r.error(max_path, f"must be at least podInitialBackoffSeconds ({initial}), got {maximum}")
         profiles: list[ProfileConfig] = []

@@ -14,6 +14,7 @@ from django.http import QueryDict
 from scheduler_core.gpu.workload import DEFAULT_ARRIVAL_INTERVAL_MS, DEFAULT_TARGET_PERCENT, PROTOCOLS
 from scheduler_core.k8s_parse import parse_duration_ms
 from scheduler_core.scenario import MAX_NODES
+from scheduler_core.yamlsource import not_utf8
 
 from .access import visible_clusters
 from .models import Cluster, Visibility
@@ -130,10 +131,7 @@ class ScenarioUploadForm(forms.Form):
             try:
                 text = raw.decode("utf-8-sig")
             except UnicodeDecodeError as exc:
-                self.add_error(
-                    "file",
-                    f"The file is not UTF-8 text (byte {exc.start + 1} cannot be decoded); save it as UTF-8 and retry.",
-                )
+                self.add_error("file", "The file is not UTF-8: line {}: {}.".format(*not_utf8(raw, exc)))
                 return cleaned
             cleaned["document"] = text
             cleaned["source_name"] = PurePath(upload.name or PASTED_SOURCE).name
@@ -226,9 +224,7 @@ class GpuTraceUploadForm(forms.Form):
         try:
             return name, raw.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            raise forms.ValidationError(
-                f"The file is not UTF-8 text (byte {exc.start + 1} cannot be decoded); save it as UTF-8 and retry."
-            ) from None
+            raise forms.ValidationError("The file is not UTF-8: line {}: {}.".format(*not_utf8(raw, exc))) from None
 
     def clean_nodes_csv(self) -> tuple[str, str] | None:
         return self._csv("nodes_csv")

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import LoadError
 from ..k8s_parse import parse_duration_ms
+from ..yamlsource import decode_text
 from .trace_csv import MAX_CSV_BYTES
 from .trace_document import csv_subset, read_trace, sample_nodes, sample_pods, scenario_document, trace_summary
 from .workload import DEFAULT_ARRIVAL_INTERVAL_MS, DEFAULT_TARGET_PERCENT, PROTOCOLS
@@ -84,10 +85,10 @@ def _read(path: str) -> str:
         size = p.stat().st_size
         if size > MAX_CSV_BYTES:
             raise LoadError.single(p.name, None, "", f"file is {size:,} bytes; at most {MAX_CSV_BYTES:,} is read")
-        return p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        raise LoadError.single(p.name, None, "", f"cannot read: {reason}") from None
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise LoadError.single(p.name, None, "", f"cannot read: {exc.strerror or exc}") from None
+    return decode_text(raw, p.name)
 
 
 def default_name(pods_path: str) -> str:

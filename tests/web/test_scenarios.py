@@ -395,7 +395,7 @@ def test_non_utf8_file_is_rejected(logged_in_client: Client) -> None:
     """Latin-1 bytes are a clear error on the file field."""
     upload = SimpleUploadedFile("latin.yaml", "metadata: {name: café}\n".encode("latin-1"))
     html = post_upload(logged_in_client, file=upload).content.decode()
-    assert "File: The file is not UTF-8 text" in html
+    assert "File: The file is not UTF-8: line 1: byte 0xe9 at column 21 is not UTF-8 text" in html
     assert Scenario.objects.count() == 0
 
 
