@@ -9,6 +9,7 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
+from django.core.validators import ProhibitNullCharactersValidator
 from django.http import QueryDict
 
 from scheduler_core.gpu.workload import DEFAULT_ARRIVAL_INTERVAL_MS, DEFAULT_TARGET_PERCENT, PROTOCOLS
@@ -23,6 +24,7 @@ from .services.read_limits import size_error
 from .services.scenarios import Upload
 
 __all__ = [
+    "DocumentTextField",
     "ScenarioUploadForm",
     "GpuTraceUploadForm",
     "ClusterUploadForm",
@@ -33,6 +35,15 @@ __all__ = [
 
 DOCUMENT_EXTENSIONS = (".yaml", ".yml", ".json")
 PASTED_SOURCE = "scenario.yaml"
+
+
+class DocumentTextField(forms.CharField):
+    """A pasted document, kept byte for byte (no stripping) and without Django's blanket refusal
+    of NUL characters: the document's reader refuses those itself, naming their line."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(strip=False, **kwargs)
+        self.validators = [v for v in self.validators if not isinstance(v, ProhibitNullCharactersValidator)]
 
 
 def visibility_field(what: str) -> forms.ChoiceField:
@@ -47,6 +58,8 @@ def visibility_field(what: str) -> forms.ChoiceField:
 
 class ScenarioUploadForm(forms.Form):
     """A scenario document from a file or pasted text; ``upload()`` gives what to store."""
+
+    pasted_source = PASTED_SOURCE  # what problems call pasted text
 
     name = forms.CharField(
         max_length=120,
@@ -66,9 +79,8 @@ class ScenarioUploadForm(forms.Form):
         help_text="A .yaml, .yml or .json file: a kubeviz Scenario or plain Kubernetes manifests.",
         widget=forms.ClearableFileInput(attrs={"accept": ",".join(DOCUMENT_EXTENSIONS)}),
     )
-    text = forms.CharField(
+    text = DocumentTextField(
         required=False,
-        strip=False,
         label="…or paste the document",
         widget=forms.Textarea(
             attrs={
@@ -134,11 +146,11 @@ class ScenarioUploadForm(forms.Form):
                 self.add_error("file", "The file is not UTF-8: line {}: {}.".format(*not_utf8(raw, exc)))
                 return cleaned
             cleaned["document"] = text
-            cleaned["source_name"] = PurePath(upload.name or PASTED_SOURCE).name
+            cleaned["source_name"] = PurePath(upload.name or self.pasted_source).name
         elif text.strip():
             cleaned["document"] = text
-            source_name = PurePath(cleaned.get("source_name") or PASTED_SOURCE).name
-            cleaned["source_name"] = source_name if source_name.endswith(DOCUMENT_EXTENSIONS) else PASTED_SOURCE
+            source_name = PurePath(cleaned.get("source_name") or self.pasted_source).name
+            cleaned["source_name"] = source_name if source_name.endswith(DOCUMENT_EXTENSIONS) else self.pasted_source
         else:
             raise forms.ValidationError("Choose a file or paste a document.")
         return cleaned
@@ -256,6 +268,8 @@ CLUSTER_PLACEHOLDER = (
 class ClusterUploadForm(ScenarioUploadForm):
     """kubectl output (nodes, optionally pods), a Scenario document or Node manifests; the file
     and text checks are the scenario upload's."""
+
+    pasted_source = "cluster.yaml"
 
     def __init__(self, *args: Any, user: Viewer | None = None, **kwargs: Any) -> None:
         super().__init__(*args, user=user, **kwargs)

@@ -12,11 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from django import forms
-from django.conf import settings
 
-from .forms import visibility_field
-from .services.policy_editor import FILTER_PLUGINS, GPU_POLICIES, SCORE_PLUGINS, STRATEGIES
-from .services.read_limits import size_error
+from .forms import DocumentTextField, visibility_field
+from .services.policy_editor import FILTER_PLUGINS, GPU_POLICIES, SCORE_PLUGINS, STRATEGIES, too_big
 
 __all__ = ["PolicyKnobsForm", "PolicySaveForm", "MIN_SHAPE_ROWS"]
 
@@ -181,15 +179,14 @@ class PolicySaveForm(forms.Form):
         required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 2}), label="Description"
     )
     visibility = visibility_field("policies")
-    document = forms.CharField(
-        strip=False,
+    document = DocumentTextField(
         label="YAML",
         widget=forms.Textarea(attrs={"rows": 30, "spellcheck": "false", "autocomplete": "off", "wrap": "off"}),
     )
 
     def clean_document(self) -> str:
         text: str = self.cleaned_data["document"]
-        error = size_error(len(text.encode("utf-8", "surrogatepass")), settings.KUBEVIZ_MAX_POLICY_BYTES)
+        error = too_big(text)
         if error:
             raise forms.ValidationError(f"The document {error}")
         return text

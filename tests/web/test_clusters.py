@@ -98,7 +98,7 @@ def test_a_bad_upload_names_field_and_line_and_saves_nothing(logged_in_client: C
     response = upload_cluster(logged_in_client, text)
     html = response.content.decode()
     assert response.status_code == 400
-    assert "scenario.yaml:6 items[0].status.allocatable.cpu: &quot;4x&quot; is not a quantity" in html
+    assert "cluster.yaml:6 items[0].status.allocatable.cpu: &quot;4x&quot; is not a quantity" in html
     assert Cluster.objects.count() == 0
 
 

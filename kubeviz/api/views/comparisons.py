@@ -11,7 +11,6 @@ from uuid import UUID
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from rest_framework import generics, status
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -21,6 +20,7 @@ from kubeviz.web.models import Comparison
 from kubeviz.web.services.comparison_exports import export_dict
 from kubeviz.web.services.comparisons import ComparisonInputError, start_comparison, validate_request
 
+from ..parsers import BoundedJSONParser
 from ..responses import START_REFUSALS, created, requester, start_refused
 from ..serializers import ComparisonDetailSerializer, ComparisonSerializer, ComparisonStartSerializer
 
@@ -35,7 +35,7 @@ class ComparisonList(generics.ListAPIView[Comparison]):
 
     # JSON bodies only: anonymous clients may start work (as on the pages) without a CSRF token,
     # and a cross-site page cannot send application/json without a preflight we never grant.
-    parser_classes = [JSONParser]
+    parser_classes = [BoundedJSONParser]
 
     def get_queryset(self) -> QuerySet[Comparison]:
         return listed_comparisons(self.request.user).select_related("scenario").order_by("-created", "pk")

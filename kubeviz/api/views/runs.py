@@ -15,7 +15,6 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from rest_framework import generics
 from rest_framework.exceptions import ValidationError
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -27,6 +26,7 @@ from kubeviz.web.services.numbers import BadNumber, whole_number
 from kubeviz.web.services.run_requests import RunRequestError, choose_run
 from kubeviz.web.services.shared_runs import request_run
 
+from ..parsers import BoundedJSONParser
 from ..responses import START_REFUSALS, created, requester, start_refused
 from ..serializers import RunDetailSerializer, RunSerializer, RunStartSerializer
 
@@ -43,7 +43,7 @@ class RunList(generics.ListAPIView[Run]):
 
     # JSON bodies only: anonymous clients may start work (as on the pages) without a CSRF token,
     # and a cross-site page cannot send application/json without a preflight we never grant.
-    parser_classes = [JSONParser]
+    parser_classes = [BoundedJSONParser]
 
     def get_queryset(self) -> QuerySet[Run]:
         return listed_runs(self.request.user).select_related("scenario", "policy").order_by("-created", "pk")

@@ -54,6 +54,7 @@ __all__ = [
     "knobs_from_document",
     "preset_document",
     "preset_names",
+    "too_big",
     "unexpressed",
     "save_policy",
     "unique_policy_slug",
@@ -119,14 +120,19 @@ def preset_document(name: str) -> str:
 # Validation
 
 
+def too_big(text: str) -> str | None:
+    """``"is 2.3 MiB; the limit is 256.0 KiB."`` for a document over KUBEVIZ_MAX_POLICY_BYTES, else None."""
+    return size_error(len(text.encode("utf-8", "surrogatepass")), settings.KUBEVIZ_MAX_POLICY_BYTES)
+
+
 def validate(text: str) -> list[Problem]:
     """What the engine's loader says about the document; empty when it loads.
 
     A document over KUBEVIZ_MAX_POLICY_BYTES is not read at all (real policies are a few KiB).
     """
-    too_big = size_error(len(text.encode("utf-8", "surrogatepass")), settings.KUBEVIZ_MAX_POLICY_BYTES)
-    if too_big:
-        return [Problem(SOURCE_NAME, None, "", f"the document {too_big}")]
+    over = too_big(text)
+    if over:
+        return [Problem(SOURCE_NAME, None, "", f"the document {over}")]
     try:
         load_policy(text, SOURCE_NAME)
     except LoadError as exc:

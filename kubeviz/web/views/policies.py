@@ -163,6 +163,11 @@ def _editor(request: AuthenticatedHttpRequest, policy: Policy | None) -> HttpRes
         if saved is not None:
             messages.success(request, f"Policy “{saved.name}” saved.")
             return redirect("policy-detail", saved.slug)
+    elif "document" in save_form.errors:
+        # Said where the loader's problems are; a document over the size limit is not sent back.
+        problems = [Problem(editor.SOURCE_NAME, None, "", str(e)) for e in save_form.errors["document"]]
+        if editor.too_big(document):
+            document = ""
     # The knobs stay as posted: the YAML did not load, so there is nothing to re-read them from.
     return _render_editor(
         request,
