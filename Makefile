@@ -77,6 +77,7 @@ bench: install
 	$(DEV_ENV) $(PY) bench/bench_compare.py
 	$(DEV_ENV) $(PY) bench/bench_live.py
 	$(DEV_ENV) $(PY) bench/bench_gpu.py
+	$(PY) bench/bench_hostile.py
 
 clean:
 	rm -rf $(VENV) node_modules .pytest_cache .mypy_cache .ruff_cache build

@@ -1,0 +1,278 @@
+"""What a hostile document costs the process that serves it, measured where users send it.
+
+Prints figures (never asserts them; the tests assert the refusals):
+
+1. Web: a real daphne serving kubeviz (the command docker-compose.yml runs) on a fresh SQLite
+   database; every document of tests/hostile.py's scenario corpus posted to the JSON API and to
+   the upload page, the deep-nesting documents to the policy API and the cluster upload page too,
+   and the largest document that is accepted (2 MiB, ~14,500 pods). For each: the answer, the
+   CPU seconds of the daphne process (utime + stime from /proc) and its peak memory over what it
+   held before (VmHWM, reset through /proc/<pid>/clear_refs), and the wall time.
+2. CLI: ``python -m scheduler_core simulate FILE`` on the deep-nesting documents and the largest
+   accepted one: the child's CPU seconds and peak RSS, beside a trivial invocation's.
+
+The budget is ``KUBEVIZ_READ_CPU_SECONDS`` (5 s): every figure should stay within it plus 1 s.
+A request still running after BENCH_HOSTILE_TIMEOUT seconds (default 120) is given up and shown
+as ">".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.cookiejar
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests.hostile import CLUSTER_CORPUS, POLICY_CORPUS, SCENARIO_CORPUS, Hostile  # noqa: E402
+from tests.processes import app_env, free_port, prepare_database, stop, wait_for_port  # noqa: E402
+
+TIMEOUT = float(os.environ.get("BENCH_HOSTILE_TIMEOUT", "120"))
+DEEP = ("deep JSON, 8 KB", "deep JSON, 100 KB", "deep JSON, 2 MB")
+USER, PASSWORD = "bench-hostile", "bench-hostile-password"
+
+
+def largest_accepted() -> Hostile:
+    """A valid Scenario just under the 2 MiB limit: 50 nodes and as many small pods as fit."""
+    lines = ["apiVersion: kubeviz.dev/v1", "kind: Scenario", "metadata: {name: largest}", "spec:", "  nodes:"]
+    lines += [f'    - {{name: node-{i}, allocatable: {{cpu: "64", memory: 256Gi, pods: 500}}}}' for i in range(50)]
+    lines.append("  objects:")
+    pod = (
+        "    - {apiVersion: v1, kind: Pod, metadata: {name: p%d}, spec: {containers: [{name: c, image: nginx,"
+        " resources: {requests: {cpu: 10m}}}]}}"
+    )
+    size = sum(len(line) + 1 for line in lines)
+    count = 0
+    while size + len(pod % count) + 1 < 2 * 1024 * 1024 - 64:
+        lines.append(pod % count)
+        size += len(lines[-1]) + 1
+        count += 1
+    return Hostile(f"largest accepted ({count:,} pods)", "\n".join(lines) + "\n", "")
+
+
+# -- the serving process ----------------------------------------------------------------
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None
+
+
+class Server:
+    """daphne on a fresh database, with one user signed in (a session for the pages, a token for the API)."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.env = app_env(workdir / "bench.sqlite3")
+        prepare_database(self.env)
+        script = (
+            "from django.contrib.auth.models import User\n"
+            "from rest_framework.authtoken.models import Token\n"
+            f"u = User.objects.create_user({USER!r}, password={PASSWORD!r})\n"
+            "print(Token.objects.create(user=u).key)\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "manage.py", "shell", "-v", "0", "-c", script],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        self.token = done.stdout.strip().splitlines()[-1]
+        self.port = free_port()
+        self.log = workdir / "daphne.log"
+        with self.log.open("ab") as out:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port), "kubeviz.asgi:application"],
+                cwd=ROOT,
+                env=self.env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        wait_for_port(self.process, "127.0.0.1", self.port, 60.0, self.log)
+        self.base = f"http://127.0.0.1:{self.port}"
+        # A redirect (a document accepted) is the answer: the page it leads to is another request.
+        self.pages = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()), _NoRedirect()
+        )
+        login = self.csrf("/accounts/login/")
+        self.open("/accounts/login/", {"username": USER, "password": PASSWORD, "csrfmiddlewaretoken": login})
+
+    def close(self) -> None:
+        stop(self.process)
+
+    def cpu(self) -> float:
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def memory(self, key: str) -> int:
+        """VmRSS or VmHWM of daphne, in bytes."""
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+        return 0
+
+    def reset_peak(self) -> None:
+        # Where this is not allowed the peak is the process's whole life.
+        with contextlib.suppress(OSError):
+            Path(f"/proc/{self.process.pid}/clear_refs").write_text("5")
+
+    def csrf(self, path: str) -> str:
+        page = self.pages.open(self.base + path, timeout=TIMEOUT).read().decode()
+        found = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
+        assert found, f"no CSRF token on {path}"
+        return found.group(1)
+
+    def open(self, path: str, form: dict[str, str]) -> tuple[int, str]:
+        request = urllib.request.Request(
+            self.base + path, data=urllib.parse.urlencode(form).encode(), headers={"Referer": self.base + path}
+        )
+        try:
+            with self.pages.open(request, timeout=TIMEOUT) as answer:
+                return answer.status, answer.read().decode(errors="replace")
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode(errors="replace")
+
+    def api(self, path: str, body: dict[str, str]) -> tuple[int, str]:
+        request = urllib.request.Request(
+            self.base + path,
+            data=json.dumps(body).encode(),
+            headers={"Authorization": f"Token {self.token}", "Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=TIMEOUT) as answer:
+                return answer.status, answer.read().decode(errors="replace")
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode(errors="replace")
+
+    def measure(self, send: Callable[[], tuple[int, str]]) -> tuple[str, float, int, float]:
+        """(answer, CPU s of daphne, peak bytes over the resident set before, wall s)."""
+        before_rss = self.memory("VmRSS")
+        self.reset_peak()
+        cpu, wall = self.cpu(), time.perf_counter()
+        try:
+            status, _ = send()
+            answer = str(status)
+        except (TimeoutError, urllib.error.URLError):
+            answer = f">{TIMEOUT:g}s"
+        return answer, self.cpu() - cpu, max(0, self.memory("VmHWM") - before_rss), time.perf_counter() - wall
+
+
+def web_rows(server: Server, largest: Hostile) -> list[tuple[str, str, str, float, int, float]]:
+    rows = []
+    deep = {
+        kind: [h for h in corpus if h.name in DEEP]
+        for kind, corpus in (("cluster", CLUSTER_CORPUS), ("policy", POLICY_CORPUS))
+    }
+    for hostile in [*SCENARIO_CORPUS, largest]:
+        rows.append(
+            (
+                "scenario API",
+                hostile.name,
+                *server.measure(lambda h=hostile: server.api("/api/v1/scenarios/", {"text": h.text})),
+            )
+        )
+        token = server.csrf("/scenarios/new/")
+        form = {"name": "", "visibility": "public", "cluster": "", "csrfmiddlewaretoken": token}
+        rows.append(
+            (
+                "scenario page",
+                hostile.name,
+                *server.measure(lambda h=hostile, f=form: server.open("/scenarios/new/", {**f, "text": h.text})),
+            )
+        )
+    for hostile in deep["policy"]:
+        rows.append(
+            (
+                "policy API",
+                hostile.name,
+                *server.measure(lambda h=hostile: server.api("/api/v1/policies/", {"document": h.text})),
+            )
+        )
+    for hostile in deep["cluster"]:
+        token = server.csrf("/clusters/new/")
+        form = {"kind": "upload", "name": "", "visibility": "public", "csrfmiddlewaretoken": token}
+        rows.append(
+            (
+                "cluster page",
+                hostile.name,
+                *server.measure(lambda h=hostile, f=form: server.open("/clusters/new/", {**f, "text": h.text})),
+            )
+        )
+    return rows
+
+
+# -- the CLI ------------------------------------------------------------------------------
+
+
+def cli_row(workdir: Path, hostile: Hostile) -> tuple[str, float, int, float]:
+    """(exit code, CPU s, peak RSS bytes, wall s) of ``simulate`` on ``hostile`` in a child process."""
+    path = workdir / "hostile.yaml"
+    path.write_text(hostile.text, encoding="utf-8", errors="surrogatepass")
+    started = time.perf_counter()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "scheduler_core", "simulate", str(path), "--no-progress", "--max-events", "1"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = started + TIMEOUT
+    while True:  # wait4: this child's own CPU and peak memory
+        pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+        if pid:
+            answer = f"exit {os.waitstatus_to_exitcode(status)}"
+            break
+        if time.perf_counter() > deadline:
+            child.kill()
+            pid, status, usage = os.wait4(child.pid, 0)
+            answer = f">{TIMEOUT:g}s"
+            break
+        time.sleep(0.02)
+    child.returncode = 0  # reaped here
+    return answer, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, time.perf_counter() - started
+
+
+def main() -> None:
+    largest = largest_accepted()
+    with tempfile.TemporaryDirectory(prefix="kubeviz-bench-hostile-") as tmp:
+        workdir = Path(tmp)
+        server = Server(workdir)
+        try:
+            rows = web_rows(server, largest)
+        finally:
+            server.close()
+        print("Hostile documents: cost to the serving process (daphne), budget KUBEVIZ_READ_CPU_SECONDS = 5 s")
+        print(f"  {'door':14} {'document':34} {'answer':>7} {'CPU s':>7} {'peak MB':>8} {'wall s':>7}")
+        for door, name, answer, cpu, peak, wall in rows:
+            print(f"  {door:14} {name:34} {answer:>7} {cpu:7.2f} {peak / 1e6:8.1f} {wall:7.2f}")
+        worst = max(rows, key=lambda row: row[3])
+        print(f"  most CPU: {worst[3]:.2f} s ({worst[0]}, {worst[1]})")
+
+        print("CLI: python -m scheduler_core simulate FILE (a child process each)")
+        trivial = Hostile(
+            "trivial (no document problems)",
+            "apiVersion: kubeviz.dev/v1\nkind: Scenario\nmetadata: {name: t}\nspec: {}\n",
+            "",
+        )
+        for hostile in [trivial, *[h for h in SCENARIO_CORPUS if h.name in DEEP], largest]:
+            answer, cpu, peak, wall = cli_row(workdir, hostile)
+            print(
+                f"  {hostile.name:34} {answer:>8} CPU {cpu:6.2f} s  peak RSS {peak / 1e6:6.1f} MB  wall {wall:6.2f} s"
+            )
+
+
+if __name__ == "__main__":
+    main()
