@@ -262,7 +262,7 @@ for _name in ("KUBEVIZ_RUN_MAX_VIRTUAL_SECONDS", "KUBEVIZ_RUN_MAX_EVENTS"):
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "BACKEND": "kubeviz.web.channel_layer.ResilientRedisChannelLayer",
             "CONFIG": {
                 "hosts": [
                     {

@@ -53,6 +53,7 @@ CLOSE_FORBIDDEN = 4403
 MAX_MESSAGE_CHARS = 4096
 POLL_SECONDS = 1.0
 RECORDING_GAP_SECONDS = 0.5  # a paused viewer hears about the computation at most this often
+LAYER_SECONDS = 2.0  # a channel-layer call that takes longer is given up (the database is the truth)
 
 
 class Source(Protocol):
@@ -178,6 +179,7 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
 
     async def connect(self) -> None:
         self.hub: Hub | None = None
+        self.playhead = Playhead(position=0)
         self.play_task: asyncio.Task[None] | None = None
         self.recording_task: asyncio.Task[None] | None = None
         self.groups_joined: list[str] = []
@@ -187,18 +189,53 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
         if refusal:
             await self.close(code=refusal)
             return
+        # The worker's nudges are a shortcut: without the channel layer (Redis away) the hub still
+        # re-reads the database every POLL_SECONDS, so a failed join costs a little latency only.
+        for group in groups:
+            if await self._join(group):
+                self.groups_joined.append(group)
         hub = await hubs.attach(key, self.make_source, self)
         if hub is None:
+            await self._leave_groups()
             await self.close(code=CLOSE_NOT_FOUND)
             return
         self.hub = hub
-        for group in groups:
-            await self.channel_layer.group_add(group, self.channel_name)
-            self.groups_joined.append(group)
-        self.playhead = self._initial_playhead(hub.source.timeline())
-        await self.accept()
-        await self.show()
+        try:
+            self.playhead = self._initial_playhead(hub.source.timeline())
+            await self.accept()
+            await self.show()
+        except BaseException:
+            # A handshake daphne gave up on, a socket gone meanwhile: nothing of this viewer stays
+            # registered (a viewer in hub.viewers keeps the hub and its frame cache alive).
+            self._forget()
+            await self._leave_groups()
+            raise
         self._start_playing()
+
+    async def _join(self, group: str) -> bool:
+        try:
+            await asyncio.wait_for(self.channel_layer.group_add(group, self.channel_name), LAYER_SECONDS)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            raise
+        except BaseException as exc:  # Redis down or slow: watch from the database instead
+            log.warning("joining %s failed (%s); following the database only", group, exc)
+            return False
+        return True
+
+    async def _leave_groups(self) -> None:
+        groups, self.groups_joined = self.groups_joined, []
+        for group in groups:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.channel_layer.group_discard(group, self.channel_name), LAYER_SECONDS)
+
+    def _forget(self) -> None:
+        """Stop this viewer's tasks and take it off its hub (idempotent)."""
+        for task in (self.play_task, self.recording_task):
+            if task is not None:
+                task.cancel()
+        hub, self.hub = self.hub, None
+        if hub is not None:
+            hubs.detach(hub, self)
 
     def _initial_playhead(self, timeline: Timeline) -> Playhead:
         """From the query string (?at=N&play=1&speed=S, what the page and a reconnect pass); t=0, paused, by default."""
@@ -217,14 +254,10 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
         return playhead
 
     async def disconnect(self, code: int) -> None:
-        for task in (getattr(self, "play_task", None), getattr(self, "recording_task", None)):
-            if task is not None:
-                task.cancel()
-        hub = getattr(self, "hub", None)
-        if hub is not None:
-            hubs.detach(hub, self)
-        for group in getattr(self, "groups_joined", ()):
-            await self.channel_layer.group_discard(group, self.channel_name)
+        if not hasattr(self, "diff"):
+            return  # connect never ran
+        self._forget()
+        await self._leave_groups()
 
     # -- what the viewer sees --------------------------------------------------------------
 
