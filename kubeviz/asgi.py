@@ -18,12 +18,13 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
-from kubeviz import daphne_request  # noqa: E402
+from kubeviz import daphne_options  # noqa: E402
 from kubeviz.web.origin import SameOriginValidator  # noqa: E402
 from kubeviz.web.routing import websocket_urlpatterns  # noqa: E402
 
-# Served by daphne (docker-compose.yml), a form body is parsed by Django alone, within its limits.
-daphne_request.install()
+# Served by daphne (docker-compose.yml): a form body is parsed by Django alone, within its limits,
+# and a websocket message over daphne's limit is answered with a close frame (1009), not a drop.
+daphne_options.install()
 
 # A bare ASGI server (daphne in docker-compose) serves no static files; the app's few
 # (CSS, htmx) are served here through staticfiles' finders unless a proxy takes them.

@@ -99,6 +99,16 @@
         evt.detail.socketWrapper.send(JSON.stringify({ action: "hello", value: Number(line.dataset.position) }));
       }
     });
+    // A close the server explains (1009: this page sent a message over its limit) is not one htmx
+    // reconnects after: say what happened where the controls answer.
+    document.body.addEventListener("htmx:wsClose", function (evt) {
+      var closed = evt.detail && evt.detail.event;
+      var line = page.querySelector(".control-message");
+      if (!closed || closed.code !== 1009 || !line) return;
+      line.classList.add("error");
+      line.textContent = "The live connection was closed: this page sent the server a message over its limit (" +
+        (closed.reason || "code 1009") + "). Reload the page to watch again.";
+    });
     // The new socket first sends the page's starting moment; the reply to "hello" (the whole
     // frame at this viewer's moment) follows, so drop the first one rather than flicker back.
     document.body.addEventListener("htmx:wsBeforeMessage", function (evt) {

@@ -201,3 +201,63 @@ def test_an_idle_run_websocket_stays_open_under_daphne(daphne: tuple[dict[str, s
     assert seen[0] == ["open"], explained
     assert seen[-2:] == [["idle"], ["pong"]], explained  # quiet, not closed, and still answering
     assert all(event[0] == "message" for event in seen[1:-2]), explained
+
+
+# A viewer that sends one control message of SIZE characters once the first frame arrived, and
+# prints what came back: ["close", code, reason] or ["message", first chars].
+OVERSIZE_CLIENT = """
+import asyncio, json, sys
+from autobahn.asyncio.websocket import WebSocketClientFactory, WebSocketClientProtocol
+
+url, origin, size, wait = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+events = asyncio.Queue()
+
+class Sender(WebSocketClientProtocol):
+    frames = 0
+
+    def onMessage(self, payload, isBinary):
+        self.frames += 1
+        if self.frames == 1:
+            self.sendMessage(('{"action": "' + "x" * size + '"}').encode())
+        else:
+            events.put_nowait(["message", payload[:300].decode(errors="replace")])
+
+    def onClose(self, wasClean, code, reason):
+        events.put_nowait(["close", code, reason])
+
+async def main():
+    factory = WebSocketClientFactory(url, origin=origin)
+    factory.protocol = Sender
+    await asyncio.get_running_loop().create_connection(factory, factory.host, factory.port)
+    print(json.dumps(await asyncio.wait_for(events.get(), wait)))
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize(
+    ("size", "expected"),
+    [(8 * 1024, "message"), (2 * 1024 * 1024, "close")],
+    ids=["over the app's limit: an error reply", "over daphne's limit: a close frame with 1009"],
+)
+def test_an_oversize_control_message_is_answered_never_dropped(
+    daphne: tuple[dict[str, str], int, str, Path], size: int, expected: str
+) -> None:
+    env, port, run_id, log = daphne
+    url, origin = f"ws://127.0.0.1:{port}/ws/runs/{run_id}/", f"http://127.0.0.1:{port}"
+    done = subprocess.run(
+        [sys.executable, "-c", OVERSIZE_CLIENT, url, origin, str(size), str(WAIT_SECONDS)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT_SECONDS,
+    )
+    assert done.returncode == 0, f"client failed:\n{done.stderr[-3000:]}\ndaphne log:\n{tail(log)}"
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen[0] == expected, seen
+    if expected == "close":
+        assert seen[1] == 1009, seen  # not 1006: the connection was closed, not dropped
+        assert "exceeds payload limit of 1048576 octets" in seen[2]
+    else:
+        assert "message: too long (at most 4096 characters)" in seen[1]

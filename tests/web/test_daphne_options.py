@@ -1,4 +1,4 @@
-"""daphne builds requests that leave form bodies to Django (kubeviz/daphne_request.py)."""
+"""daphne leaves form bodies to Django and answers oversize websocket messages (kubeviz/daphne_options.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from twisted.internet.address import IPv4Address
 from twisted.web.test.requesthelper import DummyChannel
 
 import kubeviz.asgi  # noqa: F401 - installs the request class, as daphne's import of the app does
-from kubeviz.daphne_request import RawBodyRequest
+from kubeviz.daphne_options import ClosingWebSocketFactory, RawBodyRequest
 
 
 def test_daphne_builds_requests_that_do_not_parse_form_bodies() -> None:
@@ -36,3 +36,13 @@ def test_a_form_body_stays_raw_bytes_until_the_application_reads_it() -> None:
     request.requestReceived(b"POST", b"/scenarios/new/", b"HTTP/1.1")
     assert request.args == {}
     assert request.content.read() == body
+
+
+def test_daphne_fails_websockets_with_a_close_frame() -> None:
+    from daphne import server
+
+    assert server.WebSocketFactory is ClosingWebSocketFactory
+    factory = ClosingWebSocketFactory(mock.Mock(), server="daphne")
+    factory.setProtocolOptions(maxMessagePayloadSize=1024)  # what daphne's server does next
+    assert factory.failByDrop is False
+    assert factory.maxMessagePayloadSize == 1024
