@@ -116,7 +116,7 @@ def create_from_shape(
 
 def create_from_scenario(scenario: Scenario, name: str, visibility: str, owner: User | None) -> CreatedCluster:
     """A cluster of a scenario's own nodes (at t=0); raises LoadError when it has none or no longer loads."""
-    parsed = parse_stored(scenario)
+    parsed = parse_stored(scenario)  # without its cluster: only nodes of its own count
     if not parsed.nodes or parsed.nodes_from_cluster:
         raise LoadError.single(scenario.source_name, None, "", "the scenario has no nodes of its own to save")
     name = (name.strip() or f"{scenario.name} nodes")[:100]

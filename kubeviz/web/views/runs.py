@@ -26,6 +26,7 @@ from ..models import Run, TraceEvent
 from ..node_view import card_context
 from ..rendering import format_time
 from ..run_frames import render_frame, render_playhead, render_recording
+from ..services.engine import run_cluster
 from ..services.event_pages import EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT
 from ..services.forks import fork_context, fork_label
 from ..services.playhead import DEFAULT_SPEED, SPEEDS, Playhead, speed_label
@@ -79,6 +80,7 @@ def run_page_context(request: HttpRequest, run: Run, seq: int) -> dict[str, Any]
     ws_base = f"/ws/runs/{run.id}/"
     context: dict[str, Any] = {
         "run": run,
+        "run_cluster": run_cluster(run),
         "parts": parts,
         "recording_html": in_page(render_recording(run).html),
         "playhead_html": in_page(render_playhead(playhead, timeline)),
