@@ -21,6 +21,7 @@ from scheduler_core.quantity import format_quantity
 from ..access import visible_clusters
 from ..models import Cluster, Scenario
 from ..request_types import Viewer
+from .names import check_document_name
 from .scenarios import _node_row, parse_stored
 
 __all__ = [
@@ -78,6 +79,8 @@ class CreatedCluster:
 def _store(
     parsed: scheduler_core.clusters.Cluster, text: str, name: str, visibility: str, owner: User | None
 ) -> CreatedCluster:
+    if not name.strip():  # the forms check their own name field (names.VisibleName)
+        check_document_name(parsed.name, text, parsed.source)
     cluster = Cluster.objects.create(
         name=(name.strip() or parsed.name or "cluster")[:100],
         description=parsed.description.strip(),

@@ -35,6 +35,7 @@ from ..models import Cluster, Policy, Run, Scenario, Visibility
 from ..request_types import Viewer
 from . import slugs
 from .engine import scenario_preview
+from .names import check_document_name
 
 __all__ = [
     "FLAGSHIP_SLUG",
@@ -635,6 +636,8 @@ def create_scenario(upload: Upload, owner: User | None) -> Created:
     parsed = load_scenario(upload.text, upload.source_name, cluster_nodes=_cluster_nodes(upload.cluster))
     cluster_ignored = upload.cluster is not None and bool(parsed.nodes) and not parsed.nodes_from_cluster
     name = (upload.name.strip() or parsed.name or "scenario")[:120]
+    if not upload.name.strip():  # the form checked its own name field (names.VisibleName)
+        check_document_name(name, upload.text, upload.source_name)
     fields = {
         "name": name,
         "description": parsed.description,
