@@ -325,5 +325,5 @@ class VisibleUsernameField(UsernameField):
 class SignupForm(UserCreationForm):  # type: ignore[type-arg]  # generic only in django-stubs
     """Django's sign-up form, with the username checked by :class:`VisibleUsernameField`."""
 
-    class Meta(UserCreationForm.Meta):
+    class Meta(UserCreationForm.Meta):  # type: ignore[misc,name-defined]  # untyped base (see above)
         field_classes = {"username": VisibleUsernameField}

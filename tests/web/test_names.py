@@ -73,7 +73,17 @@ REFUSED = [
     ("\u3164", "U+3164 HANGUL FILLER"),  # a letter that prints as nothing
     ("\u2800", "U+2800 BRAILLE PATTERN BLANK"),
 ]
-ALLOWED = ["nginx", "Bin packing (copy)", "zürich-ü", "日本語のシナリオ", "שלום", "مرحبا", "emoji 🚀", "a b", "naïve café"]
+ALLOWED = [
+    "nginx",
+    "Bin packing (copy)",
+    "zürich-ü",
+    "日本語のシナリオ",
+    "שלום",
+    "مرحبا",
+    "emoji 🚀",
+    "a b",
+    "naïve café",
+]
 
 
 @pytest.mark.parametrize(("char", "described"), REFUSED)
@@ -135,7 +145,9 @@ def test_the_upload_form_refuses_the_name_field(signed_in: Client) -> None:
 
 @pytest.mark.django_db
 def test_the_upload_form_refuses_a_metadata_name_when_the_name_is_empty(signed_in: Client) -> None:
-    response = signed_in.post(reverse("scenario-new"), {"name": "", "visibility": "public", "text": scenario_document(SPOOF)})
+    response = signed_in.post(
+        reverse("scenario-new"), {"name": "", "visibility": "public", "text": scenario_document(SPOOF)}
+    )
     html = response.content.decode()
     assert response.status_code == 200
     assert "scenario.yaml:4 metadata.name: holds U+202E RIGHT-TO-LEFT OVERRIDE at character 1" in html

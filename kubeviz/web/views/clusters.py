@@ -168,7 +168,7 @@ def from_scenario(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
         raise Http404("No such scenario")
     form = SaveNodesForm(request.POST)
     if not form.is_valid():
-        errors = "; ".join(f"{field}: {' '.join(messages_)}" for field, messages_ in form.errors.items())
+        errors = "; ".join(f"{field}: {' '.join(str(m) for m in found)}" for field, found in form.errors.items())
         messages.error(request, f"Could not save its nodes: {errors}")
         return redirect(scenario)
     data = form.cleaned_data
