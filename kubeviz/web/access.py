@@ -22,6 +22,8 @@ Runs nobody owns (anonymous runs, the shared built-in ones) cannot be cancelled 
 staff can cancel anything. A comparison is cancelled only by whoever may cancel every one of
 its runs.
 
+**Deleting.** A run is deleted by its owner only (services/runs.py says when it may go).
+
 **Forking and editing.** A signed-in user may fork any run they may see (the fork is theirs).
 A policy is edited by its owner only; built-in policies stay as shipped, even for staff.
 
@@ -44,6 +46,7 @@ __all__ = [
     "MAX_FORK_DEPTH",
     "can_cancel",
     "can_cancel_comparison",
+    "can_delete_run",
     "can_edit_policy",
     "can_fork",
     "can_see",
@@ -218,6 +221,15 @@ def can_cancel_comparison(runs: Iterable[Run], user: Viewer | None) -> bool:
     cancel every one of them; nobody a comparison without runs."""
     runs = list(runs)
     return bool(runs) and all(can_cancel(run, user) for run in runs)
+
+
+# Deleting
+
+
+def can_delete_run(run: Run, user: Viewer | None) -> bool:
+    """Its owner only (staff have the admin); nobody deletes a run nobody owns (shared runs,
+    anonymous ones: those expire, services/quota.py). Whether it may go now is services/runs.py's."""
+    return is_owner(run, user)
 
 
 # Editing

@@ -135,6 +135,10 @@ class Run(models.Model):
     t_ms = models.BigIntegerField(default=0)
     progress = models.FloatField(default=0)
     detail = models.CharField(max_length=10, default="full")
+    # The run's event cap when its requester's stored-events quota left less than
+    # KUBEVIZ_RUN_MAX_EVENTS (services/quota.py); None: that setting. Kept so a resumed run
+    # replays under the same cap.
+    max_events = models.PositiveIntegerField(null=True, blank=True)
     error = models.TextField(blank=True)
     # Why the recording ended, as the engine's run_finished says it ("steady: ...", "time limit ...").
     end_reason = models.CharField(max_length=300, blank=True)
