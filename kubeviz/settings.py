@@ -225,6 +225,16 @@ KUBEVIZ_ANON_COMPARISON_MAX_RUNS = env_int("KUBEVIZ_ANON_COMPARISON_MAX_RUNS", 4
 # Each signed-in user (staff excepted): runs and comparisons queued or recording at once.
 KUBEVIZ_USER_ACTIVE_RUNS = env_int("KUBEVIZ_USER_ACTIVE_RUNS", 3)
 KUBEVIZ_USER_ACTIVE_COMPARISONS = env_int("KUBEVIZ_USER_ACTIVE_COMPARISONS", 1)
+# Stored data (services/quota.py): the trace events a signed-in user's runs may keep, and those
+# of the runs started from one address without an account; a run still recording counts its
+# whole cap. Built-in shared runs count for nobody. Runs started without an account are deleted
+# this many days after they were started (0: kept for ever).
+KUBEVIZ_USER_EVENT_QUOTA = env_int("KUBEVIZ_USER_EVENT_QUOTA", 6_000_000)
+KUBEVIZ_ANON_EVENT_QUOTA = env_int("KUBEVIZ_ANON_EVENT_QUOTA", 1_000_000)
+KUBEVIZ_ANON_RUN_DAYS = env_int("KUBEVIZ_ANON_RUN_DAYS", 7)
+for _name in ("KUBEVIZ_USER_EVENT_QUOTA", "KUBEVIZ_ANON_EVENT_QUOTA", "KUBEVIZ_ANON_RUN_DAYS"):
+    if globals()[_name] < 0:
+        raise ImproperlyConfigured(f"{_name} must be 0 or more")
 # Behind one trusted reverse proxy: the header holding the client's address (X-Forwarded-For;
 # its last entry is used). Unset, the connection's own address is the client.
 KUBEVIZ_CLIENT_IP_HEADER = os.environ.get("KUBEVIZ_CLIENT_IP_HEADER", "").strip()

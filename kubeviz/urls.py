@@ -35,6 +35,7 @@ urlpatterns = [
     path("runs/<uuid:run_id>/pod/", pod_story_views.pod, name="run-pod"),
     path("runs/<uuid:run_id>/events.json", runs.events_json, name="run-events"),
     path("runs/<uuid:run_id>/fork/", forks.fork, name="run-fork"),
+    path("runs/<uuid:run_id>/delete/", run_actions.delete, name="run-delete"),
     path("compare/", compare.compare_list, name="compare-list"),
     path("compare/new/", compare.compare_new, name="compare-new"),
     path("compare/builtin/<slug:key>/", compare.compare_builtin, name="compare-builtin"),

@@ -3,7 +3,7 @@
 Output: each object names what it refers to by slug or id and links its own API and page URLs.
 Nothing here decides who sees what: the views hand in objects access.py let through, and the
 one reference that could point at something hidden (a public scenario's private cluster) is
-checked with access.can_see before it is shown.
+shown only through access.scenario_cluster, and so are the node counts that cluster gave it.
 
 Input: uploads (scenarios, policies) are checked by the pages' own Django forms, in the views.
 The start serializers carry the run and compare forms' fields under the same names; whether the
@@ -17,10 +17,11 @@ from typing import Any
 from django.urls import reverse
 from rest_framework import serializers
 
-from kubeviz.web.access import can_see, is_owner
+from kubeviz.web.access import is_owner, scenario_cluster
 from kubeviz.web.models import Comparison, Policy, Run, Scenario
 from kubeviz.web.services.comparisons import comparison_status
 from kubeviz.web.services.run_requests import DEFAULT_POLICY, MAX_SEED
+from kubeviz.web.services.scenarios import shown_preview
 
 __all__ = [
     "ComparisonDetailSerializer",
@@ -53,6 +54,7 @@ class ScenarioSerializer(serializers.ModelSerializer[Scenario]):
     page = serializers.SerializerMethodField()
     mine = serializers.SerializerMethodField()
     cluster = serializers.SerializerMethodField()
+    preview = serializers.SerializerMethodField()
 
     class Meta:
         model = Scenario
@@ -81,8 +83,12 @@ class ScenarioSerializer(serializers.ModelSerializer[Scenario]):
 
     def get_cluster(self, scenario: Scenario) -> int | None:
         """The cluster's id when the user may see it (a public scenario may use a private cluster)."""
-        cluster = scenario.cluster
-        return cluster.pk if cluster is not None and can_see(cluster, _user(self)) else None
+        cluster = scenario_cluster(scenario, _user(self))
+        return cluster.pk if cluster is not None else None
+
+    def get_preview(self, scenario: Scenario) -> dict[str, Any]:
+        """The counts, without the nodes of a cluster the user may not see (as on the pages)."""
+        return shown_preview(scenario, _user(self))
 
 
 class ScenarioDetailSerializer(ScenarioSerializer):

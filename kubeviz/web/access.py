@@ -22,6 +22,8 @@ Runs nobody owns (anonymous runs, the shared built-in ones) cannot be cancelled 
 staff can cancel anything. A comparison is cancelled only by whoever may cancel every one of
 its runs.
 
+**Deleting.** A run is deleted by its owner only (services/runs.py says when it may go).
+
 **Forking and editing.** A signed-in user may fork any run they may see (the fork is theirs).
 A policy is edited by its owner only; built-in policies stay as shipped, even for staff.
 
@@ -44,6 +46,7 @@ __all__ = [
     "MAX_FORK_DEPTH",
     "can_cancel",
     "can_cancel_comparison",
+    "can_delete_run",
     "can_edit_policy",
     "can_fork",
     "can_see",
@@ -53,6 +56,7 @@ __all__ = [
     "is_owner",
     "listed_comparisons",
     "listed_runs",
+    "scenario_cluster",
     "signed_in",
     "visible_clusters",
     "visible_comparisons",
@@ -94,6 +98,17 @@ def can_see(obj: Scenario | Policy | Cluster, user: Viewer | None) -> bool:
     return obj.builtin or obj.visibility == Visibility.PUBLIC or is_owner(obj, user)
 
 
+def scenario_cluster(scenario: Scenario, user: Viewer | None) -> Cluster | None:
+    """The cluster ``scenario`` was stored with, when ``user`` may see it; else None.
+
+    A public scenario may name its owner's private cluster. Whoever may not see that cluster sees
+    the scenario as if it had none (its page, card and API answer), and their runs of it use the
+    cluster they pick, three-zones by default (services/clusters.default_cluster).
+    """
+    cluster = scenario.cluster if scenario.cluster_id is not None else None
+    return cluster if cluster is not None and can_see(cluster, user) else None
+
+
 def visible_scenarios(user: Viewer | None) -> QuerySet[Scenario]:
     return Scenario.objects.filter(visible_q(user))
 
@@ -114,10 +129,16 @@ def _run_q(user: Viewer | None, prefix: str = "") -> Q:
 
     A fork's scenario and cluster are its parent's (services/forks.py), so only the ancestors'
     policies are checked; past MAX_FORK_DEPTH generations nothing is visible (such forks are
-    never made). A run without a cluster (its scenario has nodes) passes the cluster part.
+    never made). A run without a cluster of its own ran on its scenario's, if any (runs recorded
+    before runs had one: services/engine.run_cluster), so that one must be visible then.
     """
     q = visible_q(user, f"{prefix}scenario__") & visible_q(user, f"{prefix}policy__")
-    q &= Q(**{f"{prefix}cluster__isnull": True}) | visible_q(user, f"{prefix}cluster__")
+    scenario_cluster_ok = Q(**{f"{prefix}scenario__cluster__isnull": True}) | visible_q(
+        user, f"{prefix}scenario__cluster__"
+    )
+    q &= (Q(**{f"{prefix}cluster__isnull": True}) & scenario_cluster_ok) | (
+        Q(**{f"{prefix}cluster__isnull": False}) & visible_q(user, f"{prefix}cluster__")
+    )
     ancestor = prefix
     for _ in range(MAX_FORK_DEPTH):
         ancestor += "parent__"
@@ -200,6 +221,15 @@ def can_cancel_comparison(runs: Iterable[Run], user: Viewer | None) -> bool:
     cancel every one of them; nobody a comparison without runs."""
     runs = list(runs)
     return bool(runs) and all(can_cancel(run, user) for run in runs)
+
+
+# Deleting
+
+
+def can_delete_run(run: Run, user: Viewer | None) -> bool:
+    """Its owner only (staff have the admin); nobody deletes a run nobody owns (shared runs,
+    anonymous ones: those expire, services/quota.py). Whether it may go now is services/runs.py's."""
+    return is_owner(run, user)
 
 
 # Editing

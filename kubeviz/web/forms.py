@@ -8,6 +8,7 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
+from django.contrib.auth.forms import UserCreationForm, UsernameField
 from django.core.files.uploadedfile import UploadedFile
 from django.core.validators import ProhibitNullCharactersValidator
 from django.http import QueryDict
@@ -20,6 +21,7 @@ from scheduler_core.yamlsource import not_utf8
 from .access import visible_clusters
 from .models import Cluster, Visibility
 from .request_types import Viewer
+from .services.names import VisibleName
 from .services.read_limits import size_error
 from .services.scenarios import Upload
 
@@ -30,6 +32,7 @@ __all__ = [
     "ClusterUploadForm",
     "ClusterShapeForm",
     "SaveNodesForm",
+    "SignupForm",
     "DOCUMENT_EXTENSIONS",
 ]
 
@@ -64,6 +67,7 @@ class ScenarioUploadForm(forms.Form):
     name = forms.CharField(
         max_length=120,
         required=False,
+        validators=[VisibleName()],
         help_text="Leave empty to use the document's metadata.name (or the file name for plain manifests).",
     )
     visibility = visibility_field("scenarios")
@@ -95,7 +99,9 @@ class ScenarioUploadForm(forms.Form):
         ),
     )
     # The file name a corrected document came from, so errors and plain manifests keep naming it.
-    source_name = forms.CharField(max_length=200, required=False, widget=forms.HiddenInput)
+    source_name = forms.CharField(
+        max_length=200, required=False, widget=forms.HiddenInput, validators=[VisibleName("file name")]
+    )
 
     def __init__(self, *args: Any, user: Viewer | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -115,6 +121,7 @@ class ScenarioUploadForm(forms.Form):
         if not upload:
             return None
         name = PurePath(upload.name or "").name
+        VisibleName("file name")(name)  # it names the document in errors, and plain manifests after it
         if not name.lower().endswith(DOCUMENT_EXTENSIONS):
             raise forms.ValidationError(f"{name!r} is not a .yaml, .yml or .json file.")
         error = size_error(upload.size or 0, settings.KUBEVIZ_MAX_UPLOAD_BYTES)
@@ -187,6 +194,7 @@ class GpuTraceUploadForm(forms.Form):
     name = forms.SlugField(
         max_length=63,
         initial="gpu-trace",
+        validators=[VisibleName()],
         help_text="The scenario's metadata.name: lowercase letters, digits and '-'.",
     )
     visibility = visibility_field("scenarios")
@@ -227,6 +235,7 @@ class GpuTraceUploadForm(forms.Form):
         if not upload:
             return None
         name = PurePath(upload.name or f"{field}.csv").name
+        VisibleName("file name")(name)  # problems and the saved message name the file
         if not name.lower().endswith(CSV_EXTENSIONS):
             raise forms.ValidationError(f"{name!r} is not a .csv file.")
         error = size_error(upload.size or 0, settings.KUBEVIZ_MAX_UPLOAD_BYTES)
@@ -286,7 +295,7 @@ class ClusterUploadForm(ScenarioUploadForm):
 class ClusterShapeForm(forms.Form):
     """N alike nodes spread over some zones (scheduler_core.clusters.shape_document)."""
 
-    name = forms.CharField(max_length=100, initial="my-cluster")
+    name = forms.CharField(max_length=100, initial="my-cluster", validators=[VisibleName()])
     count = forms.IntegerField(label="Nodes", min_value=1, max_value=MAX_NODES, initial=10)
     cpu = forms.CharField(label="CPU per node", max_length=20, initial="8", help_text='A quantity: "8", "3500m".')
     memory = forms.CharField(
@@ -305,5 +314,26 @@ class ClusterShapeForm(forms.Form):
 class SaveNodesForm(forms.Form):
     """The "save its nodes as a cluster" button: a name (default "<scenario> nodes") and who sees it."""
 
-    name = forms.CharField(max_length=100, required=False)
+    name = forms.CharField(max_length=100, required=False, validators=[VisibleName()])
     visibility = forms.ChoiceField(choices=Visibility.choices, required=False)
+
+
+# Accounts
+
+
+class VisibleUsernameField(UsernameField):
+    """A username shows in every list of what its owner made: no bidi controls or invisible
+    characters (names.VisibleName), checked before Django's own letters-and-digits rule so the
+    message says which character is wrong."""
+
+    def run_validators(self, value: Any) -> None:
+        if value not in self.empty_values:
+            VisibleName("username")(value)
+        super().run_validators(value)
+
+
+class SignupForm(UserCreationForm):  # type: ignore[type-arg]  # generic only in django-stubs
+    """Django's sign-up form, with the username checked by :class:`VisibleUsernameField`."""
+
+    class Meta(UserCreationForm.Meta):  # type: ignore[misc,name-defined]  # untyped base (see above)
+        field_classes = {"username": VisibleUsernameField}

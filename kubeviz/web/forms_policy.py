@@ -14,6 +14,7 @@ from typing import Any
 from django import forms
 
 from .forms import DocumentTextField, visibility_field
+from .services.names import VisibleName
 from .services.policy_editor import FILTER_PLUGINS, GPU_POLICIES, SCORE_PLUGINS, STRATEGIES, too_big
 
 __all__ = ["PolicyKnobsForm", "PolicySaveForm", "MIN_SHAPE_ROWS"]
@@ -174,7 +175,12 @@ class PolicyKnobsForm(forms.Form):
 class PolicySaveForm(forms.Form):
     """Name, description, visibility and the document; the document is what is saved."""
 
-    name = forms.CharField(max_length=120, required=False, help_text="Leave empty to use the document's metadata.name.")
+    name = forms.CharField(
+        max_length=120,
+        required=False,
+        validators=[VisibleName()],
+        help_text="Leave empty to use the document's metadata.name.",
+    )
     description = forms.CharField(
         required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 2}), label="Description"
     )

@@ -14,6 +14,8 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
+from .services.names import VisibleName
+
 
 class Visibility(models.TextChoices):
     PUBLIC = "public", "Public"
@@ -27,7 +29,7 @@ class Cluster(models.Model):
     Scenario document or Node manifests; ``summary`` keeps its counts for the list.
     """
 
-    name = models.CharField(max_length=100)
+    name = models.CharField(max_length=100, validators=[VisibleName()])
     description = models.TextField(blank=True)
     document = models.TextField(
         help_text="kubectl get nodes (and pods) -o yaml output, a kubeviz Scenario document or Node manifests."
@@ -52,7 +54,7 @@ class Scenario(models.Model):
     """An uploaded or built-in scenario document, validated by scheduler_core when saved."""
 
     slug = models.SlugField(max_length=120, unique=True)
-    name = models.CharField(max_length=120)
+    name = models.CharField(max_length=120, validators=[VisibleName()])
     description = models.TextField(blank=True)
     watch_for = models.JSONField(default=list, blank=True)
     document = models.TextField()
@@ -79,7 +81,7 @@ class Policy(models.Model):
     """A KubeSchedulerConfiguration or kubeviz Policy document, validated by scheduler_core."""
 
     slug = models.SlugField(max_length=120, unique=True)
-    name = models.CharField(max_length=120)
+    name = models.CharField(max_length=120, validators=[VisibleName()])
     description = models.TextField(blank=True)
     document = models.TextField()
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE)
@@ -133,6 +135,10 @@ class Run(models.Model):
     t_ms = models.BigIntegerField(default=0)
     progress = models.FloatField(default=0)
     detail = models.CharField(max_length=10, default="full")
+    # The run's event cap when its requester's stored-events quota left less than
+    # KUBEVIZ_RUN_MAX_EVENTS (services/quota.py); None: that setting. Kept so a resumed run
+    # replays under the same cap.
+    max_events = models.PositiveIntegerField(null=True, blank=True)
     error = models.TextField(blank=True)
     # Why the recording ended, as the engine's run_finished says it ("steady: ...", "time limit ...").
     end_reason = models.CharField(max_length=300, blank=True)

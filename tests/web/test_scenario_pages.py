@@ -269,9 +269,9 @@ def test_the_document_is_parsed_once_for_every_page_of_it(
     parses: list[str] = []
     parse_stored = service.parse_stored
 
-    def counting(scenario: Scenario) -> Any:
+    def counting(scenario: Scenario, cluster: Any = None) -> Any:
         parses.append(scenario.slug)
-        return parse_stored(scenario)
+        return parse_stored(scenario, cluster)
 
     monkeypatch.setattr(service, "parse_stored", counting)
     client.get(big.get_absolute_url())

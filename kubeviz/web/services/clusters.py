@@ -21,6 +21,7 @@ from scheduler_core.quantity import format_quantity
 from ..access import visible_clusters
 from ..models import Cluster, Scenario
 from ..request_types import Viewer
+from .names import check_document_name
 from .scenarios import _node_row, parse_stored
 
 __all__ = [
@@ -78,6 +79,8 @@ class CreatedCluster:
 def _store(
     parsed: scheduler_core.clusters.Cluster, text: str, name: str, visibility: str, owner: User | None
 ) -> CreatedCluster:
+    if not name.strip():  # the forms check their own name field (names.VisibleName)
+        check_document_name(parsed.name, text, parsed.source)
     cluster = Cluster.objects.create(
         name=(name.strip() or parsed.name or "cluster")[:100],
         description=parsed.description.strip(),
@@ -116,7 +119,7 @@ def create_from_shape(
 
 def create_from_scenario(scenario: Scenario, name: str, visibility: str, owner: User | None) -> CreatedCluster:
     """A cluster of a scenario's own nodes (at t=0); raises LoadError when it has none or no longer loads."""
-    parsed = parse_stored(scenario)
+    parsed = parse_stored(scenario)  # without its cluster: only nodes of its own count
     if not parsed.nodes or parsed.nodes_from_cluster:
         raise LoadError.single(scenario.source_name, None, "", "the scenario has no nodes of its own to save")
     name = (name.strip() or f"{scenario.name} nodes")[:100]

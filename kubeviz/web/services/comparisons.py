@@ -233,8 +233,10 @@ def start_comparison(wanted: ComparisonRequest, who: limits.Requester) -> Compar
     """The compare form's comparison for ``who``, within their limits (LimitExceeded), started
     (RunQueueUnavailable: nothing is kept)."""
     shape = (len(wanted.policies), len(wanted.seeds))
-    with limits.admission(who, runs=shape[0] * shape[1], comparison=shape):
-        comparison, runs = _create(wanted.scenario, wanted.policies, wanted.seeds, who.owner, who.key, wanted.cluster)
+    with limits.admission(who, runs=shape[0] * shape[1], comparison=shape) as admitted:
+        comparison, runs = _create(
+            wanted.scenario, wanted.policies, wanted.seeds, who.owner, who.key, wanted.cluster, admitted.max_events
+        )
     _start(comparison, runs)
     return comparison
 
@@ -253,6 +255,7 @@ def _create(
     owner: User | None,
     client_key: str,
     cluster: Cluster | None = None,
+    max_events: int | None = None,
 ) -> tuple[Comparison, list[Run]]:
     owner = owner if signed_in(owner) else None
     with transaction.atomic():
@@ -261,7 +264,13 @@ def _create(
         for column, policy in enumerate(policies):
             for seed in seeds:
                 run = Run.objects.create(
-                    scenario=scenario, policy=policy, cluster=cluster, seed=seed, owner=owner, client_key=client_key
+                    scenario=scenario,
+                    policy=policy,
+                    cluster=cluster,
+                    seed=seed,
+                    owner=owner,
+                    client_key=client_key,
+                    max_events=max_events,
                 )
                 ComparisonRun.objects.create(comparison=comparison, run=run, policy=policy, seed=seed, column=column)
                 runs.append(run)

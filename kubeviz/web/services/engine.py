@@ -80,17 +80,22 @@ def load_run_inputs(run: Run) -> tuple[scheduler_core.scenario_types.Scenario, s
 def build_simulation(run: Run) -> Simulation:
     """The simulation to record for ``run``: a fresh one, or for a fork its parent's replayed to
     the fork point with the action applied (docs/forks.md), under the run limits of the
-    settings (KUBEVIZ_RUN_MAX_EVENTS, KUBEVIZ_RUN_MAX_VIRTUAL_SECONDS). A fork of a fork
+    settings (KUBEVIZ_RUN_MAX_EVENTS, or the run's own smaller ``max_events`` its quota set;
+    KUBEVIZ_RUN_MAX_VIRTUAL_SECONDS). A fork of a fork
     replays the whole chain, each fork's action at its own event. Raises LoadError (ForkError
     for the fork's part)."""
+    max_events: int = run.max_events or settings.KUBEVIZ_RUN_MAX_EVENTS  # the quota's cap, if it set one
     if run.fork_seq is None:
         scenario, policy = load_run_inputs(run)
-        max_events: int = settings.KUBEVIZ_RUN_MAX_EVENTS
         max_virtual_ms: int = settings.KUBEVIZ_RUN_MAX_VIRTUAL_SECONDS * 1000
         return Simulation(scenario, policy, run.seed, max_events=max_events, max_virtual_ms=max_virtual_ms)
     action = ForkAction.from_dict(run.fork_action)
     continue_policy = parse_policy(run.policy.document) if action.action == "switchPolicy" else None
-    return fork_from(_replayed_for(run), run.fork_seq, action, continue_policy)
+    # The parent replays under its own cap (its events up to the fork point are the same under
+    # any larger one); from the fork point on, the fork's own applies.
+    sim = fork_from(_replayed_for(run), run.fork_seq, action, continue_policy)
+    sim.max_events = max_events
+    return sim
 
 
 def _replayed_for(fork: Run) -> Simulation:

@@ -99,7 +99,8 @@ def create_fork(parent: Run, user: Viewer, seq: int, action: Mapping[str, Any]) 
         _check_target(parent, seq, fork)
     label = f"what if: {fork.describe()} at event {seq}"[:LABEL_MAX]
     who = limits.user_requester(user)
-    with limits.admission(who, runs=1):
+    # The fork stores the past it replays (events 0..seq) and its action before anything new.
+    with limits.admission(who, runs=1, at_least=seq + 2) as admitted:
         run = Run.objects.create(
             scenario=parent.scenario,
             policy=policy,
@@ -110,6 +111,7 @@ def create_fork(parent: Run, user: Viewer, seq: int, action: Mapping[str, Any]) 
             fork_seq=seq,
             fork_action=fork.as_dict(),
             client_key=who.key,
+            max_events=admitted.max_events,
         )
         comparison = Comparison.objects.create(
             scenario=parent.scenario, seeds=[parent.seed], owner=user, client_key=who.key

@@ -8,6 +8,7 @@ Watching costs nothing (a recording is played back), starting a run costs a work
   ``KUBEVIZ_ANON_COMPARISON_MAX_RUNS`` runs;
 - a signed-in user may have ``KUBEVIZ_USER_ACTIVE_RUNS`` runs (run form, forks, shared runs
   they caused) and ``KUBEVIZ_USER_ACTIVE_COMPARISONS`` comparisons queued or recording at once;
+- every requester's runs keep at most so many trace events (services/quota.py);
 - staff are not limited.
 
 The counts are rows in the database, so every web process sees the same ones. The check and
@@ -36,6 +37,7 @@ from django.utils.crypto import salted_hmac
 from ..access import signed_in
 from ..models import Comparison, Run, RunStatus
 from ..request_types import Viewer
+from . import quota
 
 __all__ = [
     "ACTIVE",
@@ -54,14 +56,24 @@ KEY_SALT = "kubeviz.limits.client"
 
 class LimitExceeded(Exception):
     """A request over a limit. ``setting`` names the limit, ``retry_after`` is the seconds until
-    a place frees (None: when a run ends), ``sign_in`` whether an account would help."""
+    a place frees (None: when a run ends), ``sign_in`` whether an account would help, ``delete``
+    the page where the requester can delete runs to make room ("" when that would not help)."""
 
-    def __init__(self, setting: str, message: str, *, retry_after: int | None = None, sign_in: bool = False) -> None:
+    def __init__(
+        self,
+        setting: str,
+        message: str,
+        *,
+        retry_after: int | None = None,
+        sign_in: bool = False,
+        delete: str = "",
+    ) -> None:
         super().__init__(message)
         self.setting = setting
         self.message = message
         self.retry_after = retry_after
         self.sign_in = sign_in
+        self.delete = delete
 
 
 @dataclass(frozen=True)
@@ -230,10 +242,27 @@ def check(who: Requester, *, runs: int, comparison: tuple[int, int] | None = Non
 
 
 @contextmanager
-def admission(who: Requester, *, runs: int, comparison: tuple[int, int] | None = None) -> Iterator[None]:
-    """A transaction in which ``who`` may create ``runs`` new runs: the check, then the caller's
-    rows, committed together. Start the runs after the block, once they are committed."""
+def admission(
+    who: Requester,
+    *,
+    runs: int,
+    comparison: tuple[int, int] | None = None,
+    at_least: int = 1,
+    stored: bool = True,
+) -> Iterator[quota.Admitted]:
+    """A transaction in which ``who`` may create ``runs`` new runs: the checks, then the caller's
+    rows, committed together. Start the runs after the block, once they are committed.
+
+    ``stored``: the runs count against ``who``'s stored-events quota (services/quota.py; not the
+    built-in shared runs), which must leave each at least ``at_least`` events. The value given is
+    each run's cap (``Admitted.max_events``, to store on the runs)."""
     with transaction.atomic():
         _serialise(who.key)
         check(who, runs=runs, comparison=comparison)
-        yield
+        admitted = quota.Admitted(None)
+        if stored:
+            try:
+                admitted = quota.admit(who, runs=runs, at_least=at_least)
+            except quota.QuotaExceeded as over:
+                raise LimitExceeded(over.setting, over.message, sign_in=over.sign_in, delete=over.delete) from None
+        yield admitted

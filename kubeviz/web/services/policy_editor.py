@@ -38,6 +38,7 @@ from scheduler_core.policy import (
 from scheduler_core.yamlsource import load_documents
 
 from ..models import Policy
+from .names import check_document_name
 from .read_limits import size_error
 from .scenarios import format_ms
 from .slugs import unique_slug
@@ -436,6 +437,8 @@ def save_policy(
     name defaults to the document's metadata.name; a new policy gets a free slug made from it.
     """
     loaded = load_policy(document, SOURCE_NAME)
+    if not name.strip():  # the form checked its own name field (names.VisibleName)
+        check_document_name(loaded.name, document, SOURCE_NAME)
     fields = {
         "name": (name.strip() or loaded.name or "policy")[:120],
         "description": description.strip(),

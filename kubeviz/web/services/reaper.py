@@ -11,7 +11,9 @@ Two kinds of run get stuck when something dies:
   not waiting in the run queue (Redis restarted empty, or a worker died holding it). The reaper
   sends it again.
 
-A run in either state whose owner asked to cancel it is ended at once instead. Every change is a
+A run in either state whose owner asked to cancel it is ended at once instead. Each pass also
+deletes the anonymous runs (and comparisons) older than ``KUBEVIZ_ANON_RUN_DAYS`` days, a batch at
+a time (services/quota.py). Every change is a
 conditional UPDATE on what the reaper saw, so several reapers (one per worker) never act twice
 on one run, and a run whose executor turns out to be alive after all only loses its lease
 (:mod:`~kubeviz.web.services.lease`).
@@ -36,7 +38,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ..models import Run, RunStatus
-from . import dispatch, publishing
+from . import dispatch, publishing, quota
 from .lease import end_unheld_cancelled, stale_before, worker_lost_reason
 
 __all__ = ["Reaped", "reap", "start", "stop", "running"]
@@ -51,6 +53,7 @@ class Reaped:
     requeued: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     cancelled: list[str] = field(default_factory=list)
+    expired: list[str] = field(default_factory=list)  # anonymous runs past KUBEVIZ_ANON_RUN_DAYS, deleted
 
 
 def reap(now: datetime | None = None, loop: asyncio.AbstractEventLoop | None = None) -> Reaped:
@@ -60,7 +63,14 @@ def reap(now: datetime | None = None, loop: asyncio.AbstractEventLoop | None = N
     done = Reaped()
     _reap_lost(now, done, loop)
     _reap_queued(now, done, loop)
-    for kind, ids in (("queued again", done.requeued), ("failed", done.failed), ("cancelled", done.cancelled)):
+    done.expired = quota.expire_anonymous(now)
+    kinds = (
+        ("queued again", done.requeued),
+        ("failed", done.failed),
+        ("cancelled", done.cancelled),
+        ("deleted (expired)", done.expired),
+    )
+    for kind, ids in kinds:
         if ids:
             log.warning("reaper: %s run(s) %s", kind, ", ".join(ids))
     return done

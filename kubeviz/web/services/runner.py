@@ -32,6 +32,7 @@ from scheduler_core.simulation import Simulation
 
 from ..models import Run, RunStatus, Snapshot, TraceEvent
 from . import lease as leases
+from . import quota
 from .engine import build_simulation
 from .lease import CANCELLED, Lease, LeaseLost
 from .resume import ResumeError, replay_to, stored_events
@@ -103,7 +104,7 @@ class _Recorder:
         fields = {
             **self._progress(sim),
             "status": RunStatus.FINISHED,
-            "end_reason": reason[:300],
+            "end_reason": quota.end_reason(self.run, reason)[:300],
             "finished": timezone.now(),
             "lease": "",
             "progress": 1.0,

@@ -30,11 +30,12 @@ from scheduler_core.snapshot_time import describe_start
 from scheduler_core.workloads import Deployment, Job, ReplicaSet, Service, StatefulSet, Workload
 from scheduler_core.yamlsource import CpuBudgetExceeded
 
-from ..access import is_owner, listed_runs, visible_scenarios
+from ..access import is_owner, listed_runs, scenario_cluster, visible_scenarios
 from ..models import Cluster, Policy, Run, Scenario, Visibility
 from ..request_types import Viewer
 from . import slugs
 from .engine import scenario_preview
+from .names import check_document_name
 
 __all__ = [
     "FLAGSHIP_SLUG",
@@ -62,6 +63,7 @@ __all__ = [
     "recent_runs",
     "requested_pages",
     "scenario_detail",
+    "shown_preview",
     "table_for_element",
     "unique_slug",
 ]
@@ -90,6 +92,7 @@ class Card:
     summary: str
     mine: bool
     flagship: bool
+    preview: dict[str, Any]  # what the card counts, as this viewer may see it (shown_preview)
 
 
 def library_cards(user: Viewer, query: str = "") -> list[Card]:
@@ -99,9 +102,20 @@ def library_cards(user: Viewer, query: str = "") -> list[Card]:
             summary=first_sentence(s.description),
             mine=is_owner(s, user),
             flagship=s.builtin and s.slug == FLAGSHIP_SLUG,
+            preview=shown_preview(s, user),
         )
-        for s in library_scenarios(user, query)
+        for s in library_scenarios(user, query).select_related("cluster")
     ]
+
+
+def shown_preview(scenario: Scenario, user: Viewer | None) -> dict[str, Any]:
+    """The scenario's counts for ``user``: a scenario stored with a cluster counted that cluster's
+    nodes, which someone who may not see the cluster is not told (they see no nodes, as on the
+    scenario's page)."""
+    preview = dict(scenario.preview)
+    if scenario.cluster_id is not None and scenario_cluster(scenario, user) is None:
+        preview["nodes"] = 0
+    return preview
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
@@ -334,22 +348,27 @@ def _detail_of(parsed: scheduler_core.scenario_types.Scenario) -> ScenarioDetail
     )
 
 
-def _detail_cache_key(scenario: Scenario) -> str:
+def _detail_cache_key(scenario: Scenario, cluster: Cluster | None) -> str:
     digest = hashlib.sha256()
-    cluster_document = scenario.cluster.document if scenario.cluster is not None else ""
+    cluster_document = cluster.document if cluster is not None else ""
     for part in (scenario.source_name, scenario.document, cluster_document):
         data = part.encode("utf-8", "surrogatepass")
         digest.update(b"%d:" % len(data) + data)
     return f"kubeviz:scenario-detail:{DETAIL_CACHE_VERSION}:{digest.hexdigest()}"
 
 
-def scenario_detail(scenario: Scenario) -> ScenarioDetail:
-    """The stored document's rows (or its problems), parsed once and then read from the cache."""
-    key = _detail_cache_key(scenario)
+def scenario_detail(scenario: Scenario, cluster: Cluster | None) -> ScenarioDetail:
+    """The stored document's rows (or its problems), on ``cluster``'s nodes when it has none,
+    parsed once and then read from the cache.
+
+    ``cluster`` is the scenario's own cluster as the viewer may see it (access.scenario_cluster):
+    a stranger to a private cluster sees the scenario without it, never that cluster's nodes.
+    """
+    key = _detail_cache_key(scenario, cluster)
     detail = cache.get(key)
     if not isinstance(detail, ScenarioDetail):
         try:
-            detail = _detail_of(parse_stored(scenario))
+            detail = _detail_of(parse_stored(scenario, cluster))
         except CpuBudgetExceeded as exc:  # not the document's fault alone: try again next time
             return ScenarioDetail(problems=exc.problems)
         except LoadError as exc:  # stored before the engine learned to refuse it
@@ -520,12 +539,11 @@ def detail_tables(detail: ScenarioDetail, pages: Mapping[str, int], path: str) -
     )
 
 
-def parse_stored(scenario: Scenario) -> scheduler_core.scenario_types.Scenario:
-    """Parse a stored scenario (with its cluster's nodes when it has none); raises LoadError.
+def parse_stored(scenario: Scenario, cluster: Cluster | None = None) -> scheduler_core.scenario_types.Scenario:
+    """Parse a stored scenario (with ``cluster``'s nodes when it has none); raises LoadError.
 
     What engine.parse_scenario runs, with the warnings counting the cluster's nodes.
     """
-    cluster = scenario.cluster if scenario.cluster_id else None
     return load_scenario(scenario.document, scenario.source_name, cluster_nodes=_cluster_nodes(cluster))
 
 
@@ -618,6 +636,8 @@ def create_scenario(upload: Upload, owner: User | None) -> Created:
     parsed = load_scenario(upload.text, upload.source_name, cluster_nodes=_cluster_nodes(upload.cluster))
     cluster_ignored = upload.cluster is not None and bool(parsed.nodes) and not parsed.nodes_from_cluster
     name = (upload.name.strip() or parsed.name or "scenario")[:120]
+    if not upload.name.strip():  # the form checked its own name field (names.VisibleName)
+        check_document_name(name, upload.text, upload.source_name)
     fields = {
         "name": name,
         "description": parsed.description,

@@ -77,7 +77,8 @@ def shared_run(
     if existing is not None and _reusable(existing):
         return existing, False
     charged = None if existing is None and seed == scenario_seed(scenario) else who
-    guard = transaction.atomic() if charged is None else limits.admission(charged, runs=1)
+    # Charged against the requester's limits, never their stored events: shared runs are nobody's.
+    guard = transaction.atomic() if charged is None else limits.admission(charged, runs=1, stored=False)
     with guard:
         try:
             with transaction.atomic():
@@ -106,7 +107,7 @@ def request_run(
     if shareable(scenario, policy, cluster):
         run, created = shared_run(scenario, policy, seed, who, cluster)
     else:
-        with limits.admission(who, runs=1):
+        with limits.admission(who, runs=1) as admitted:
             run = Run.objects.create(
                 scenario=scenario,
                 policy=policy,
@@ -114,6 +115,7 @@ def request_run(
                 seed=seed,
                 owner=who.owner,
                 client_key=who.key,
+                max_events=admitted.max_events,
             )
         created = True
     if created:

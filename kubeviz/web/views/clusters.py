@@ -167,7 +167,10 @@ def from_scenario(request: AuthenticatedHttpRequest, slug: str) -> HttpResponse:
     if not can_see(scenario, request.user):
         raise Http404("No such scenario")
     form = SaveNodesForm(request.POST)
-    form.is_valid()
+    if not form.is_valid():
+        errors = "; ".join(f"{field}: {' '.join(str(m) for m in found)}" for field, found in form.errors.items())
+        messages.error(request, f"Could not save its nodes: {errors}")
+        return redirect(scenario)
     data = form.cleaned_data
     try:
         created = service.create_from_scenario(

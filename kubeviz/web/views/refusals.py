@@ -26,16 +26,18 @@ def _back(request: HttpRequest) -> str:
     return ""
 
 
-def _answer(request: HttpRequest, status: int, title: str, message: str, *, sign_in: bool) -> HttpResponse:
+def _answer(
+    request: HttpRequest, status: int, title: str, message: str, *, sign_in: bool, delete: str = ""
+) -> HttpResponse:
     if getattr(request, "htmx", False):
         return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
-    context = {"title": title, "message": message, "sign_in": sign_in, "back": _back(request)}
+    context = {"title": title, "message": message, "sign_in": sign_in, "back": _back(request), "delete": delete}
     return render(request, "web/refused.html", context, status=status)
 
 
 def limit_response(request: HttpRequest, refusal: LimitExceeded) -> HttpResponse:
     """429 Too Many Requests, with Retry-After when the wait is known."""
-    response = _answer(request, 429, "Limit reached", refusal.message, sign_in=refusal.sign_in)
+    response = _answer(request, 429, "Limit reached", refusal.message, sign_in=refusal.sign_in, delete=refusal.delete)
     if refusal.retry_after is not None:
         response["Retry-After"] = str(refusal.retry_after)
     return response

@@ -1,18 +1,26 @@
-"""Starting a run (watching it is playback over the websocket: kubeviz/web/live.py).
+"""Starting a run (watching it is playback over the websocket: kubeviz/web/live.py), and
+deleting one of your own.
 
 Built-in scenarios under built-in policies get the shared run; anything else is a new run of
-the requester's, within the limits of services/limits.py (docs/limits.md)."""
+the requester's, within the limits of services/limits.py and the stored-events quota of
+services/quota.py (docs/limits.md)."""
 
 from __future__ import annotations
 
+from uuid import UUID
+
+from django.contrib import messages
 from django.http import HttpResponse, HttpResponseBadRequest, HttpResponseNotFound
-from django.shortcuts import redirect
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from ..access import visible_runs
 from ..request_types import HtmxHttpRequest
 from ..services import limits
 from ..services.dispatch import RunQueueUnavailable
 from ..services.run_requests import RunRequestError, choose_run
+from ..services.runs import DeleteRefused, delete_run, deletion
 from ..services.shared_runs import request_run
 from .refusals import limit_response, queue_response
 
@@ -48,3 +56,26 @@ def create(request: HtmxHttpRequest) -> HttpResponse:
     except RunQueueUnavailable as error:
         return queue_response(request, error)
     return redirect(run)
+
+
+# Deleting a run
+
+
+@require_POST
+def delete(request: HtmxHttpRequest, run_id: UUID) -> HttpResponse:
+    """POST (the owner, CSRF): delete an ended run and its stored events, then go to your runs.
+
+    When forks or comparisons of the owner's depend on it, the first POST answers with a page that
+    lists them and asks again; ``confirm=1`` deletes them with it. 404 for a run the visitor may
+    not see; 409 with the reason when it cannot go (not theirs, still recording, used by another's
+    fork or comparison)."""
+    run = get_object_or_404(visible_runs(request.user).select_related("scenario", "policy"), id=run_id)
+    try:
+        plan = deletion(run, request.user)
+    except DeleteRefused as refusal:
+        context = {"title": "The run stays", "message": str(refusal), "sign_in": False, "back": run.get_absolute_url()}
+        return render(request, "web/refused.html", context, status=409)
+    if plan.cascades and request.POST.get("confirm") != "1":
+        return render(request, "web/runs/delete.html", {"plan": plan})
+    messages.success(request, delete_run(plan))
+    return redirect(f"{reverse('run-list')}?mine=1")

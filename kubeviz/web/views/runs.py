@@ -20,14 +20,17 @@ from django.shortcuts import get_object_or_404, render
 from django.utils.html import format_html
 from django.views.decorators.http import require_GET
 
-from ..access import can_cancel, listed_runs, visible_runs
+from ..access import can_cancel, can_delete_run, listed_runs, signed_in, visible_runs
 from ..frames import in_page
 from ..models import Run, TraceEvent
 from ..node_view import card_context
 from ..rendering import format_time
 from ..run_frames import render_frame, render_playhead, render_recording
+from ..services import quota
+from ..services.engine import run_cluster
 from ..services.event_pages import EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT
 from ..services.forks import fork_context, fork_label
+from ..services.limits import user_requester
 from ..services.playhead import DEFAULT_SPEED, SPEEDS, Playhead, speed_label
 from ..services.recording import RunRecording
 from .params import query_number
@@ -46,12 +49,22 @@ def _get_visible_run(request: HttpRequest, run_id: UUID) -> Run:
 @require_GET
 def run_list(request: HttpRequest) -> HttpResponse:
     """The latest listed runs: shared built-in ones, the viewer's own, public ones of signed-in
-    users (access.listed_runs); runs started without an account are not listed."""
-    runs = (
-        listed_runs(request.user).select_related("scenario", "policy", "cluster").order_by("-created")[:RUN_LIST_SIZE]
-    )
-    rows = [{"run": run, "t": format_time(run.t_ms)} for run in runs]
-    return render(request, "web/runs/list.html", {"runs": rows})
+    users (access.listed_runs); runs started without an account are not listed.
+
+    ``?mine=1`` (signed in): the viewer's own runs only, with the stored events they keep against
+    the quota (services/quota.py) and a delete button on each that has ended."""
+    mine = request.GET.get("mine") == "1" and signed_in(request.user)
+    runs = listed_runs(request.user)
+    usage = None
+    if mine:
+        runs = visible_runs(request.user).filter(owner_id=request.user.pk)
+        usage = quota.usage(user_requester(request.user))
+    runs = runs.select_related("scenario", "policy", "cluster").order_by("-created")[:RUN_LIST_SIZE]
+    rows = [
+        {"run": run, "t": format_time(run.t_ms), "can_delete": can_delete_run(run, request.user) and run.done}
+        for run in runs
+    ]
+    return render(request, "web/runs/list.html", {"runs": rows, "mine": mine, "usage": usage})
 
 
 def speed_choices(current: float) -> list[dict[str, Any]]:
@@ -79,6 +92,7 @@ def run_page_context(request: HttpRequest, run: Run, seq: int) -> dict[str, Any]
     ws_base = f"/ws/runs/{run.id}/"
     context: dict[str, Any] = {
         "run": run,
+        "run_cluster": run_cluster(run),
         "parts": parts,
         "recording_html": in_page(render_recording(run).html),
         "playhead_html": in_page(render_playhead(playhead, timeline)),
@@ -87,6 +101,7 @@ def run_page_context(request: HttpRequest, run: Run, seq: int) -> dict[str, Any]
         "share_url": request.build_absolute_uri(run.get_absolute_url()),
         "speeds": speed_choices(DEFAULT_SPEED),
         "can_cancel": can_cancel(run, request.user) and not run.done,
+        "can_delete": can_delete_run(run, request.user) and run.done,
         "slider": {"label": "Event", "min": 0, "max": max(0, run.last_seq), "value": max(0, playhead.position)},
         "step_title": "Forward to the next scheduling decision (a node chosen, or none found)",
         "fork": fork_context(run, request.user),

@@ -15,7 +15,7 @@ from django_htmx.http import push_url
 
 from scheduler_core.gpu.trace_document import scenario_document
 
-from ..access import can_edit_policy, can_see, visible_policies, visible_scenarios
+from ..access import can_edit_policy, can_see, scenario_cluster, visible_policies, visible_scenarios
 from ..forms import GpuTraceUploadForm, ScenarioUploadForm
 from ..models import Scenario
 from ..request_types import AuthenticatedHttpRequest, HtmxHttpRequest
@@ -71,7 +71,8 @@ def detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     if table:
         # The link names only its own table's page; the others stay where the address bar has them.
         pages = {**service.requested_pages(_current_query(request), strict=False), **pages}
-    detail = service.scenario_detail(scenario)
+    cluster = scenario_cluster(scenario, request.user)
+    detail = service.scenario_detail(scenario, cluster)
     path = scenario.get_absolute_url()
     tables = None if detail.problems else service.detail_tables(detail, pages, path)
     if table and tables:
@@ -85,13 +86,15 @@ def detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         "seed": tables.seed if tables else 0,
         "runs": service.recent_runs(scenario, request.user),
         "warnings": detail.warnings,
+        "scenario_cluster": cluster,
         **_cluster_context(request, scenario),
     }
     return render(request, "web/scenarios/detail.html", context)
 
 
 def _cluster_context(request: HttpRequest, scenario: Scenario) -> dict[str, object]:
-    """The run form's cluster pick, for a document without nodes of its own."""
+    """The run form's cluster pick, for a document without nodes of its own: ``default_cluster``
+    is the one a run of this viewer's uses unless they pick another (the page says which)."""
     if cluster_service.has_own_nodes(scenario):
         return {"nodeless": False}
     return {
