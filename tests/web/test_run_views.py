@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from django.test import Client
 from django.urls import reverse
 
 from kubeviz.web import charts
+from kubeviz.web.live import hubs
 from kubeviz.web.models import Policy, Run, RunStatus, Scenario, Snapshot, TraceEvent, Visibility
 from kubeviz.web.node_grid import PENDING, parse_token, read_grid
 from kubeviz.web.node_view import NodeMemo, node_group
@@ -19,6 +21,7 @@ from kubeviz.web.rendering import format_time, node_dom_id, priority_hue
 from kubeviz.web.services import runner
 from kubeviz.web.services.builtins import ENGINE_DIR
 from kubeviz.web.services.event_pages import EVENTS_MAX_LIMIT
+from kubeviz.web.services.recording import RunRecording
 from kubeviz.web.services.runner import step_loop
 from kubeviz.web.services.runs import cancel_run
 from kubeviz.web.services.view_state import advance, latest_state, state_at
@@ -549,6 +552,29 @@ def test_a_grid_cell_opens_the_nodes_card(client: Client, builtins: None) -> Non
     html = response.content.decode()
     assert 'id="node-w-07"' in html
     assert '<span class="tag">zone-b</span>' in html
+
+
+def test_a_cells_card_comes_from_the_recording_its_viewers_share(
+    client: Client, builtins: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A websocket viewer's recording (its hub) already holds a state at the viewer's moment:
+    the card of a clicked cell is read from it, not from a fresh snapshot."""
+    run = recorded_cluster(60, 2)
+    shared = RunRecording(run.id)
+    shared.refresh()
+    monkeypatch.setitem(hubs.hubs, f"run:{run.id}", SimpleNamespace(source=shared))
+    asked: list[int] = []
+    state = shared.state
+    monkeypatch.setattr(shared, "state", lambda position: asked.append(position) or state(position))
+
+    def no_fresh_recording(self: RunRecording, run_id: Any) -> None:
+        raise AssertionError("a fresh recording was made")
+
+    monkeypatch.setattr(RunRecording, "__init__", no_fresh_recording)
+    response = node_card(client, run, name="w-07", seq=run.last_seq)
+    assert response.status_code == 200
+    assert 'id="node-w-07"' in response.content.decode()
+    assert asked == [run.last_seq]
 
 
 def test_the_grid_marks_the_chosen_node_at_a_decision(client: Client, builtins: None) -> None:
