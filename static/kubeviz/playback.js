@@ -166,14 +166,18 @@
         var cell = grid.kubevizCells[index];
         if (!cell) return;
         var d = describe(grid.kubevizNames[index], pair.slice(at + 1));
-        var match = cell.classList.contains("match");
-        cell.className = d.cls + (match ? " match" : "");
+        // Keep what other scripts put on the cell (search match, open card, a lesson's highlight).
+        var kept = Array.prototype.filter.call(cell.classList, function (c) { return !/^(cell|pending|a\d+|f[a-z])$/.test(c); });
+        cell.className = d.cls + (kept.length ? " " + kept.join(" ") : "");
         cell.title = d.title;
       });
     }
     function drawGrids() {
-      document.querySelectorAll(".node-cells[data-grid]").forEach(function (grid) { if (!grid.kubevizCells) drawGrid(grid); });
+      var drawn = 0;
+      document.querySelectorAll(".node-cells[data-grid]").forEach(function (grid) { if (!grid.kubevizCells) { drawGrid(grid); drawn += 1; } });
       document.querySelectorAll(".grid-delta").forEach(function (delta) { if (!delta.kubevizApplied) applyDelta(delta); });
+      // New cells: other scripts (a lesson's highlights) mark them again.
+      if (drawn) document.dispatchEvent(new CustomEvent("kubeviz:grid"));
     }
     window.kubevizGrid = { draw: drawGrids };
 
