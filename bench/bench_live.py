@@ -256,6 +256,220 @@ def browser(database: str, play_run: Any, big_run: Any) -> dict[str, Any]:
     }
 
 
+# -- a 5,000-node grid, end to end -------------------------------------------------------
+
+BIG_GRID = (300, 60) if QUICK else (5000, 300)
+
+
+def big_grid_document(nodes: int, pods: int) -> str:
+    """``nodes`` nodes in three zones (one nodeGroup) and ``pods`` small pods: a big grid."""
+    objects = "\n".join(
+        f"    - {{apiVersion: v1, kind: Pod, metadata: {{name: p{i}}}, spec: {{containers: "
+        f'[{{name: c, image: "app:1", resources: {{requests: {{cpu: "1", memory: 2Gi}}}}}}]}}}}'
+        for i in range(pods)
+    )
+    return (
+        f"apiVersion: kubeviz.dev/v1\nkind: Scenario\nmetadata: {{name: grid-{nodes}}}\nspec:\n  seed: 1\n"
+        f"  nodeGroups:\n    - count: {nodes}\n      namePrefix: general-\n      zones: [zone-a, zone-b, zone-c]\n"
+        '      template: {allocatable: {cpu: "4", memory: 16Gi}}\n'
+        f"  objects:\n{objects}\n"
+    )
+
+
+async def _grid_messages(run_id: Any, last_seq: int) -> dict[str, int]:
+    """The largest websocket message (bytes) a viewer of the run gets at each move."""
+    from channels.routing import URLRouter
+    from channels.testing import WebsocketCommunicator
+    from django.contrib.auth.models import AnonymousUser
+
+    from kubeviz.web.routing import websocket_urlpatterns
+
+    socket = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/runs/{run_id}/")
+    socket.scope["user"] = AnonymousUser()
+    connected, _ = await socket.connect(timeout=120)
+    assert connected
+
+    async def largest() -> int:
+        """Every message until the socket is quiet for a second; the largest one's size."""
+        top = 0
+        while True:
+            try:
+                event = await asyncio.wait_for(socket.output_queue.get(), 1.0 if top else 120.0)
+            except TimeoutError:
+                return top
+            top = max(top, len(str(event.get("text", "")).encode()))
+
+    figures = {"connect at event 0": await largest()}
+    moves: list[tuple[str, str, Any]] = [
+        ("seek to the middle", "seek", last_seq // 2),
+        ("seek to the end", "seek", last_seq),
+        ("seek back to 0", "seek", 0),
+        ("step (decision)", "step", "decision"),
+        ("step (decision) again", "step", "decision"),
+        ("seek to the end again", "seek", last_seq),
+        ("back (decision)", "back", "decision"),
+        ("seek to a quarter", "seek", last_seq // 4),
+    ]
+    for label, action, value in moves:
+        await socket.send_to(text_data=json.dumps({"action": action, "value": value}))
+        figures[label] = await largest()
+    await socket.disconnect()
+    return figures
+
+
+# In the page: from the click event to the card in the slot, and the card request's own time.
+CARD_PROBE = """() => {
+  window.__click = null; window.__card = null; window.__request = null;
+  document.addEventListener('click', () => { window.__click = performance.now(); }, { capture: true, once: true });
+  const slot = document.querySelector('.node-card-slot');
+  new MutationObserver((_, observer) => {
+    if (!slot.querySelector('.node-card')) return;
+    window.__card = performance.now(); observer.disconnect();
+    const asked = performance.getEntriesByType('resource').filter(e => e.name.includes('/node/?')).pop();
+    window.__request = asked ? asked.duration : null;
+  }).observe(slot, { childList: true, subtree: true });
+}"""
+
+SEEK_END_SHOWN = """([end]) => {
+  const line = document.getElementById('run-playhead');
+  const cells = document.querySelectorAll('#run-nodes-body .cell');
+  const lit = document.querySelectorAll('#run-nodes-body .cell:not(.a0):not(.pending)');
+  return line && line.dataset.position === String(end) && line.textContent.includes('the end')
+    && cells.length === %d && lit.length > 0;
+}"""
+
+
+def _grid_browser(database: str, run: Any, nodes: int) -> dict[str, Any]:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    from playwright.sync_api import sync_playwright
+
+    from tests.e2e.conftest import free_port
+
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KUBEVIZ_", "CELERY_"))}
+    env.update(DATABASE_URL=f"sqlite:///{database}", DJANGO_SETTINGS_MODULE="kubeviz.settings", KUBEVIZ_DEBUG="1")
+    env.pop("REDIS_URL", None)
+    server = subprocess.Popen(
+        [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    out: dict[str, Any] = {}
+    try:
+        import urllib.request
+
+        for _ in range(200):
+            try:
+                urllib.request.urlopen(base + "/", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.1)
+        with sync_playwright() as pw:
+            chromium = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            page = chromium.new_page(viewport={"width": 1366, "height": 800})
+            started = time.perf_counter()
+            page.goto(f"{base}/runs/{run.id}/")
+            try:
+                page.wait_for_function(
+                    f"document.querySelectorAll('#run-nodes-body .cell').length === {nodes}", timeout=30_000
+                )
+                out["grid_at_0"] = time.perf_counter() - started
+            except PlaywrightTimeout:
+                out["grid_at_0"] = None
+            page.wait_for_function("window.kubevizPlayback && window.kubevizPlayback.position() !== null")
+            page.wait_for_timeout(1500)  # the socket's first frame
+            started = time.perf_counter()
+            page.evaluate("end => window.kubevizPlayback.send('seek', end)", run.last_seq)
+            try:
+                page.wait_for_function(SEEK_END_SHOWN % nodes, arg=[run.last_seq], timeout=20_000, polling="raf")
+                out["seek_end"] = time.perf_counter() - started
+            except PlaywrightTimeout:
+                out["seek_end"] = None
+                out["seek_end_header"] = page.locator("#run-nodes-body h2").inner_text()
+            # A cell's card, on a fresh page at the middle of the run (the grid there is drawn
+            # from the page itself): from the click to the card in the viewport, for the first
+            # click of the server process (templates compiled, in DEBUG as `make run`) and a second.
+            page.goto(f"{base}/runs/{run.id}/?seq={run.last_seq // 2}")
+            out["clicks"] = []
+            for index in (nodes // 2, nodes // 2 + 7):
+                cell = page.locator("#run-nodes-body .cell").nth(index)
+                try:
+                    cell.wait_for(timeout=30_000)
+                    page.wait_for_timeout(1500)  # the socket's first frame
+                    page.evaluate("document.querySelectorAll('.node-card-slot').forEach(s => { s.innerHTML = ''; })")
+                    page.evaluate(CARD_PROBE)
+                    started = time.perf_counter()
+                    cell.click()
+                    page.wait_for_function(
+                        "() => { const c = document.querySelector('.node-card-slot .node-card');"
+                        " if (!c) return false; const r = c.getBoundingClientRect();"
+                        " return r.top >= 0 && r.top < window.innerHeight && r.height > 0; }",
+                        timeout=10_000,
+                        polling="raf",
+                    )
+                    shown = time.perf_counter() - started
+                    card_ms, request_ms = page.evaluate("[window.__card - window.__click, window.__request]")
+                    out["clicks"].append((shown, card_ms, request_ms))
+                except PlaywrightTimeout:
+                    out["clicks"].append(None)
+            out["card_place"] = page.evaluate(
+                "() => { const c = document.querySelector('.node-card-slot .node-card'); if (!c) return null;"
+                " const r = c.getBoundingClientRect(); return [Math.round(r.top), Math.round(r.bottom),"
+                " Math.round(window.scrollY + r.top)]; }"
+            )
+            chromium.close()
+    finally:
+        server.terminate()
+        server.wait(10)
+    return out
+
+
+def big_grid_figures() -> None:
+    """A 5,000-node × 300-pod run: the largest websocket message at each move of a viewer, and in
+    Chromium the time to the grid at event 0, to the end after a seek, and from a cell's click to
+    its card in view. Needs ``setup_django(embedded=True)`` first (``main`` does it)."""
+    nodes, pods = BIG_GRID
+    from kubeviz.web.models import Scenario
+    from kubeviz.web.services.engine import parse_scenario, scenario_preview
+
+    slug = f"grid-{nodes}x{pods}"
+    text = big_grid_document(nodes, pods)
+    Scenario.objects.filter(slug=slug).delete()
+    scenario = Scenario.objects.create(
+        slug=slug, name=slug, document=text, preview=scenario_preview(parse_scenario(text, slug + ".yaml"))
+    )
+    run, recorded = record(scenario)
+    print(f"live: a {nodes}-node × {pods}-pod run (recorded in {recorded:.1f}s, {run.last_seq + 1} events)")
+    sizes = asyncio.run(_grid_messages(run.id, run.last_seq))
+    print("  largest websocket message: " + "; ".join(f"{k} {v / 1024:.1f} KB" for k, v in sizes.items()))
+    print(f"  largest of all {max(sizes.values()) / 1024:.1f} KB (the limit is 256 KB)")
+    shown = _grid_browser(os.environ["DATABASE_URL"].removeprefix("sqlite:///"), run, nodes)
+
+    def secs(value: float | None, within: str) -> str:
+        return f"{value:.2f}s" if value is not None else f"not shown within {within}"
+
+    print(
+        f"  Chromium: grid of {nodes} cells at event 0 {secs(shown['grid_at_0'], '30 s')} after navigation; "
+        f"seek to the end → the end shown {secs(shown['seek_end'], '20 s')}"
+        + (f" (the grid says {shown['seek_end_header']!r})" if shown.get("seek_end_header") else "")
+    )
+    for label, click in zip(("first", "second"), shown["clicks"], strict=True):
+        if click is None:
+            print(f"  {label} cell click: the card not in view within 10 s")
+            continue
+        seconds, card_ms, request_ms = click
+        print(
+            f"  {label} cell click → card in view {seconds:.2f}s (in the page: click event → card "
+            f"{card_ms:.0f} ms, its request {request_ms or 0:.0f} ms; the rest is Playwright's click and polling)"
+        )
+    if shown.get("card_place"):
+        top, bottom, in_page = shown["card_place"]
+        print(f"  the card: {top}-{bottom} px of the 800 px viewport after the click, {in_page} px from the page's top")
+
+
 def main() -> None:
     setup_django(embedded=True)
     scenario = make_scenario(NODES, PODS)

@@ -135,10 +135,34 @@ def line_chart(
 def _step_path(
     points: Sequence[Sequence[float]], x_end: float, x: Callable[[float], float], y: Callable[[float], float]
 ) -> str:
+    """A step line through ``points``. Changes that fall on one half unit of the chart's width
+    are drawn as one vertical stroke over their range (down to the lowest, up to the highest,
+    then to the last value): the same picture, and a path that stays small however many
+    thousands of changes a long run has (a comparison page draws six series per chart)."""
     t0, v0 = points[0]
     commands = [f"M{x(t0):.1f},{y(v0):.1f}"]
+    last_y = y(v0)
+    bucket: list[float] = []
+    bucket_x = round(2 * x(t0)) / 2
+
+    def flush() -> None:
+        nonlocal last_y
+        if not bucket:
+            return
+        commands.append(f"H{bucket_x:.1f}")
+        for target in (max(bucket), min(bucket), bucket[-1]) if len(bucket) > 2 else bucket:
+            if round(target, 1) != round(last_y, 1):
+                commands.append(f"V{target:.1f}")
+                last_y = target
+        bucket.clear()
+
     for t, v in points[1:]:
-        commands.append(f"H{x(t):.1f}V{y(v):.1f}")
+        at = round(2 * x(t)) / 2
+        if at != bucket_x:
+            flush()
+            bucket_x = at
+        bucket.append(y(v))
+    flush()
     commands.append(f"H{x(max(x_end, points[-1][0])):.1f}")
     return "".join(commands)
 
@@ -163,9 +187,30 @@ def sum_step_series(series: Sequence[Sequence[Sequence[float]]]) -> list[list[fl
 BAR_W, BAR_H = 240, 64
 
 
+MAX_NODE_COLUMNS = BAR_W // 2  # columns of at least two units of the chart's width
+
+
+def _node_columns(nodes: Sequence[tuple[str, float, float]]) -> list[tuple[str, float, float]]:
+    """At most ``MAX_NODE_COLUMNS`` columns: the nodes themselves, or runs of consecutive nodes
+    (label "first … last (n nodes, mean)", mean CPU and memory %)."""
+    if len(nodes) <= MAX_NODE_COLUMNS:
+        return list(nodes)
+    columns = []
+    for i in range(MAX_NODE_COLUMNS):
+        group = nodes[i * len(nodes) // MAX_NODE_COLUMNS : (i + 1) * len(nodes) // MAX_NODE_COLUMNS]
+        label = f"{group[0][0]} … {group[-1][0]} ({len(group)} nodes, mean)"
+        columns.append((label, sum(n[1] for n in group) / len(group), sum(n[2] for n in group) / len(group)))
+    return columns
+
+
 def node_bars_chart(nodes: Sequence[tuple[str, float, float]], *, title: str, color: str = PALETTE[0]) -> SafeString:
-    """Small multiple: one column per node, CPU % as a bar and memory % as a thin tick, 0..100."""
-    count = max(1, len(nodes))
+    """Small multiple: one column per node, CPU % as a bar and memory % as a thin tick, 0..100.
+
+    Past ``MAX_NODE_COLUMNS`` nodes each column is a run of consecutive nodes with their mean CPU
+    and memory, and the ticks are one path, so a chart stays under 20 KB at any cluster size (a
+    column per node was 1 MB at 5,000 nodes, and a comparison page shows six of them)."""
+    columns = _node_columns(nodes)
+    count = max(1, len(columns))
     slot = BAR_W / count
     width = max(0.6, slot * 0.8)
     plot_h = BAR_H - 6
@@ -174,19 +219,20 @@ def node_bars_chart(nodes: Sequence[tuple[str, float, float]], *, title: str, co
         f'xmlns="http://www.w3.org/2000/svg" preserveAspectRatio="none">',
         f"<title>{escape(title)}</title>",
         f'<rect class="frame" x="0" y="3" width="{BAR_W}" height="{plot_h}" fill="#f3f5f8"/>',
+        f'<g class="cpu" fill="{escape(color)}">',
     ]
-    for i, (name, cpu_pct, memory_pct) in enumerate(nodes):
+    ticks = []
+    for i, (name, cpu_pct, memory_pct) in enumerate(columns):
         cpu = max(0.0, min(100.0, cpu_pct))
         memory = max(0.0, min(100.0, memory_pct))
         left = i * slot + (slot - width) / 2
         height = plot_h * cpu / 100
         parts.append(
-            f'<rect class="cpu" x="{left:.2f}" y="{3 + plot_h - height:.2f}" width="{width:.2f}" height="{height:.2f}" '
-            f'fill="{escape(color)}"><title>{escape(name)}: cpu {cpu:.0f}%, memory {memory:.0f}%</title></rect>'
+            f'<rect x="{left:.1f}" y="{3 + plot_h - height:.1f}" width="{width:.1f}" height="{height:.1f}">'
+            f"<title>{escape(name)}: cpu {cpu:.0f}%, memory {memory:.0f}%</title></rect>"
         )
-        mem_y = 3 + plot_h - plot_h * memory / 100
-        parts.append(
-            f'<rect class="memory" x="{left:.2f}" y="{mem_y - 1:.2f}" width="{width:.2f}" height="2" fill="#222"/>'
-        )
+        ticks.append(f"M{left:.1f} {3 + plot_h - plot_h * memory / 100:.1f}h{width:.1f}")
+    parts.append("</g>")
+    parts.append(f'<path class="memory" d="{"".join(ticks)}" stroke="#222" stroke-width="2" fill="none"/>')
     parts.append("</svg>")
     return mark_safe("".join(parts))  # every interpolated text above is escaped

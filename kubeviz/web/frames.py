@@ -6,7 +6,8 @@ recording and position and shared by every viewer at that position (the cache li
 :mod:`kubeviz.web.services.recording`). A :class:`FrameDiff` remembers what one viewer was
 last sent and yields only the fragments that differ, so consecutive frames cost a few hundred
 bytes. Nodes are a :class:`Group`: the whole node view when its layout changed (or most of it
-did), else only the node cards or grid cells that changed.
+did), else only the node cards that changed, or for a big cluster's grid one element carrying
+the changed cells' values (:mod:`kubeviz.web.node_grid`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from django.utils.safestring import SafeString, mark_safe
+
+from .node_grid import delta_html
 
 __all__ = [
     "Part",
@@ -25,6 +28,7 @@ __all__ = [
     "in_page",
     "WHOLE_GROUP_SHARE",
     "MAX_MESSAGE_CHARS",
+    "MAX_MESSAGE_BYTES",
     "message_batches",
 ]
 
@@ -54,16 +58,20 @@ class Part:
 
 @dataclass
 class Group:
-    """A container whose children can also be swapped one by one (node cards, grid cells).
+    """A container whose children can also be updated one by one (node cards, grid cells).
 
-    ``html`` is the whole container (oob); ``cells`` maps each child's id to its oob html;
-    ``layout`` changes whenever the set or order of children changes.
+    ``html`` is the whole container (oob); ``layout`` changes whenever the set or order of
+    children changes. Cards: ``cells`` maps each child's id to its oob html. A grid: ``values``
+    holds one token per cell, in layout order, and a diff is one element ``delta_id`` carrying
+    the changed ones (:func:`~kubeviz.web.node_grid.delta_html`).
     """
 
     id: str
     layout: str
     html: str
     cells: dict[str, str] = field(default_factory=dict)
+    values: list[str] | None = None
+    delta_id: str = ""
 
 
 @dataclass
@@ -91,10 +99,12 @@ class FrameDiff:
     def __init__(self) -> None:
         self.sent: dict[str, str] = {}
         self.layouts: dict[str, str] = {}
+        self.values: dict[str, list[str]] = {}
 
     def reset(self) -> None:
         self.sent.clear()
         self.layouts.clear()
+        self.values.clear()
 
     def changes(self, frame: Frame) -> str:
         """The fragments of ``frame`` this viewer does not have yet (and remember them as sent)."""
@@ -110,6 +120,9 @@ class FrameDiff:
                 out.append(part.html)
                 sent[part.id] = part.html
         for group in frame.groups:
+            if group.values is not None:
+                out.extend(self._grid_changes(group))
+                continue
             if self.layouts.get(group.id) != group.layout:
                 changed = None
             else:
@@ -129,6 +142,20 @@ class FrameDiff:
                     sent[cid] = html
         return out
 
+    def _grid_changes(self, group: Group) -> list[str]:
+        """A grid: nothing, one delta element with the changed cells, or the whole grid."""
+        assert group.values is not None
+        new = group.values
+        old = self.values.get(group.id)
+        if self.layouts.get(group.id) == group.layout and old is not None and len(old) == len(new):
+            changed = [(i, token) for i, (was, token) in enumerate(zip(old, new, strict=True)) if was != token]
+            if len(changed) <= WHOLE_GROUP_SHARE * max(1, len(new)):
+                self.values[group.id] = new
+                return [delta_html(group.delta_id, changed)] if changed else []
+        self.layouts[group.id] = group.layout
+        self.values[group.id] = new
+        return [group.html]
+
     def remember(self, html_id: str, html: str) -> bool:
         """Note a fragment sent outside frames (recording status); False when it was already sent."""
         if self.sent.get(html_id) == html:
@@ -138,23 +165,27 @@ class FrameDiff:
 
 
 # Daphne (autobahn) refuses to send a WebSocket message over 1 MiB (its payload limit), and a
-# big frame (six comparison columns of GPU nodes, at the end of a run) can be larger. A frame's
-# changes are independent out-of-band fragments, so it goes as several messages instead.
-MAX_MESSAGE_CHARS = 384 * 1024  # characters; well under 1 MiB even for non-ASCII text
+# browser should never have to parse one of more than 256 KB (docs/architecture.md, "Big
+# clusters"). A frame's changes are independent out-of-band fragments, so a big one (six
+# comparison columns of a 5,000-node grid) goes as several messages, each at most this many
+# bytes of UTF-8 unless one fragment alone is larger (a grid of 5,000 nodes is about 120 KB).
+MAX_MESSAGE_BYTES = 192 * 1024
+MAX_MESSAGE_CHARS = MAX_MESSAGE_BYTES  # the former name
 
 
-def message_batches(parts: Sequence[str], limit: int = MAX_MESSAGE_CHARS) -> list[str]:
-    """``parts`` joined into as few messages as fit ``limit`` each, in order; a part larger than
-    ``limit`` on its own is one message."""
+def message_batches(parts: Sequence[str], limit: int = MAX_MESSAGE_BYTES) -> list[str]:
+    """``parts`` joined into as few messages as fit ``limit`` bytes (UTF-8) each, in order; a part
+    larger than ``limit`` on its own is one message."""
     batches: list[str] = []
     current: list[str] = []
     size = 0
     for part in parts:
-        if current and size + len(part) > limit:
+        length = len(part) if part.isascii() else len(part.encode())
+        if current and size + length > limit:
             batches.append("".join(current))
             current, size = [], 0
         current.append(part)
-        size += len(part)
+        size += length
     if current:
         batches.append("".join(current))
     return batches

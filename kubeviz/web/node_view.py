@@ -4,24 +4,26 @@ Up to ``GRID_AFTER`` nodes every node gets a card (bars, pods, nominated and res
 Past that, one small cell per node, coloured by allocation and grouped by zone, with the
 current pod's chosen / nominated / reserved / rejected nodes marked; hovering shows the
 numbers, a click opens the node's card (``GET /runs/<id>/node/?name=…&seq=…``), a search box
-finds a node. Page height and bytes then no longer grow with the cluster.
+finds a node. The grid travels as data, one short token per cell (:mod:`kubeviz.web.node_grid`),
+and the browser draws it, so page height and bytes no longer grow with the cluster.
 
-Cards and cells are memoised by what they show, so a frame re-renders only the nodes that
-changed and equal fragments are the same ``str`` objects (cheap for :class:`FrameDiff`).
+Cards are memoised by what they show, so a frame re-renders only the nodes that changed and
+equal fragments are the same ``str`` objects (cheap for :class:`FrameDiff`).
 """
 
 from __future__ import annotations
 
 import json
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
 
 from django.template.loader import render_to_string
-from django.utils.html import escape
 
 from scheduler_core.quantity import format_quantity
 from scheduler_core.replay import GPU_MILLI, ViewState
 
+from . import node_grid
 from .frames import Group, oob
 from .rendering import node_dom_id, pod_chip, taint_text
 
@@ -29,6 +31,7 @@ __all__ = [
     "GRID_AFTER",
     "node_group",
     "cell_id",
+    "delta_id",
     "allocation",
     "gpu_allocation",
     "gpu_rows",
@@ -48,7 +51,11 @@ def _safe_id(name: str) -> str:
 
 
 def cell_id(prefix: str, name: str) -> str:
+    """The id of a grid cell (playback.js builds the cells with the same rule)."""
     return f"{prefix}cell-{_safe_id(name)}"
+
+
+delta_id = node_grid.delta_id
 
 
 def gpu_allocation(node: dict[str, Any]) -> float | None:
@@ -104,33 +111,21 @@ def _marks(state: ViewState) -> tuple[str | None, str | None, set[str]]:
     return chosen, victims_on, rejected
 
 
-def _cell(prefix: str, name: str, node: dict[str, Any], flags: str, memo: NodeMemo) -> tuple[str, str]:
-    cpu, mem = allocation(node)
-    gpu = gpu_allocation(node)
-    pods = len(node["pods"])
-    key = ("cell", prefix, name, round(cpu), round(mem), pods, flags, None if gpu is None else round(gpu))
-    found = memo.get(key)
-    if found is not None:
-        return found
-    level = min(10, int(max(cpu, mem, gpu or 0.0) // 10))
-    title = f"{name}: cpu {cpu:.0f}% · memory {mem:.0f}%"
-    if gpu is not None:
-        title += f" · GPU {gpu:.0f}%"
-    title += f" · {pods} pod{'s' if pods != 1 else ''}"
-    extra = {
-        "s": "chosen",
-        "v": "victims here",
-        "n": "nominated pod",
-        "r": "reserved",
-        "x": "rejected",
-        "c": "cordoned",
-    }
-    notes = [extra[f] for f in flags]
-    if notes:
-        title += " · " + ", ".join(notes)
-    classes = "cell a" + str(level) + "".join(" f" + f for f in flags)
-    html = f'<i id="{cell_id(prefix, name)}" class="{classes}" data-node="{escape(name)}" title="{escape(title)}"></i>'
-    return memo.put(key, (html, oob(html)))
+def _flags(name: str, node: dict[str, Any], chosen: str | None, victims_on: str | None, rejected: set[str]) -> str:
+    flags = ""
+    if name == chosen:
+        flags += "s"
+    if name == victims_on:
+        flags += "v"
+    if node["nominated"]:
+        flags += "n"
+    if node["reserved"]:
+        flags += "r"
+    if name in rejected:
+        flags += "x"
+    if node.get("unschedulable"):
+        flags += "c"
+    return flags
 
 
 def card_context(state: ViewState, name: str, chosen: str | None) -> dict[str, Any]:
@@ -172,53 +167,69 @@ def _card(prefix: str, state: ViewState, name: str, chosen: str | None, memo: No
     return memo.put(key, (html, oob(html)))
 
 
-def node_group(state: ViewState, memo: NodeMemo, *, prefix: str = "", section_id: str = "run-nodes") -> Group:
-    """The nodes of ``state`` as a :class:`Group` (cards or grid) for the section ``section_id``."""
+def node_group(
+    state: ViewState,
+    memo: NodeMemo,
+    *,
+    prefix: str = "",
+    section_id: str = "run-nodes",
+    upcoming: Sequence[tuple[str, str]] = (),
+) -> Group:
+    """The nodes of ``state`` as a :class:`Group` (cards or grid) for the section ``section_id``.
+
+    ``upcoming``: (name, zone) of the cluster of t = 0, so that a big cluster's grid is drawn
+    before the trace's ``node_added`` events (those nodes are pending cells until then)."""
     names = list(state.nodes)
-    chosen, victims_on, rejected = _marks(state)
+    if len(names) > GRID_AFTER or len(upcoming) > GRID_AFTER:
+        return _grid_group(state, memo, prefix, section_id, upcoming)
+    chosen = _marks(state)[0]
     cells: dict[str, str] = {}
     inner: list[str] = []
-    if len(names) <= GRID_AFTER:
-        for name in names:
-            plain, marked = _card(prefix, state, name, chosen, memo)
-            inner.append(plain)
-            cells[prefix + node_dom_id(name)] = marked
-        body = '<div class="node-grid">' + "".join(inner) + "</div>" if names else '<p class="empty">No nodes yet.</p>'
-        mode = "cards"
-    else:
-        zones: dict[str, list[str]] = {}
-        for name in names:
-            zones.setdefault(state.nodes[name].get("labels", {}).get(ZONE_LABEL, ""), []).append(name)
-        for zone in sorted(zones):
-            zone_cells = []
-            for name in zones[zone]:
-                node = state.nodes[name]
-                flags = ""
-                if name == chosen:
-                    flags += "s"
-                if name == victims_on:
-                    flags += "v"
-                if node["nominated"]:
-                    flags += "n"
-                if node["reserved"]:
-                    flags += "r"
-                if name in rejected:
-                    flags += "x"
-                if node.get("unschedulable"):
-                    flags += "c"
-                plain, marked = _cell(prefix, name, node, flags, memo)
-                zone_cells.append(plain)
-                cells[cell_id(prefix, name)] = marked
-            label = escape(zone) if zone else "no zone label"
-            inner.append(
-                f'<div class="zone"><h3 class="zone-name">{label} <span class="muted">{len(zones[zone])}</span></h3>'
-                f'<div class="cells">{"".join(zone_cells)}</div></div>'
-            )
-        body = '<div class="node-cells" data-grid="1">' + "".join(inner) + "</div>"
-        mode = "grid"
-    count = len(names)
-    note = " · one cell per node, coloured by allocation; click one for its card" if mode == "grid" else ""
-    heading = f'<h2>Nodes <span class="muted">{count}{note}</span></h2>'
-    html = f'<div id="{prefix}{section_id}-body" class="nodes-body nodes-{mode}">{heading}{body}</div>'
-    layout = mode + ":" + str(hash(tuple(names)))
+    for name in names:
+        plain, marked = _card(prefix, state, name, chosen, memo)
+        inner.append(plain)
+        cells[prefix + node_dom_id(name)] = marked
+    body = '<div class="node-grid">' + "".join(inner) + "</div>" if names else '<p class="empty">No nodes yet.</p>'
+    heading = f'<h2>Nodes <span class="muted">{len(names)}</span></h2>'
+    html = f'<div id="{prefix}{section_id}-body" class="nodes-body nodes-cards">{heading}{body}</div>'
+    layout = "cards:" + str(hash(tuple(names)))
     return Group(id=f"{prefix}{section_id}-body", layout=layout, html=oob(html), cells=cells)
+
+
+def _grid_group(
+    state: ViewState, memo: NodeMemo, prefix: str, section_id: str, upcoming: Sequence[tuple[str, str]]
+) -> Group:
+    """A big cluster: the grid as data (:mod:`kubeviz.web.node_grid`), one token per cell."""
+    layout = node_grid.grid_layout(state, upcoming, ZONE_LABEL)
+    key = ("layout", prefix, tuple(layout))
+    found = memo.get(key)
+    if found is None:
+        found = memo.put(key, (node_grid.names_attribute(layout), "grid:" + str(hash(key))))
+    names_attr, layout_key = found
+    chosen, victims_on, rejected = _marks(state)
+    nodes = state.nodes
+    tokens: list[str] = []
+    pending = 0
+    for name, _ in layout:
+        node = nodes.get(name)
+        if node is None:
+            tokens.append(node_grid.PENDING)
+            pending += 1
+            continue
+        cpu, mem = allocation(node)
+        tokens.append(
+            node_grid.cell_token(node, _flags(name, node, chosen, victims_on, rejected), cpu, mem, gpu_allocation(node))
+        )
+    note = " · one cell per node, coloured by allocation; click one for its card"
+    if pending:
+        note = f" · {pending} still to be added at t = 0 (dashed)" + note
+    heading = f'<h2>Nodes <span class="muted">{len(layout)}{note}</span></h2>'
+    body_id = f"{prefix}{section_id}-body"
+    html = node_grid.grid_html(body_id, layout, tokens, heading, names_attr)
+    return Group(
+        id=body_id,
+        layout=layout_key,
+        html=html,
+        values=tokens,
+        delta_id=node_grid.delta_id(prefix, section_id),
+    )

@@ -8,6 +8,7 @@ change, shared); the playhead line belongs to one viewer (tiny, rendered per vie
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 from django.template.loader import render_to_string
@@ -17,8 +18,8 @@ from scheduler_core.replay import ViewState
 
 from . import rendering
 from .frames import Frame, Part
-from .models import Run, RunStatus
-from .node_view import GRID_AFTER, NodeMemo, node_group
+from .models import Run, RunStatus, TraceEvent
+from .node_view import GRID_AFTER, ZONE_LABEL, NodeMemo, node_group
 from .services.playhead import Playhead, Timeline, speed_label
 
 __all__ = [
@@ -66,10 +67,37 @@ def _cycle(run: Run, state: ViewState, grid: bool) -> dict[str, Any]:
     return cycle
 
 
+_INITIAL_NODES: OrderedDict[Any, tuple[tuple[str, str], ...]] = OrderedDict()
+INITIAL_NODES_KEPT = 16
+
+
+def initial_nodes(run: Run) -> tuple[tuple[str, str], ...]:
+    """(name, zone) of the nodes the run's trace adds at t = 0, in trace order: the cluster as it
+    starts, which a big cluster's grid shows from event 0 on. Read once per run and process
+    (once the run has gone past t = 0, so the list is complete)."""
+    found = _INITIAL_NODES.get(run.id)
+    if found is not None:
+        _INITIAL_NODES.move_to_end(run.id)
+        return found
+    rows = TraceEvent.objects.filter(run_id=run.id, t_ms=0, type="node_added").order_by("seq")
+    nodes = tuple(
+        (str(data.get("node", "")), str((data.get("labels") or {}).get(ZONE_LABEL, "")))
+        for data in rows.values_list("data", flat=True).iterator(chunk_size=2000)
+    )
+    if run.done or run.t_ms > 0:
+        _INITIAL_NODES[run.id] = nodes
+        if len(_INITIAL_NODES) > INITIAL_NODES_KEPT:
+            _INITIAL_NODES.popitem(last=False)
+    return nodes
+
+
 def render_frame(run: Run, state: ViewState, memo: NodeMemo, *, final: bool) -> Frame:
     """Every fragment of the run page at ``state`` (``final``: the run's last moment, with its summary)."""
     frame = Frame(position=state.seq)
-    grid = len(state.nodes) > GRID_AFTER
+    # Before the trace has added the cluster of t = 0 (event 0 is run_started), a big cluster's
+    # grid is still drawn, its nodes pending until their node_added events.
+    upcoming = initial_nodes(run) if state.t_ms == 0 and not state.pods else ()
+    grid = len(state.nodes) > GRID_AFTER or len(upcoming) > GRID_AFTER
     frame.parts = [
         _part("run-header", HEADER, {"header": frame_header(state)}),
         _part(
@@ -79,7 +107,7 @@ def render_frame(run: Run, state: ViewState, memo: NodeMemo, *, final: bool) -> 
         _part("run-narration", NARRATION, {"narration": rendering.narration_context(state)}),
         _part("run-summary", SUMMARY, {"summary": rendering.summary_context(run, state) if final else None}),
     ]
-    frame.groups = [node_group(state, memo)]
+    frame.groups = [node_group(state, memo, upcoming=upcoming)]
     return frame
 
 

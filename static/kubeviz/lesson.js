@@ -57,6 +57,7 @@
     // The run page re-renders its fragments as the playhead moves: outline them again.
     document.body.addEventListener("htmx:wsAfterMessage", applyHighlights);
     document.body.addEventListener("htmx:afterSettle", applyHighlights);
+    document.addEventListener("kubeviz:grid", applyHighlights);  // a big cluster's grid was (re)drawn
 
     function setStatus(text) {
       var status = el("lesson-status");

@@ -1,7 +1,8 @@
 // A viewer's playback page (run or comparison). htmx does the talking (ws-connect, ws-send);
 // this keeps the slider and buttons in step with the viewer's playhead line, remembers the
 // viewer's speed and whether they like to start playing, resumes at the playhead after a
-// reconnect, and runs the node grid's search box and click-for-card.
+// reconnect, and draws a big cluster's node grid from its data (kubeviz/web/node_grid.py):
+// the cells, their hover titles, a frame's changed cells, the search box and click-for-card.
 (function () {
   "use strict";
 
@@ -118,25 +119,112 @@
     });
     document.body.addEventListener("htmx:wsAfterMessage", sync);
     document.body.addEventListener("htmx:wsAfterMessage", function () {
+      drawGrids();
       page.querySelectorAll(".node-search").forEach(function (box) {
         if (box.value.trim()) box.dispatchEvent(new Event("input", { bubbles: true }));
       });
     });
     document.body.addEventListener("htmx:afterSettle", sync);
 
-    // The node grid: a click on a cell opens that node's card; the search box marks matching
-    // cells, and Enter in it (or a single match) opens the first one's card.
+    // The grid travels as data: data-names (space separated), data-values (one token per cell,
+    // "<level><flags>.<cpu>.<memory>.<gpu>.<pods>", or "-" for a node not added yet), and the
+    // zones' .cells boxes (data-from / data-to). A frame's changes come in .grid-delta
+    // (data-changes="index=token …"), applied once to the grid of its section.
+    var FLAGS = { s: "chosen", v: "victims here", n: "nominated pod", r: "reserved", x: "rejected", c: "cordoned" };
+    function escapeHtml(text) {
+      return text.replace(/[&<>"']/g, function (c) { return "&#" + c.charCodeAt(0) + ";"; });
+    }
+    function cellId(prefix, name) { return prefix + "cell-" + name.replace(/[^A-Za-z0-9_.-]/g, "-"); }
+    function describe(name, token) {
+      if (token === "-") return { cls: "cell pending", title: name + ": not added yet (it joins at t = 0)" };
+      var parts = token.split(".");
+      var head = /^(\d+)([a-z]*)$/.exec(parts[0]) || [null, "0", ""];
+      var cls = "cell a" + head[1];
+      var notes = [];
+      for (var i = 0; i < head[2].length; i++) { cls += " f" + head[2][i]; notes.push(FLAGS[head[2][i]]); }
+      var pods = Number(parts[4]);
+      var title = name + ": cpu " + parts[1] + "% · memory " + parts[2] + "%" + (parts[3] !== "" ? " · GPU " + parts[3] + "%" : "")
+        + " · " + pods + " pod" + (pods === 1 ? "" : "s") + (notes.length ? " · " + notes.join(", ") : "");
+      return { cls: cls, title: title };
+    }
+    function drawGrid(grid) {
+      var names = (grid.dataset.names || "").split(" ");
+      var values = (grid.dataset.values || "").split(" ");
+      var prefix = grid.closest(".nodes-body").id.replace(/run-nodes-body$/, "");
+      grid.querySelectorAll(".cells").forEach(function (box) {
+        var html = [];
+        for (var i = Number(box.dataset.from); i < Number(box.dataset.to); i++) {
+          var d = describe(names[i], values[i] || "-");
+          var name = escapeHtml(names[i]);
+          html.push('<i id="' + escapeHtml(cellId(prefix, names[i])) + '" class="' + d.cls + '" data-node="' + name
+            + '" data-i="' + i + '" title="' + escapeHtml(d.title) + '" tabindex="-1"></i>');
+        }
+        box.innerHTML = html.join("");
+      });
+      grid.kubevizCells = grid.querySelectorAll(".cell");
+      grid.kubevizNames = names;
+      grid.dataset.drawn = String(grid.kubevizCells.length);
+    }
+    function applyDelta(delta) {
+      delta.kubevizApplied = true;
+      var section = delta.closest(".nodes");
+      var grid = section && section.querySelector(".node-cells[data-grid]");
+      if (!grid || !grid.kubevizCells || !delta.dataset.changes) return;
+      delta.dataset.changes.split(" ").forEach(function (pair) {
+        var at = pair.indexOf("=");
+        var index = Number(pair.slice(0, at));
+        var cell = grid.kubevizCells[index];
+        if (!cell) return;
+        var d = describe(grid.kubevizNames[index], pair.slice(at + 1));
+        // Keep what other scripts put on the cell (search match, open card, a lesson's highlight).
+        var kept = Array.prototype.filter.call(cell.classList, function (c) { return !/^(cell|pending|a\d+|f[a-z])$/.test(c); });
+        cell.className = d.cls + (kept.length ? " " + kept.join(" ") : "");
+        cell.title = d.title;
+      });
+    }
+    function drawGrids() {
+      var drawn = 0;
+      document.querySelectorAll(".node-cells[data-grid]").forEach(function (grid) { if (!grid.kubevizCells) { drawGrid(grid); drawn += 1; } });
+      document.querySelectorAll(".grid-delta").forEach(function (delta) { if (!delta.kubevizApplied) applyDelta(delta); });
+      // New cells: other scripts (a lesson's highlights) mark them again.
+      if (drawn) document.dispatchEvent(new CustomEvent("kubeviz:grid"));
+    }
+    window.kubevizGrid = { draw: drawGrids };
+
+    // The node grid: a click on a cell opens that node's card in a panel over the page (beside
+    // the grid on a wide screen, a sheet at the bottom on a phone); Escape or its button closes
+    // it. The search box marks matching cells, and Enter in it (or a single match) opens the
+    // first one's card.
     var nodeUrl = page.dataset.nodeUrl;
+    function closeCard(slot) { slot.innerHTML = ""; slot.classList.remove("open"); }
     function openCard(cell) {
       var slot = cell.closest(".nodes") && cell.closest(".nodes").querySelector(".node-card-slot");
       var line = playhead();
       if (!slot || !nodeUrl || !window.htmx) return;
       var seq = line ? line.dataset.position : "";
-      window.htmx.ajax("GET", nodeUrl + "?name=" + encodeURIComponent(cell.dataset.node) + "&seq=" + seq, { target: slot, swap: "innerHTML" });
+      page.querySelectorAll(".cell.opened").forEach(function (c) { c.classList.remove("opened"); });
+      cell.classList.add("opened");
+      var request = window.htmx.ajax("GET", nodeUrl + "?name=" + encodeURIComponent(cell.dataset.node) + "&seq=" + seq, { target: slot, swap: "innerHTML" });
+      var done = function () {
+        if (!slot.firstElementChild) return;
+        var close = document.createElement("button");
+        close.type = "button";
+        close.className = "card-close";
+        close.setAttribute("aria-label", "Close the node's card");
+        close.textContent = "×";
+        close.addEventListener("click", function () { closeCard(slot); });
+        slot.insertBefore(close, slot.firstChild);
+        slot.classList.add("open");
+      };
+      if (request && request.then) request.then(done); else done();
     }
+    document.addEventListener("keydown", function (evt) {
+      if (evt.key !== "Escape") return;
+      page.querySelectorAll(".node-card-slot.open").forEach(closeCard);
+    });
     page.addEventListener("click", function (evt) {
       var cell = evt.target.closest && evt.target.closest(".nodes-grid .cell");
-      if (cell) openCard(cell);
+      if (cell && !cell.classList.contains("pending")) openCard(cell);
     });
     page.addEventListener("keydown", function (evt) {
       if (evt.key !== "Enter" || !evt.target.matches || !evt.target.matches(".node-search")) return;
@@ -150,12 +238,13 @@
       var found = [];
       section.querySelectorAll(".nodes-grid .cell").forEach(function (cell) {
         var hit = text !== "" && cell.dataset.node.toLowerCase().indexOf(text) >= 0;
-        cell.classList.toggle("match", hit);
+        if (cell.classList.contains("match") !== hit) cell.classList.toggle("match", hit);
         if (hit) found.push(cell);
       });
       section.classList.toggle("searching", text !== "");
       if (found.length === 1 && evt.isTrusted) openCard(found[0]);  // typed, not re-applied after an update
     });
+    drawGrids();
     sync();
   }
 

@@ -312,13 +312,17 @@ def test_a_big_cluster_is_a_grid_with_search_and_cards(
 
         body = page.locator("#run-nodes-body")
         cells = body.locator(".cell")
-        expect(page.locator("#run-nodes")).to_contain_text("No nodes yet.")  # event 0: run_started
-        expect(page.locator("#run-nodes .node-search")).to_be_hidden()
+        # Event 0 is run_started, before the trace adds the nodes: the grid of the cluster of
+        # t = 0 is already drawn, every cell dashed (not added yet).
+        expect(cells).to_have_count(BIG_NODES)
+        expect(body.locator(".cell.pending")).to_have_count(BIG_NODES)
+        expect(page.locator("#run-nodes-body h2")).to_contain_text(f"{BIG_NODES} still to be added at t = 0")
 
         # Step to the first decision: one cell per node, by zone, and the chosen node's cell is marked.
         page.locator("#run-page .step-btn").click()
         expect(page.locator("#run-playhead")).to_contain_text("decision 1 of")
         expect(cells).to_have_count(BIG_NODES)
+        expect(body.locator(".cell.pending")).to_have_count(0)
         expect(page.locator("#run-nodes .node-card")).to_have_count(0)  # no card per node
         expect(body.locator(".zone")).to_have_count(3)
         expect(body.locator(".zone-name")).to_contain_text(["zone-a", "zone-b", "zone-c"])
@@ -333,6 +337,7 @@ def test_a_big_cluster_is_a_grid_with_search_and_cards(
         chosen.click()
         card = slot.locator(".node-card")
         expect(card).to_be_visible()
+        expect(card).to_be_in_viewport()
         expect(card.locator("h3")).to_have_text(chosen_name)
         expect(card.locator(".badge-chosen")).to_be_visible()
         expect(card.locator(".chip")).to_have_count(0)

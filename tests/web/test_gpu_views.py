@@ -8,6 +8,7 @@ from typing import Any, cast
 
 from django.template.loader import render_to_string
 
+from kubeviz.web.node_grid import parse_token, read_grid
 from kubeviz.web.node_view import GRID_AFTER, NodeMemo, card_context, node_group
 from kubeviz.web.rendering import gpu_text, pod_chip
 from kubeviz.web.services import comparison_gpu
@@ -164,8 +165,10 @@ def test_gpu_chips_say_what_they_ask_for() -> None:
 def test_grid_cells_of_gpu_nodes_show_gpu_allocation() -> None:
     events = [*cluster()] + [node(f"c{i}", CPU_NODE) for i in range(2, GRID_AFTER + 2)]
     group = node_group(fold(*events), NodeMemo())
-    assert "GPU 62%" in group.cells["cell-g1"]  # 2500 of 4000 thousandths
-    assert "GPU" not in group.cells["cell-c1"]
+    tokens = read_grid(group.html)["tokens"]
+    assert parse_token(tokens["g1"])["gpu"] == 62  # 2500 of 4000 thousandths
+    assert parse_token(tokens["g1"])["level"] == 6  # the GPU share is the largest
+    assert parse_token(tokens["c1"])["gpu"] is None
 
 
 # -- comparison --------------------------------------------------------------------------

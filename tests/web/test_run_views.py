@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -12,12 +13,15 @@ from django.test import Client
 from django.urls import reverse
 
 from kubeviz.web import charts
+from kubeviz.web.live import hubs
 from kubeviz.web.models import Policy, Run, RunStatus, Scenario, Snapshot, TraceEvent, Visibility
+from kubeviz.web.node_grid import PENDING, parse_token, read_grid
 from kubeviz.web.node_view import NodeMemo, node_group
 from kubeviz.web.rendering import format_time, node_dom_id, priority_hue
 from kubeviz.web.services import runner
 from kubeviz.web.services.builtins import ENGINE_DIR
 from kubeviz.web.services.event_pages import EVENTS_MAX_LIMIT
+from kubeviz.web.services.recording import RunRecording
 from kubeviz.web.services.runner import step_loop
 from kubeviz.web.services.runs import cancel_run
 from kubeviz.web.services.view_state import advance, latest_state, state_at
@@ -513,23 +517,32 @@ def zone_counts(body: str) -> dict[str, int]:
 
 
 def test_a_60_node_cluster_is_shown_as_a_grid_of_cells(client: Client, builtins: None) -> None:
+    """The grid is data, one token per node (kubeviz/web/node_grid.py), drawn by playback.js."""
     run = recorded_cluster(60, 4)
     html = page(client, run, seq=run.last_seq)
     body = nodes_body(html)
     assert 'class="nodes-body nodes-grid"' in body
     assert 'data-grid="1"' in body
-    assert body.count('class="cell a') == 60
-    assert sorted(re.findall(r'id="cell-(w-\d+)"', body)) == [f"w-{i:02d}" for i in range(60)]
+    grid = read_grid(body)
+    assert grid["count"] == 60
+    assert sorted(grid["names"]) == [f"w-{i:02d}" for i in range(60)]
     assert 'class="node-card' not in body
+    assert 'class="cell ' not in body, "no HTML per cell: the browser draws them"
     assert 'id="node-w-' not in html
     assert zone_counts(body) == {"zone-a": 20, "zone-b": 20, "zone-c": 20}
+    assert grid["zones"] == [["zone-a", 20], ["zone-b", 20], ["zone-c", 20]]
     assert "Nodes <span" in body
     assert ">60 · one cell per node" in body
-    cell = re.search(r'<i id="cell-w-07" class="cell a(\d+)[^"]*" data-node="w-07" title="([^"]*)"', body)
-    assert cell
-    assert cell.group(2).startswith("w-07: cpu ")
-    allocated = sum(1 for level in re.findall(r'class="cell a(\d+)', body) if level != "0")
-    assert allocated == len({p["node"] for p in replay(run, run.last_seq).pods.values() if p.get("node")}) > 0
+    w07 = parse_token(grid["tokens"]["w-07"])
+    assert set(w07) == {"level", "flags", "cpu", "mem", "gpu", "pods"}
+    assert w07["gpu"] is None
+    final = replay(run, run.last_seq)
+    for name, token in grid["tokens"].items():  # each token says what the node holds
+        cell = parse_token(token)
+        assert cell["pods"] == len(final.nodes[name]["pods"]), name
+        assert cell["cpu"] == round(100 * 500 * cell["pods"] / 4000), name  # 500m pods on 4-CPU nodes
+    allocated = sum(1 for token in grid["tokens"].values() if parse_token(token)["level"] != 0)
+    assert allocated == len({p["node"] for p in final.pods.values() if p.get("node")}) > 0
 
 
 def test_a_grid_cell_opens_the_nodes_card(client: Client, builtins: None) -> None:
@@ -541,25 +554,65 @@ def test_a_grid_cell_opens_the_nodes_card(client: Client, builtins: None) -> Non
     assert '<span class="tag">zone-b</span>' in html
 
 
+def test_a_cells_card_comes_from_the_recording_its_viewers_share(
+    client: Client, builtins: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A websocket viewer's recording (its hub) already holds a state at the viewer's moment:
+    the card of a clicked cell is read from it, not from a fresh snapshot."""
+    run = recorded_cluster(60, 2)
+    shared = RunRecording(run.id)
+    shared.refresh()
+    monkeypatch.setitem(hubs.hubs, f"run:{run.id}", SimpleNamespace(source=shared))
+    asked: list[int] = []
+    state = shared.state
+    monkeypatch.setattr(shared, "state", lambda position: asked.append(position) or state(position))
+
+    def no_fresh_recording(self: RunRecording, run_id: Any) -> None:
+        raise AssertionError("a fresh recording was made")
+
+    monkeypatch.setattr(RunRecording, "__init__", no_fresh_recording)
+    response = node_card(client, run, name="w-07", seq=run.last_seq)
+    assert response.status_code == 200
+    assert 'id="node-w-07"' in response.content.decode()
+    assert asked == [run.last_seq]
+
+
 def test_the_grid_marks_the_chosen_node_at_a_decision(client: Client, builtins: None) -> None:
     run = recorded_cluster(60, 2)
     selected = TraceEvent.objects.filter(run=run, type="selected").order_by("seq").first()
     chosen = selected.data["node"]
-    body = nodes_body(page(client, run, seq=selected.seq))
-    assert re.search(rf'id="cell-{chosen}" class="cell a\d+[^"]* fs', body), "the chosen node's cell is marked"
-    assert len(re.findall(r'class="cell a\d+[^"]* fs', body)) == 1
+    tokens = read_grid(nodes_body(page(client, run, seq=selected.seq)))["tokens"]
+    assert "s" in parse_token(tokens[chosen])["flags"], "the chosen node's cell is marked"
+    assert [name for name, token in tokens.items() if "s" in parse_token(token)["flags"]] == [chosen]
+
+
+def test_a_big_cluster_is_drawn_at_event_0_its_nodes_pending(client: Client, builtins: None) -> None:
+    """Event 0 is run_started, before the trace adds the cluster of t = 0: the grid is already
+    there, every cell pending; each node_added event then fills one in, in the same layout."""
+    run = recorded_cluster(60, 2)
+    grid = read_grid(nodes_body(page(client, run, seq=0)))
+    assert grid["count"] == 60
+    assert set(grid["tokens"].values()) == {PENDING}
+    assert grid["zones"] == [["zone-a", 20], ["zone-b", 20], ["zone-c", 20]]
+    html = page(client, run, seq=5)  # node_added w-00 … w-04
+    partly = read_grid(nodes_body(html))
+    assert partly["names"] == grid["names"], "the layout stays: no whole-grid swap while nodes join"
+    assert sorted(n for n, t in partly["tokens"].items() if t != PENDING) == [f"w-{i:02d}" for i in range(5)]
+    assert "55 still to be added at t = 0" in html
 
 
 @pytest.mark.parametrize(("nodes", "mode"), [(1, "cards"), (48, "cards"), (49, "grid")])
 def test_cards_up_to_48_nodes_then_the_grid(nodes: int, mode: str) -> None:
     group = node_group(engine_state(nodes, 2), NodeMemo())
     assert f"nodes-body nodes-{mode}" in group.html
-    assert len(group.cells) == nodes
     if mode == "cards":
+        assert len(group.cells) == nodes
         assert group.html.count('class="node-card') == nodes
-        assert 'class="cell' not in group.html
+        assert group.values is None
     else:
-        assert group.html.count('class="cell a') == nodes
+        assert group.values is not None
+        assert len(group.values) == nodes
+        assert read_grid(group.html)["count"] == nodes
         assert 'class="node-card' not in group.html
 
 
@@ -567,16 +620,17 @@ def test_cards_up_to_48_nodes_then_the_grid(nodes: int, mode: str) -> None:
 def test_a_5000_node_cluster_is_5000_cells_grouped_by_zone(client: Client, builtins: None) -> None:
     run = recorded_cluster(5000, 3)
     body = nodes_body(page(client, run, seq=run.last_seq))
-    assert body.count('class="cell a') == 5000
-    assert len(set(re.findall(r'id="cell-(w-\d+)"', body))) == 5000
+    grid = read_grid(body)
+    assert grid["count"] == len(set(grid["names"])) == 5000
     assert zone_counts(body) == {"zone-a": 1667, "zone-b": 1667, "zone-c": 1666}
-    zones = re.split(r'<div class="zone">', body)[1:]
-    assert [re.search(r'class="zone-name">([^ ]+)', z).group(1) for z in zones] == ["zone-a", "zone-b", "zone-c"]
-    assert all(int(name) % 3 == i for i, zone in enumerate(zones) for name in re.findall(r'id="cell-w-(\d+)"', zone)), (
-        "each cell sits in its node's zone"
-    )
+    assert grid["zones"] == [["zone-a", 1667], ["zone-b", 1667], ["zone-c", 1666]]
+    zone_of = {0: "zone-a", 1: "zone-b", 2: "zone-c"}
+    starts = {"zone-a": 0, "zone-b": 1667, "zone-c": 3334}
+    for index, name in enumerate(grid["names"]):  # each cell sits in its node's zone (w-N: zone N mod 3)
+        zone = zone_of[int(name.removeprefix("w-")) % 3]
+        assert starts[zone] <= index < starts[zone] + dict(grid["zones"])[zone], name
     assert 'class="node-card' not in body
-    assert len(body) < 5000 * 300, "a cell stays small"
+    assert len(body) < 5000 * 30, "a few bytes per node: a name and a token"
 
 
 # The stored trace
