@@ -99,6 +99,8 @@ def narrate(event: dict[str, Any]) -> str | None:
         return f"Node {node} is {event.get('change')}ed."
     if t == "action" and event.get("fork_seq") is not None:
         return f"What if? {event.get('what_if') or event['action']} (forked at event {event['fork_seq']})."
+    if t == "action" and event.get("refused"):
+        return f"Timeline: {event['action']} refused by the API server: {event['refused']}."
     if t == "action":
         return f"Timeline: {event['action']} {event.get('target', '')}".rstrip() + "."
     if t == "pod_added" and event.get("problem"):

@@ -653,6 +653,12 @@ class Simulation:
             self.controllers.on_pod_event(pod)
             return
         grace = pod.termination_grace_ms if grace_ms is None else grace_ms
+        if grace == 0:
+            # A grace period of 0 deletes the object at once (pkg/registry/core/pod/strategy.go
+            # CheckGracefulDelete, then the store's immediate delete): no deletionTimestamp
+            # update, the informers see the deletion itself, and the name is free again.
+            self._remove_pod(pod, reason=reason)
+            return
         pod.deletion_timestamp_ms = self.now_ms
         self.store.set_not_ready(pod)
         self.trace.emit("pod_deletion_started", pod=pod.key, node=pod.node_name or None, grace_ms=grace, reason=reason)
@@ -730,12 +736,17 @@ class Simulation:
     def apply(self, action: TimelineAction, *, mark: Mapping[str, Any] | None = None) -> None:
         """Carry out one timeline action now. ``mark`` adds keys to its ``action`` event (a fork's
         action carries ``fork_seq`` and ``what_if``, docs/forks.md)."""
-        self.trace.emit("action", action=action.action, target=action.target, line=action.line, **(mark or {}))
+        refused = self._refused(action.objects) if action.action in ("create", "addNode") else {}
+        fields: dict[str, Any] = dict(mark or {})
+        if refused:
+            fields["refused"] = "; ".join(refused.values())
+        self.trace.emit("action", action=action.action, target=action.target, line=action.line, **fields)
         kind, _, name = action.target.partition("/")
         params = action.params
         if action.action in ("create", "addNode"):
             for obj in action.objects:
-                self._create(obj)
+                if id(obj) not in refused:
+                    self._create(obj)
         elif action.action == "delete":
             if kind == "node":
                 self._remove_node(name)
@@ -762,6 +773,21 @@ class Simulation:
             self.controllers.rollout_restart(action.target)
         else:
             raise ValueError(f"unknown action {action.action!r}")
+
+    def _refused(self, objects: Iterable[object]) -> dict[int, str]:
+        """The objects of a create the API server refuses (409 AlreadyExists), by id, with its
+        message: a pod or node whose name is still taken. The loader frees a name when the
+        timeline deletes it, but a pod deleted with a grace period lives on until it has
+        terminated, which only the run knows (it depends on whether the pod was bound)."""
+        refused: dict[int, str] = {}
+        for obj in objects:
+            if isinstance(obj, Pod) and obj.key in self.store.pods:
+                old = self.store.pods[obj.key]
+                why = " (it is still terminating)" if old.terminating else ""
+                refused[id(obj)] = f'pods "{obj.name}" already exists{why}'
+            elif isinstance(obj, Node) and self.cache.node(obj.name) is not None:
+                refused[id(obj)] = f'nodes "{obj.name}" already exists'
+        return refused
 
     def _create(self, obj: object) -> None:
         if isinstance(obj, Pod):

@@ -49,6 +49,7 @@ class ActionFields(TypedDict):
     line: int
     fork_seq: NotRequired[int]  # a what-if fork's own action only
     what_if: NotRequired[str]
+    refused: NotRequired[str]  # a create the API server refused: the name is taken
 
 
 class ErrorFields(TypedDict):
