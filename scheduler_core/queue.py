@@ -31,6 +31,7 @@ __all__ = [
     "UNSCHEDULABLE_FLUSH_MS",
     "MAX_IN_UNSCHEDULABLE_MS",
     "UNSCHEDULABLE_TIMEOUT",
+    "affinity_matches",
 ]
 
 BACKOFF_FLUSH_MS = 1_000  # scheduling_queue.go Run: flushBackoffQCompleted every 1s
@@ -262,14 +263,28 @@ class SchedulingQueue:
         return False
 
     def move_all_to_active_or_backoff(self, event: ClusterEvent, pre_check: Callable[[Pod], bool] | None = None) -> int:
-        """MoveAllToActiveOrBackoffQueue; returns how many pods moved."""
+        """MoveAllToActiveOrBackoffQueue: the unschedulable pods that pass ``pre_check``;
+        returns how many moved. An event no enabled plugin registered moves nobody and is no
+        move request (it returns before ``moveRequestCycle`` is set)."""
         if not self.is_event_of_interest(event):
             return 0
+        candidates = [info for info in self._unschedulable.values() if pre_check is None or pre_check(info.pod)]
+        return self._move_pods(candidates, event)
+
+    def move_cross_topology(self, event: ClusterEvent, pod: Pod) -> int:
+        """AssignedPodAdded / AssignedPodUpdated with QueueingHints off: only the pods of
+        getUnschedulablePodsWithCrossTopologyTerm (scheduling_queue.go) are candidates, since
+        an assigned pod cannot help a pod rejected by a single-node requirement."""
+        if not self.is_event_of_interest(event):
+            return 0
+        candidates = [info for info in self._unschedulable.values() if _cross_topology(info, pod)]
+        return self._move_pods(candidates, event)
+
+    def _move_pods(self, candidates: list[QueuedPodInfo], event: ClusterEvent) -> int:
+        """movePodsToActiveOrBackoffQueue; the caller checked isEventOfInterest."""
         moved = 0
-        for info in list(self._unschedulable.values()):
-            if info.gated or (pre_check is not None and not pre_check(info.pod)):
-                continue
-            if not self._worth_requeuing(info, event):
+        for info in candidates:
+            if info.gated or not self._worth_requeuing(info, event):
                 continue
             self._requeue_after_backoff(info, event.label)
             moved += 1
@@ -329,3 +344,26 @@ class SchedulingQueue:
         due = oldest + MAX_IN_UNSCHEDULABLE_MS + 1
         tick = -(-due // UNSCHEDULABLE_FLUSH_MS) * UNSCHEDULABLE_FLUSH_MS
         return max(tick, self.now_ms)
+
+
+def _cross_topology(info: QueuedPodInfo, pod: Pod) -> bool:
+    """getUnschedulablePodsWithCrossTopologyTerm: one of the parked pod's required pod-affinity
+    terms matches ``pod``."""
+    return affinity_matches(info.pod, pod)
+
+
+def affinity_matches(unscheduled: Pod, added: Pod) -> bool:
+    """Whether one of the unscheduled pod's required pod-affinity terms matches the assigned pod
+    (the affinity half of getUnschedulablePodsWithCrossTopologyTerm, scheduling_queue.go)."""
+    aff = unscheduled.affinity
+    if aff is None or aff.pod_affinity is None:
+        return False
+    for term in aff.pod_affinity.required:
+        namespaces = term.namespaces or (unscheduled.namespace,)
+        if (
+            added.namespace in namespaces
+            and term.label_selector is not None
+            and term.label_selector.matches(added.labels)
+        ):
+            return True
+    return False

@@ -22,6 +22,7 @@ pod starts, runs, finishes; orphans wait for their node) and ``kubectl drain``
 
 from __future__ import annotations
 
+import copy
 import heapq
 import itertools
 import random
@@ -33,7 +34,7 @@ from .config import Policy, default_policy
 from .controllers import ControllerManager
 from .disruption import update_pdb_status
 from .drain import NodeDrains
-from .event_handlers import ASSIGNED_POD_DELETE, EventHandlers
+from .event_handlers import ASSIGNED_POD_DELETE, EventHandlers, node_scheduling_properties_change
 from .fastpath import FastScheduler
 from .framework import ClusterEvent, Handle, QueuedPodInfo
 from .framework.runtime import Framework
@@ -701,10 +702,11 @@ class Simulation:
         info = self._node_info(name)
         if info.node.unschedulable == value:
             return
+        old = copy.copy(info.node)
         info.node.unschedulable = value
         info.generation += 1
         self.trace.emit("node_updated", node=name, change="cordon" if value else "uncordon", unschedulable=value)
-        self.handlers.node_updated(info, became_schedulable=not value)
+        self.handlers.node_updated(info, node_scheduling_properties_change(old, info.node))
 
     def _remove_node(self, name: str) -> None:
         info = self._node_info(name)
