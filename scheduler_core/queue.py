@@ -38,6 +38,8 @@ BACKOFF_FLUSH_MS = 1_000  # scheduling_queue.go Run: flushBackoffQCompleted ever
 UNSCHEDULABLE_FLUSH_MS = 30_000  # flushUnschedulablePodsLeftover every 30s
 MAX_IN_UNSCHEDULABLE_MS = 5 * 60_000  # DefaultPodMaxInUnschedulablePodsDuration
 # The wildcard event the leftover flush uses (framework/types.go UnschedulableTimeout).
+# The plugin whose rejections an assigned pod's add or update may lift (cross topology).
+POD_TOPOLOGY_SPREAD = "PodTopologySpread"
 UNSCHEDULABLE_TIMEOUT = ClusterEvent("*", 0, "UnschedulableTimeout")  # type: ignore[arg-type]
 
 
@@ -347,8 +349,11 @@ class SchedulingQueue:
 
 
 def _cross_topology(info: QueuedPodInfo, pod: Pod) -> bool:
-    """getUnschedulablePodsWithCrossTopologyTerm: one of the parked pod's required pod-affinity
-    terms matches ``pod``."""
+    """getUnschedulablePodsWithCrossTopologyTerm (v1.31.13): PodTopologySpread rejected the
+    parked pod and ``pod`` is in its namespace, or one of its required pod-affinity terms
+    matches ``pod``."""
+    if POD_TOPOLOGY_SPREAD in info.unschedulable_plugins and pod.namespace == info.pod.namespace:
+        return True
     return affinity_matches(info.pod, pod)
 
 
