@@ -44,6 +44,8 @@ from .model import Node, Pod, PodDisruptionBudget, PriorityClass
 from .plugins import REGISTRY
 from .pod_queue import UNSCHEDULABLE, PodQueue
 from .pod_store import PodStore
+from .podgc import REASON as PODGC_REASON
+from .podgc import PodGC
 from .queue import SchedulingQueue
 from .reservation import Reservations
 from .run_end import (
@@ -195,6 +197,7 @@ class Simulation:
         self._changes_since_usage = 0
         self._last_usage_ms = -1
         self.controllers = ControllerManager(self)
+        self.podgc = PodGC()
 
         self._fast = fast
         self.profiles = self._build_profiles(self.policy)
@@ -578,6 +581,9 @@ class Simulation:
             return STEP_ACTION
         if what == "sync":
             return STEP_LIFECYCLE  # the controllers sync after every step anyway
+        if what == "podgc":
+            self._collect_orphans(payload)
+            return STEP_LIFECYCLE
         raise AssertionError(f"unknown event {what!r}")
 
     # -- scheduling ----------------------------------------------------------------------
@@ -630,7 +636,9 @@ class Simulation:
             pod.priority = self.priority_classes[pod.priority_class_name].value
         self._last_message.pop(pod.key, None)
         if pod.node_name and self.cache.node(pod.node_name) is None:
+            node = pod.node_name
             self.kubelet.hold_orphan(pod)
+            self._orphaned(node)
             return
         if pod.node_name:
             # The scheduler never sees it (eventhandlers.go, assignedPod); the kubelet runs it.
@@ -668,11 +676,12 @@ class Simulation:
         self.handlers.assigned_pod_updated(pod)
         self.controllers.on_pod_event(pod)
 
-    def _remove_pod(self, pod: Pod, reason: str) -> None:
-        """The pod object is gone (graceful termination ended, or its node was removed)."""
+    def _remove_pod(self, pod: Pod, reason: str, node: str | None = None) -> None:
+        """The pod object is gone (graceful termination ended, deleted with grace 0, or PodGC
+        deleted it). ``node``: the node it names when the cache does not have it (an orphan)."""
         if not self.store.holds(pod):
             return
-        node = pod.node_name or self.cache.pod_nodes.get(pod.key)
+        node = pod.node_name or self.cache.pod_nodes.get(pod.key) or node
         self.store.forget(pod)
         self._usage_changed()
         self.trace.emit("pod_deleted", pod=pod.key, node=node, reason=reason)
@@ -709,13 +718,34 @@ class Simulation:
         self.handlers.node_updated(info, node_scheduling_properties_change(old, info.node))
 
     def _remove_node(self, name: str) -> None:
+        """deleteNodeFromCache moves nobody (eventhandlers.go): the cache forgets the node, and
+        its bound pods stay bound to it in the API server until PodGC deletes them as orphans
+        (podgc.py); no kubelet runs them meanwhile."""
         info = self._node_info(name)
-        for pod in list(info.pods):
-            if self.store.holds(pod):
-                self._remove_pod(pod, reason="node removed")
+        stranded = [pod for pod in info.pods if self.store.holds(pod) and pod.node_name == name]
         self.cache.remove_node(name)
         self.drains.node_removed(name)
+        self.kubelet.node_left(name, stranded)
         self.trace.emit("node_removed", node=name)
+        if stranded:
+            self._orphaned(name)
+
+    def _orphaned(self, node: str) -> None:
+        """A pod names ``node``, which the cluster does not have: PodGC's pass deletes it."""
+        due = self.podgc.node_missing(node, self.now_ms)
+        if due is not None:
+            self._push(due, _LIFECYCLE, "podgc", node)
+
+    def _collect_orphans(self, node: str) -> None:
+        """PodGC's pass for ``node`` (gcOrphaned): if it is still missing, its pods are marked
+        Failed and deleted with grace 0, oldest first (byEvictionAndCreationTimestamp); each
+        deletion is an AssignedPodDelete to the scheduler."""
+        if not self.podgc.take(node, self.now_ms) or self.cache.node(node) is not None:
+            return
+        created = self.store.created_ms
+        for pod in sorted(self.kubelet.pods_naming(node), key=lambda p: (created.get(p.key, 0), p.name)):
+            pod.phase = "Failed"
+            self._remove_pod(pod, reason=PODGC_REASON, node=node)
 
     def _node_info(self, name: str) -> NodeInfo:
         info = self.cache.node(name)
