@@ -697,6 +697,9 @@ class Parsed:
     # the virtual clock: a pod's status.startTime, a PDB's status.disruptedPods.
     start_time_unix_ms: int | None = None
     disrupted_pods_unix_ms: dict[str, int] = field(default_factory=dict)
+    # A pod's status.nominatedNodeName, until snapshot_time.apply_snapshot_nominations gives
+    # it to the t=0 pods that are still pending.
+    nominated_node_name: str = ""
 
 
 def _metadata_name(r: Reader, meta: Mapping[str, Any], meta_path: str, rule: str = SUBDOMAIN) -> str:
@@ -814,6 +817,11 @@ def parse_pod(
         status_value, status_path = _get(obj, "status", path)
         status = r.mapping(status_value, status_path)
         parsed.start_time_unix_ms = _timestamp(r, status.get("startTime"), key_path(status_path, "startTime"))
+        nominated_path = key_path(status_path, "nominatedNodeName")
+        nominated = r.string(status.get("nominatedNodeName"), nominated_path)
+        if nominated:
+            check_name(r, nominated, nominated_path, SUBDOMAIN)
+        parsed.nominated_node_name = nominated
     return parsed
 
 

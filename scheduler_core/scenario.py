@@ -32,7 +32,7 @@ from .k8s_parse import (
 )
 from .model import DEFAULT_NAMESPACE, LABEL_ZONE, Node, Pod, PodDisruptionBudget, PriorityClass
 from .scenario_types import TIMELINE_ACTIONS, Scenario, TimelineAction
-from .snapshot_time import apply_snapshot_times
+from .snapshot_time import apply_snapshot_nominations, apply_snapshot_times
 from .validation import label_value_errors
 from .workloads import WORKLOAD_KINDS, Deployment, Job, ReplicaSet, Service, StatefulSet, Workload
 from .yamlsource import (
@@ -753,6 +753,7 @@ class _Builder:
         self.problems.raise_if_any()
         # The t=0 objects are a snapshot: their status times go on the virtual clock.
         apply_snapshot_times([*(parsed for parsed, _ in self.pods), *self.pdb_parsed])
+        apply_snapshot_nominations(parsed for parsed, _ in self.pods)
         scenario.nodes = self.nodes
         if not self.nodes and cluster_nodes:
             scenario.nodes, scenario.nodes_from_cluster = list(cluster_nodes), True

@@ -648,6 +648,10 @@ class Simulation:
             self.kubelet.bound(pod)
         else:
             self.handlers.add_unassigned_pod(pod)
+            if pod.nominated_node_name and self.queue.where(pod) != "none":
+                # a snapshot's nominated pod: the nominator holds its place from now on
+                # (snapshot_time.apply_snapshot_nominations)
+                self.trace.emit("nomination_set", pod=pod.key, node=pod.nominated_node_name)
 
     def delete_pod(self, pod: Pod, reason: str = "deleted", grace_ms: int | None = None) -> None:
         """Delete a pod: pending pods vanish; placed pods terminate after their grace period."""
