@@ -101,6 +101,8 @@ __all__ = [
     "parse_node_affinity_value",
     "parse_label_selector",
     "parse_resources",
+    "parse_taint",
+    "TAINT_EFFECTS",
     "problems_as_args_error",
 ]
 
@@ -144,6 +146,7 @@ _CPU_CHECK_EVERY = 64  # mappings read between two looks at the CPU budget
 _DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ms|h|m|s)")
 _DURATION_UNITS = {"ms": Fraction(1), "s": Fraction(1000), "m": Fraction(60_000), "h": Fraction(3_600_000)}
 _TAINT_EFFECTS = (NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE)
+TAINT_EFFECTS = _TAINT_EFFECTS
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
 
@@ -571,6 +574,11 @@ def _affinity(r: Reader, value: Any, path: str) -> Affinity | None:
 
 
 # -- taints, tolerations, spread -------------------------------------------------------
+
+
+def parse_taint(r: Reader, value: Any, path: str) -> Taint:
+    """One taint (``{key, value?, effect}``), checked as validateTaints does."""
+    return _taint(r, value, path)
 
 
 def _taint(r: Reader, value: Any, path: str) -> Taint:

@@ -117,6 +117,10 @@ class PodQueue(Protocol):
 
     def delete(self, pod: Pod, emit: bool = True) -> None: ...
 
+    def update(self, pod: Pod) -> None:
+        """The unscheduled pod object changed (the informer's Update)."""
+        ...
+
     # -- the informers' side (cluster events) and the periodic flushes
 
     def move_all_to_active_or_backoff(

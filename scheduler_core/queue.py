@@ -20,6 +20,7 @@ from .framework import ClusterEvent, QueuedPodInfo
 from .model import Pod
 from .pod_queue import ACTIVE, BACKOFF, NONE, UNSCHEDULABLE, Nominator, emit_queue_move, start_attempt
 from .trace import Trace
+from .trace_events import MoveVerdict
 
 __all__ = [
     "SchedulingQueue",
@@ -281,6 +282,40 @@ class SchedulingQueue:
             return 0
         candidates = [info for info in self._unschedulable.values() if _cross_topology(info, pod)]
         return self._move_pods(candidates, event)
+
+    def listeners(self, event: ClusterEvent) -> list[str]:
+        """The enabled plugins that registered a matching event (isEventOfInterest's answer)."""
+        return sorted(name for name, events in self.events_by_plugin.items() if any(event.matches(r) for r in events))
+
+    def verdicts(
+        self, event: ClusterEvent, pre_check: Callable[[Pod], bool] | None = None, assigned: Pod | None = None
+    ) -> list[MoveVerdict]:
+        """What ``event`` will do to each parked pod and why, asked before the move (for the
+        trace and the narration): the same tests as :meth:`move_all_to_active_or_backoff`, or,
+        with ``assigned``, :meth:`move_cross_topology`."""
+        verdicts: list[MoveVerdict] = []
+        listened = self.is_event_of_interest(event)
+        for info in self._unschedulable.values():
+            rejectors = sorted(info.unschedulable_plugins | info.pending_plugins)
+            if not listened:
+                why = f"no enabled plugin listens for {event.label}"
+            elif info.gated:
+                why = "gated"
+            elif assigned is not None and not _cross_topology(info, assigned):
+                why = "not rejected by PodTopologySpread, and no required affinity term of it matches the pod"
+            elif pre_check is not None and not pre_check(info.pod):
+                why = "the node fails its pre-check (resources, node name, node affinity, ports, NoSchedule taints)"
+            elif not self._worth_requeuing(info, event):
+                why = f"its rejectors ({', '.join(rejectors)}) do not listen for {event.label}"
+            else:
+                heard = [p for p in rejectors if any(event.matches(r) for r in self.events_by_plugin.get(p, ()))]
+                heard = heard or rejectors
+                verb = "listens" if len(heard) == 1 else "listen"
+                why = f"rejected by {', '.join(heard)}, which {verb} for {event.label}"
+                verdicts.append({"pod": info.pod.key, "moves": True, "why": why})
+                continue
+            verdicts.append({"pod": info.pod.key, "moves": False, "why": why})
+        return verdicts
 
     def _move_pods(self, candidates: list[QueuedPodInfo], event: ClusterEvent) -> int:
         """movePodsToActiveOrBackoffQueue; the caller checked isEventOfInterest."""

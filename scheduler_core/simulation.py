@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .changes import ClusterChanges
 from .config import Policy, default_policy
 from .controllers import ControllerManager
 from .disruption import update_pdb_status
@@ -226,6 +227,9 @@ class Simulation:
             now=lambda: self.now_ms,
             wake_at=lambda t_ms, kind, pod: self._push(t_ms, _LIFECYCLE, kind, pod),
             usage_changed=self._usage_changed,
+        )
+        self.changes = ClusterChanges(
+            self.cache, self.handlers, lambda: self.queue, self.trace, usage_changed=self._usage_changed
         )
         self.drains = NodeDrains(
             self.cache,
@@ -807,6 +811,25 @@ class Simulation:
             self.controllers.set_image(action.target, str(params["image"]), params.get("container"))
         elif action.action == "rolloutRestart":
             self.controllers.rollout_restart(action.target)
+        elif action.action in ("label", "unlabel") and kind == "pod":
+            pod = self.store.find(name)
+            if pod is not None:
+                labels = dict(pod.labels)
+                if action.action == "label":
+                    labels.update(params["labels"])
+                else:
+                    labels = {k: v for k, v in labels.items() if k not in params["keys"]}
+                self.changes.set_pod_labels(pod, labels)
+        elif action.action == "label":
+            self.changes.label_node(name, params["labels"])
+        elif action.action == "unlabel":
+            self.changes.unlabel_node(name, params["keys"])
+        elif action.action == "taint":
+            self.changes.taint_node(name, params["taint"])
+        elif action.action == "untaint":
+            self.changes.untaint_node(name, params["key"], params["effect"])
+        elif action.action == "setAllocatable":
+            self.changes.set_allocatable(name, params["allocatable"])
         else:
             raise ValueError(f"unknown action {action.action!r}")
 
