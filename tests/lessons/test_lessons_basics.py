@@ -58,6 +58,20 @@ def test_queue_events_move_only_the_pods_whose_rejectors_registered_them() -> No
 # -- 03 finding enough nodes ------------------------------------------------------------------
 
 
+def test_queue_a_deletion_timestamp_moves_nobody_and_the_deletion_50s_later_not_gpu_job() -> None:
+    """logger (gpu-node, 30 s grace) is deleted at 20 s: its deletionTimestamp is an "other" pod
+    update (framework/events.go assignedPodOtherUpdate) no default plugin registers, so no pod
+    moves at 20 s; at 50 s it is gone (AssignedPodDelete), which gpu-job's rejectors
+    (NodeAffinity, TaintToleration) do not listen for either; big is bound by then (35 s)."""
+    x = lesson("scheduling-queue")
+    events = trace(x.scenario, x.seed)
+    (started,) = of(events, "pod_deletion_started", "default/logger")
+    (gone,) = of(events, "pod_deleted", "default/logger")
+    assert (started["t_ms"], gone["t_ms"]) == (20_000, 50_000)
+    assert not [e for e in of(events, "queue_move") if e["t_ms"] in (20_000, 50_000)]
+    assert [e["t_ms"] for e in of(events, "queue_move", "default/gpu-job")] == [0, 0, 330_000, 330_000, 360_000]
+
+
 @pytest.mark.parametrize(
     ("nodes", "expected"),
     [(50, 50), (100, 100), (500, 230), (5_000, 500), (5_750, 287)],
