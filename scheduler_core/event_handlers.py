@@ -1,39 +1,95 @@
 """The scheduler's informer event handlers: cluster changes → scheduling queue moves.
 
-Upstream (``pkg/scheduler/eventhandlers.go``) the scheduler watches pods and nodes; each add,
-update or delete updates the scheduler's cache and tells the queue, which moves the
+Upstream (``pkg/scheduler/eventhandlers.go``, v1.31.13) the scheduler watches pods and nodes;
+each add, update or delete updates the scheduler's cache and tells the queue, which moves the
 unschedulable pods that the change may help (``MoveAllToActiveOrBackoffQueue`` with a
-pre-check). Unassigned pods go into the queue and out of it. Here the simulation makes the
-change and calls the handler at the same instant; there is no informer delay.
+pre-check). An update is first classified by what changed (``framework/events.go``:
+``PodSchedulingPropertiesChange``, ``NodeSchedulingPropertiesChange``), and only plugins that
+registered that kind of change hear of it. Unassigned pods go into the queue and out of it.
+Here the simulation makes the change and calls the handler at the same instant; there is no
+informer delay.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 
 from .framework import ActionType, ClusterEvent
-from .model import NO_SCHEDULE, Pod
+from .model import NO_SCHEDULE, Node, Pod, Taint
 from .plugins.node_affinity import required_node_affinity_matches
 from .pod_queue import PodQueue
+from .queue import affinity_matches
 from .state import ClusterCache, NodeInfo
 
 __all__ = [
     "EventHandlers",
     "admits",
     "affinity_matches",
+    "pod_scheduling_properties_change",
+    "node_scheduling_properties_change",
     "ASSIGNED_POD_ADD",
     "ASSIGNED_POD_UPDATE",
+    "ASSIGNED_POD_OTHER_UPDATE",
     "ASSIGNED_POD_DELETE",
+    "POD_LABEL_CHANGE",
+    "POD_REQUEST_SCALED_DOWN",
     "NODE_ADD",
     "NODE_SPEC_UNSCHEDULABLE_CHANGE",
+    "NODE_ALLOCATABLE_CHANGE",
+    "NODE_LABEL_CHANGE",
+    "NODE_TAINT_CHANGE",
 ]
 
-# The events the handlers turn into queue moves (framework/types.go, internal/queue/events.go).
+# The events the handlers turn into queue moves (framework/events.go, v1.31.13).
 ASSIGNED_POD_ADD = ClusterEvent("Pod", ActionType.ADD, "AssignedPodAdd")
+# The general one: what a shrinking resize moves every unschedulable pod with.
 ASSIGNED_POD_UPDATE = ClusterEvent("Pod", ActionType.UPDATE, "AssignedPodUpdate")
+# assignedPodOtherUpdate: an update of a field no UpdatePodXYZ covers (a deletionTimestamp, the
+# status); only a plugin registering the general Pod Update hears of it.
+ASSIGNED_POD_OTHER_UPDATE = ClusterEvent("Pod", ActionType.UPDATE_POD_OTHER, "AssignedPodUpdate")
 ASSIGNED_POD_DELETE = ClusterEvent("Pod", ActionType.DELETE, "AssignedPodDelete")
+POD_LABEL_CHANGE = ClusterEvent("Pod", ActionType.UPDATE_POD_LABEL, "PodLabelChange")
+POD_REQUEST_SCALED_DOWN = ClusterEvent("Pod", ActionType.UPDATE_POD_SCALE_DOWN, "PodRequestScaledDown")
 NODE_ADD = ClusterEvent("Node", ActionType.ADD, "NodeAdd")
 NODE_SPEC_UNSCHEDULABLE_CHANGE = ClusterEvent("Node", ActionType.UPDATE_NODE_TAINT, "NodeSpecUnschedulableChange")
+NODE_ALLOCATABLE_CHANGE = ClusterEvent("Node", ActionType.UPDATE_NODE_ALLOCATABLE, "NodeAllocatableChange")
+NODE_LABEL_CHANGE = ClusterEvent("Node", ActionType.UPDATE_NODE_LABEL, "NodeLabelChange")
+NODE_TAINT_CHANGE = ClusterEvent("Node", ActionType.UPDATE_NODE_TAINT, "NodeTaintChange")
+
+
+def pod_scheduling_properties_change(
+    old_labels: Mapping[str, str],
+    new_labels: Mapping[str, str],
+    old_requests: Mapping[str, int],
+    new_requests: Mapping[str, int],
+) -> list[ClusterEvent]:
+    """PodSchedulingPropertiesChange: a label change, a request scaled down (or removed), or —
+    when neither — the catch-all other update."""
+    events: list[ClusterEvent] = []
+    if dict(old_labels) != dict(new_labels):
+        events.append(POD_LABEL_CHANGE)
+    if any(name not in new_requests or new_requests[name] < amount for name, amount in old_requests.items()):
+        events.append(POD_REQUEST_SCALED_DOWN)
+    return events or [ASSIGNED_POD_OTHER_UPDATE]
+
+
+def node_scheduling_properties_change(old: Node, new: Node) -> list[ClusterEvent]:
+    """NodeSchedulingPropertiesChange, in its order: spec.unschedulable cleared, allocatable,
+    labels, taints (conditions and annotations are not modelled). Cordoning is no event."""
+    events: list[ClusterEvent] = []
+    if old.unschedulable and not new.unschedulable:
+        events.append(NODE_SPEC_UNSCHEDULABLE_CHANGE)
+    if dict(old.allocatable) != dict(new.allocatable):
+        events.append(NODE_ALLOCATABLE_CHANGE)
+    if dict(old.labels) != dict(new.labels):
+        events.append(NODE_LABEL_CHANGE)
+    if _taint_list(old.taints) != _taint_list(new.taints):
+        events.append(NODE_TAINT_CHANGE)
+    return events
+
+
+def _taint_list(taints: Sequence[Taint]) -> list[tuple[str, str, str]]:
+    return [(t.key, t.value, t.effect) for t in taints]
 
 
 def admits(pod: Pod, info: NodeInfo) -> bool:
@@ -52,23 +108,6 @@ def admits(pod: Pod, info: NodeInfo) -> bool:
         if taint.effect == NO_SCHEDULE and not any(t.tolerates(taint) for t in pod.tolerations):
             return False
     return True
-
-
-def affinity_matches(unscheduled: Pod, added: Pod) -> bool:
-    """getUnschedulablePodsWithMatchingAffinityTerm: a new assigned pod only wakes pods whose
-    required pod-affinity terms it matches (eventhandlers.go / scheduling_queue.go)."""
-    aff = unscheduled.affinity
-    if aff is None or aff.pod_affinity is None:
-        return False
-    for term in aff.pod_affinity.required:
-        namespaces = term.namespaces or (unscheduled.namespace,)
-        if (
-            added.namespace in namespaces
-            and term.label_selector is not None
-            and term.label_selector.matches(added.labels)
-        ):
-            return True
-    return False
 
 
 class EventHandlers:
@@ -95,12 +134,31 @@ class EventHandlers:
     # -- assigned pods (addPodToCache, updatePodInCache, deletePodFromCache)
 
     def assigned_pod_added(self, pod: Pod) -> None:
-        """The pod is in the cache on its node (bound, or created with spec.nodeName)."""
-        self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD, lambda p: affinity_matches(p, pod))
+        """The pod is in the cache on its node (bound, or created with spec.nodeName):
+        AssignedPodAdded (QueueingHints off) moves only the cross-topology candidates."""
+        self._queue.move_cross_topology(ASSIGNED_POD_ADD, pod)
 
-    def assigned_pod_updated(self, pod: Pod) -> None:
-        """An update of a placed pod; here only its deletion timestamp changes."""
-        self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_UPDATE, lambda p: affinity_matches(p, pod))
+    def assigned_pod_updated(
+        self,
+        pod: Pod,
+        *,
+        old_labels: Mapping[str, str] | None = None,
+        old_requests: Mapping[str, int] | None = None,
+    ) -> None:
+        """updatePodInCache: each kind of change is its own event (AssignedPodUpdated). A
+        shrinking request moves every unschedulable pod with the general AssignedPodUpdate;
+        anything else only the cross-topology candidates. ``old_*`` None: unchanged."""
+        events = pod_scheduling_properties_change(
+            pod.labels if old_labels is None else old_labels,
+            pod.labels,
+            pod.requests if old_requests is None else old_requests,
+            pod.requests,
+        )
+        for event in events:
+            if event.action & ActionType.UPDATE_POD_SCALE_DOWN:
+                self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_UPDATE)
+            else:
+                self._queue.move_cross_topology(event, pod)
 
     def delete_pod_from_cache(self, pod: Pod, *, was_assigned: bool) -> None:
         """The pod object is gone: out of the cache and the queue; its node's room wakes pods."""
@@ -114,8 +172,8 @@ class EventHandlers:
     def node_added(self, info: NodeInfo) -> None:
         self._queue.move_all_to_active_or_backoff(NODE_ADD, lambda p: admits(p, info))
 
-    def node_updated(self, info: NodeInfo, *, became_schedulable: bool) -> None:
-        """nodeSchedulingPropertiesChange: of a cordon or uncordon, only a node becoming
-        schedulable is an event."""
-        if became_schedulable:
-            self._queue.move_all_to_active_or_backoff(NODE_SPEC_UNSCHEDULABLE_CHANGE, lambda p: admits(p, info))
+    def node_updated(self, info: NodeInfo, events: Sequence[ClusterEvent]) -> None:
+        """updateNodeInCache: every event of the update (node_scheduling_properties_change), each
+        with the pre-check against the node as it is now."""
+        for event in events:
+            self._queue.move_all_to_active_or_backoff(event, lambda p: admits(p, info))

@@ -101,6 +101,8 @@ __all__ = [
     "parse_node_affinity_value",
     "parse_label_selector",
     "parse_resources",
+    "parse_taint",
+    "TAINT_EFFECTS",
     "problems_as_args_error",
 ]
 
@@ -144,6 +146,7 @@ _CPU_CHECK_EVERY = 64  # mappings read between two looks at the CPU budget
 _DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ms|h|m|s)")
 _DURATION_UNITS = {"ms": Fraction(1), "s": Fraction(1000), "m": Fraction(60_000), "h": Fraction(3_600_000)}
 _TAINT_EFFECTS = (NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE)
+TAINT_EFFECTS = _TAINT_EFFECTS
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
 
@@ -573,6 +576,11 @@ def _affinity(r: Reader, value: Any, path: str) -> Affinity | None:
 # -- taints, tolerations, spread -------------------------------------------------------
 
 
+def parse_taint(r: Reader, value: Any, path: str) -> Taint:
+    """One taint (``{key, value?, effect}``), checked as validateTaints does."""
+    return _taint(r, value, path)
+
+
 def _taint(r: Reader, value: Any, path: str) -> Taint:
     obj = r.mapping(value, path)
     key = r.string(obj.get("key"), key_path(path, "key"), required=True)
@@ -697,6 +705,9 @@ class Parsed:
     # the virtual clock: a pod's status.startTime, a PDB's status.disruptedPods.
     start_time_unix_ms: int | None = None
     disrupted_pods_unix_ms: dict[str, int] = field(default_factory=dict)
+    # A pod's status.nominatedNodeName, until snapshot_time.apply_snapshot_nominations gives
+    # it to the t=0 pods that are still pending.
+    nominated_node_name: str = ""
 
 
 def _metadata_name(r: Reader, meta: Mapping[str, Any], meta_path: str, rule: str = SUBDOMAIN) -> str:
@@ -814,6 +825,11 @@ def parse_pod(
         status_value, status_path = _get(obj, "status", path)
         status = r.mapping(status_value, status_path)
         parsed.start_time_unix_ms = _timestamp(r, status.get("startTime"), key_path(status_path, "startTime"))
+        nominated_path = key_path(status_path, "nominatedNodeName")
+        nominated = r.string(status.get("nominatedNodeName"), nominated_path)
+        if nominated:
+            check_name(r, nominated, nominated_path, SUBDOMAIN)
+        parsed.nominated_node_name = nominated
     return parsed
 
 

@@ -79,6 +79,8 @@ class Kubelet:
         self._usage_changed = usage_changed
         # Pods created with a spec.nodeName that names no node: node name -> pods waiting for it.
         self._orphans: dict[str, list[Pod]] = {}
+        # Pods bound to a node that was removed: node name -> pods (no kubelet runs them).
+        self._stranded: dict[str, list[Pod]] = {}
 
     # -- bound pods: start, ready, done --------------------------------------------------
 
@@ -102,7 +104,7 @@ class Kubelet:
     def running(self, pod: Pod) -> None:
         """Containers started and ready: phase Running, Ready condition true. A pod deleted or
         terminating meanwhile does not become ready."""
-        if not self._store.live(pod):
+        if not self._store.live(pod) or self._is_stranded(pod):
             return
         pod.phase = "Running"
         self._store.set_ready(pod)
@@ -116,7 +118,7 @@ class Kubelet:
         scheduler's pod informer leaves out terminal pods (pkg/scheduler/scheduler.go,
         newPodInformer: ``status.phase!=Succeeded,status.phase!=Failed``), so to the scheduler
         the pod is deleted: its room is free and the pods waiting for room are told."""
-        if not self._store.live(pod):
+        if not self._store.live(pod) or self._is_stranded(pod):
             return
         pod.phase = "Succeeded"
         node = pod.node_name
@@ -131,8 +133,8 @@ class Kubelet:
     def hold_orphan(self, pod: Pod) -> None:
         """A new pod whose spec.nodeName names a node the cluster does not have. kube-scheduler
         skips pods that have a nodeName (pkg/scheduler/eventhandlers.go, responsibleForPod /
-        assignedPod), and no kubelet runs it, so it stays Pending until that node joins. (PodGC
-        in kube-controller-manager would delete it after 40 s; kubeviz does not model PodGC.)"""
+        assignedPod), and no kubelet runs it, so it stays Pending until that node joins or
+        PodGC deletes it (podgc.py)."""
         node = pod.node_name
         problem = f'spec.nodeName names node "{node}", which is not in the cluster: the pod never runs'
         pod.node_name = ""
@@ -143,8 +145,27 @@ class Kubelet:
         fields["problem"] = problem
         self._trace.emit("pod_added", **fields)
 
+    def node_left(self, node: str, pods: list[Pod]) -> None:
+        """``node`` was removed with ``pods`` bound to it: they stay bound, and nothing runs them."""
+        if pods:
+            self._stranded[node] = pods
+
+    def _is_stranded(self, pod: Pod) -> bool:
+        return any(p is pod for p in self._stranded.get(pod.node_name, ()))
+
+    def pods_naming(self, node: str) -> list[Pod]:
+        """The pods that name ``node`` and still exist: bound before it was removed, or created
+        with its name before it joined."""
+        pods = [*self._stranded.get(node, ()), *self._orphans.get(node, ())]
+        return [pod for pod in pods if self._store.holds(pod)]
+
     def node_joined(self, node: str) -> None:
-        """The node an orphan named has joined: its kubelet admits the pod (no scheduler involved)."""
+        """The node an orphan named has joined: its kubelet admits the pod (no scheduler involved).
+        Pods left bound to it when it was removed are in the scheduler's cache again (upstream's
+        cache kept them on the node's entry)."""
+        for pod in self._stranded.pop(node, []):
+            if self._store.holds(pod):
+                self._cache.add_pod(pod, node)
         for pod in self._orphans.pop(node, []):
             if not self._store.holds(pod):
                 continue  # deleted while it waited

@@ -117,11 +117,19 @@ class PodQueue(Protocol):
 
     def delete(self, pod: Pod, emit: bool = True) -> None: ...
 
+    def update(self, pod: Pod) -> None:
+        """The unscheduled pod object changed (the informer's Update)."""
+        ...
+
     # -- the informers' side (cluster events) and the periodic flushes
 
     def move_all_to_active_or_backoff(
         self, event: ClusterEvent, pre_check: Callable[[Pod], bool] | None = None
     ) -> int: ...
+
+    def move_cross_topology(self, event: ClusterEvent, pod: Pod) -> int:
+        """An assigned pod was added or updated (``pod``): move the parked pods it may help."""
+        ...
 
     def flush_backoff_completed(self) -> int: ...
 

@@ -20,6 +20,7 @@ from .framework import ClusterEvent, QueuedPodInfo
 from .model import Pod
 from .pod_queue import ACTIVE, BACKOFF, NONE, UNSCHEDULABLE, Nominator, emit_queue_move, start_attempt
 from .trace import Trace
+from .trace_events import MoveVerdict
 
 __all__ = [
     "SchedulingQueue",
@@ -31,12 +32,15 @@ __all__ = [
     "UNSCHEDULABLE_FLUSH_MS",
     "MAX_IN_UNSCHEDULABLE_MS",
     "UNSCHEDULABLE_TIMEOUT",
+    "affinity_matches",
 ]
 
 BACKOFF_FLUSH_MS = 1_000  # scheduling_queue.go Run: flushBackoffQCompleted every 1s
 UNSCHEDULABLE_FLUSH_MS = 30_000  # flushUnschedulablePodsLeftover every 30s
 MAX_IN_UNSCHEDULABLE_MS = 5 * 60_000  # DefaultPodMaxInUnschedulablePodsDuration
 # The wildcard event the leftover flush uses (framework/types.go UnschedulableTimeout).
+# The plugin whose rejections an assigned pod's add or update may lift (cross topology).
+POD_TOPOLOGY_SPREAD = "PodTopologySpread"
 UNSCHEDULABLE_TIMEOUT = ClusterEvent("*", 0, "UnschedulableTimeout")  # type: ignore[arg-type]
 
 
@@ -262,14 +266,62 @@ class SchedulingQueue:
         return False
 
     def move_all_to_active_or_backoff(self, event: ClusterEvent, pre_check: Callable[[Pod], bool] | None = None) -> int:
-        """MoveAllToActiveOrBackoffQueue; returns how many pods moved."""
+        """MoveAllToActiveOrBackoffQueue: the unschedulable pods that pass ``pre_check``;
+        returns how many moved. An event no enabled plugin registered moves nobody and is no
+        move request (it returns before ``moveRequestCycle`` is set)."""
         if not self.is_event_of_interest(event):
             return 0
-        moved = 0
-        for info in list(self._unschedulable.values()):
-            if info.gated or (pre_check is not None and not pre_check(info.pod)):
+        candidates = [info for info in self._unschedulable.values() if pre_check is None or pre_check(info.pod)]
+        return self._move_pods(candidates, event)
+
+    def move_cross_topology(self, event: ClusterEvent, pod: Pod) -> int:
+        """AssignedPodAdded / AssignedPodUpdated with QueueingHints off: only the pods of
+        getUnschedulablePodsWithCrossTopologyTerm (scheduling_queue.go) are candidates, since
+        an assigned pod cannot help a pod rejected by a single-node requirement."""
+        if not self.is_event_of_interest(event):
+            return 0
+        candidates = [info for info in self._unschedulable.values() if _cross_topology(info, pod)]
+        return self._move_pods(candidates, event)
+
+    def listeners(self, event: ClusterEvent) -> list[str]:
+        """The enabled plugins that registered a matching event (isEventOfInterest's answer)."""
+        return sorted(name for name, events in self.events_by_plugin.items() if any(event.matches(r) for r in events))
+
+    def verdicts(
+        self, event: ClusterEvent, pre_check: Callable[[Pod], bool] | None = None, assigned: Pod | None = None
+    ) -> list[MoveVerdict]:
+        """What ``event`` will do to each parked pod and why, asked before the move (for the
+        trace and the narration): the same tests as :meth:`move_all_to_active_or_backoff`, or,
+        with ``assigned``, :meth:`move_cross_topology`."""
+        verdicts: list[MoveVerdict] = []
+        listened = self.is_event_of_interest(event)
+        for info in self._unschedulable.values():
+            rejectors = sorted(info.unschedulable_plugins | info.pending_plugins)
+            if not listened:
+                why = f"no enabled plugin listens for {event.label}"
+            elif info.gated:
+                why = "gated"
+            elif assigned is not None and not _cross_topology(info, assigned):
+                why = "not rejected by PodTopologySpread, and no required affinity term of it matches the pod"
+            elif pre_check is not None and not pre_check(info.pod):
+                why = "the node fails its pre-check (resources, node name, node affinity, ports, NoSchedule taints)"
+            elif not self._worth_requeuing(info, event):
+                why = f"its rejectors ({', '.join(rejectors)}) do not listen for {event.label}"
+            else:
+                heard = [p for p in rejectors if any(event.matches(r) for r in self.events_by_plugin.get(p, ()))]
+                heard = heard or rejectors
+                verb = "listens" if len(heard) == 1 else "listen"
+                why = f"rejected by {', '.join(heard)}, which {verb} for {event.label}"
+                verdicts.append({"pod": info.pod.key, "moves": True, "why": why})
                 continue
-            if not self._worth_requeuing(info, event):
+            verdicts.append({"pod": info.pod.key, "moves": False, "why": why})
+        return verdicts
+
+    def _move_pods(self, candidates: list[QueuedPodInfo], event: ClusterEvent) -> int:
+        """movePodsToActiveOrBackoffQueue; the caller checked isEventOfInterest."""
+        moved = 0
+        for info in candidates:
+            if info.gated or not self._worth_requeuing(info, event):
                 continue
             self._requeue_after_backoff(info, event.label)
             moved += 1
@@ -329,3 +381,29 @@ class SchedulingQueue:
         due = oldest + MAX_IN_UNSCHEDULABLE_MS + 1
         tick = -(-due // UNSCHEDULABLE_FLUSH_MS) * UNSCHEDULABLE_FLUSH_MS
         return max(tick, self.now_ms)
+
+
+def _cross_topology(info: QueuedPodInfo, pod: Pod) -> bool:
+    """getUnschedulablePodsWithCrossTopologyTerm (v1.31.13): PodTopologySpread rejected the
+    parked pod and ``pod`` is in its namespace, or one of its required pod-affinity terms
+    matches ``pod``."""
+    if POD_TOPOLOGY_SPREAD in info.unschedulable_plugins and pod.namespace == info.pod.namespace:
+        return True
+    return affinity_matches(info.pod, pod)
+
+
+def affinity_matches(unscheduled: Pod, added: Pod) -> bool:
+    """Whether one of the unscheduled pod's required pod-affinity terms matches the assigned pod
+    (the affinity half of getUnschedulablePodsWithCrossTopologyTerm, scheduling_queue.go)."""
+    aff = unscheduled.affinity
+    if aff is None or aff.pod_affinity is None:
+        return False
+    for term in aff.pod_affinity.required:
+        namespaces = term.namespaces or (unscheduled.namespace,)
+        if (
+            added.namespace in namespaces
+            and term.label_selector is not None
+            and term.label_selector.matches(added.labels)
+        ):
+            return True
+    return False

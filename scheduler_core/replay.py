@@ -48,6 +48,21 @@ def _same(value: Any) -> Any:
     return value
 
 
+def _event_notes(notes: list[dict[str, Any]]) -> str:
+    """Which cluster events an update became, who listens, and what each parked pod does."""
+    parts = []
+    for note in notes:
+        listeners = note["listeners"]
+        heard = f"heard by {', '.join(listeners)}" if listeners else "which no enabled plugin listens for"
+        parts.append(f"To the scheduler this is {note['event']}, {heard}.")
+        if not note["parked"]:
+            parts.append("No pod is parked among the unschedulable pods.")
+        for verdict in note["parked"]:
+            fate = "moves" if verdict["moves"] else "stays parked"
+            parts.append(f"{_short(verdict['pod'])} {fate}: {verdict['why']}.")
+    return " ".join(parts)
+
+
 def narrate(event: dict[str, Any]) -> str | None:
     """One plain-language line for the events a learner cares about, or None."""
     t = event["type"]
@@ -77,6 +92,8 @@ def narrate(event: dict[str, Any]) -> str | None:
     if t == "pod_deletion_started":
         return (
             f"{pod} is being deleted from {node} ({event.get('reason')}); it has {event['grace_ms'] / 1000:g}s to stop."
+            " Its deletionTimestamp is an 'other' pod update, which no default plugin listens for:"
+            " no parked pod moves until it is gone."
         )
     if t == "pod_deleted":
         return f"{pod} is gone" + (f" from {node}" if node else "") + f" ({event.get('reason')})."
@@ -95,10 +112,18 @@ def narrate(event: dict[str, Any]) -> str | None:
     if t == "eviction":
         verdict = "evicted" if event.get("allowed") else "refused"
         return f"Eviction of {pod} from {node}: {verdict} — {event.get('reason')}"
+    if t == "node_updated" and "events" in event:
+        return f"Node {node}'s {event['change']} changed. " + _event_notes(event["events"])
+    if t == "pod_updated":
+        where = f" on {node}" if node else " (pending)"
+        notes = _event_notes(event["events"]) if event["events"] else "The pending pod itself is updated."
+        return f"{pod}{where} has new labels. " + notes
     if t == "node_updated":
         return f"Node {node} is {event.get('change')}ed."
     if t == "action" and event.get("fork_seq") is not None:
         return f"What if? {event.get('what_if') or event['action']} (forked at event {event['fork_seq']})."
+    if t == "action" and event.get("refused"):
+        return f"Timeline: {event['action']} refused by the API server: {event['refused']}."
     if t == "action":
         return f"Timeline: {event['action']} {event.get('target', '')}".rstrip() + "."
     if t == "pod_added" and event.get("problem"):
@@ -265,6 +290,9 @@ class ViewState:
         node = self._node(e["node"])
         if node is not None:
             node["unschedulable"] = e.get("unschedulable", node["unschedulable"])
+            for key in ("labels", "taints", "allocatable"):
+                if key in e:
+                    node[key] = copy.deepcopy(e[key])
 
     def _on_node_removed(self, e: dict[str, Any]) -> None:
         self.nodes.pop(e["node"], None)

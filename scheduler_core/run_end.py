@@ -76,6 +76,7 @@ CHANGE_EVENTS = frozenset(
         "node_updated",
         "node_removed",
         "pod_added",
+        "pod_updated",
         "pod_deletion_started",
         "pod_deleted",
         "pod_completed",

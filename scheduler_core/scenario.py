@@ -19,6 +19,7 @@ from .gpu.workload import DEFAULT_ARRIVAL_INTERVAL_MS, DEFAULT_TARGET_PERCENT, P
 from .k8s_parse import (
     MAX_REPLICAS,
     SUPPORTED_KINDS,
+    TAINT_EFFECTS,
     WORKLOAD_MANIFEST_KINDS,
     Namespace,
     Naming,
@@ -28,11 +29,13 @@ from .k8s_parse import (
     parse_manifest,
     parse_node_shorthand,
     parse_node_template,
+    parse_resources,
+    parse_taint,
     workload_key,
 )
 from .model import DEFAULT_NAMESPACE, LABEL_ZONE, Node, Pod, PodDisruptionBudget, PriorityClass
 from .scenario_types import TIMELINE_ACTIONS, Scenario, TimelineAction
-from .snapshot_time import apply_snapshot_times
+from .snapshot_time import apply_snapshot_nominations, apply_snapshot_times
 from .validation import label_value_errors
 from .workloads import WORKLOAD_KINDS, Deployment, Job, ReplicaSet, Service, StatefulSet, Workload
 from .yamlsource import (
@@ -116,6 +119,11 @@ _ACTION_FIELDS: dict[str, tuple[str, ...]] = {
     "scale": ("at", "action", "target", "replicas"),
     "setImage": ("at", "action", "target", "image", "container"),
     "rolloutRestart": ("at", "action", "target"),
+    "label": ("at", "action", "target", "labels"),
+    "unlabel": ("at", "action", "target", "keys"),
+    "taint": ("at", "action", "target", "taint"),
+    "untaint": ("at", "action", "target", "key", "effect"),
+    "setAllocatable": ("at", "action", "target", "allocatable"),
 }
 _TARGET_KINDS: dict[str, tuple[str, ...]] = {
     "delete": ("pod", "deployment", "statefulset", "replicaset", "job", "node"),
@@ -126,6 +134,11 @@ _TARGET_KINDS: dict[str, tuple[str, ...]] = {
     "scale": ("deployment", "statefulset", "replicaset"),
     "setImage": ("deployment", "statefulset"),
     "rolloutRestart": ("deployment", "statefulset"),
+    "label": ("node", "pod"),
+    "unlabel": ("node", "pod"),
+    "taint": ("node",),
+    "untaint": ("node",),
+    "setAllocatable": ("node",),
 }
 # kubectl's short names, accepted in targets and stored under the full kind.
 _KIND_ALIASES = {"deploy": "deployment", "sts": "statefulset", "rs": "replicaset", "po": "pod", "no": "node"}
@@ -618,6 +631,46 @@ class _Builder:
             if image and any(ch.isspace() for ch in image):
                 r.error(key_path(path, "image"), f'"{image}" is not an image reference (it contains whitespace)')
             return {"image": image, "container": container or None}
+        return self.change_params(r, entry, path, action)
+
+    def change_params(self, r: Reader, entry: Mapping[str, Any], path: str, action: str) -> dict[str, Any]:
+        """The fields of label / unlabel / taint / untaint / setAllocatable, checked as the API
+        server checks labels, taints and quantities."""
+        if action == "label":
+            labels_path = key_path(path, "labels")
+            if not entry.get("labels"):
+                r.error(labels_path, "is required (a mapping of label keys to values, e.g. {disk: ssd})")
+                return {"labels": {}}
+            return {"labels": r.label_map(entry.get("labels"), labels_path)}
+        if action == "unlabel":
+            keys_path = key_path(path, "keys")
+            if not entry.get("keys"):
+                r.error(keys_path, "is required (a list of label keys, e.g. [disk])")
+                return {"keys": ()}
+            keys = r.string_list(entry.get("keys"), keys_path)
+            for i, key in enumerate(keys):
+                r.label_key(key, index_path(keys_path, i))
+            return {"keys": keys}
+        if action == "taint":
+            taint_path = key_path(path, "taint")
+            if entry.get("taint") is None:
+                r.error(taint_path, "is required (a taint such as {key: dedicated, value: gpu, effect: NoSchedule})")
+                return {"taint": None}
+            return {"taint": parse_taint(r, entry.get("taint"), taint_path)}
+        if action == "untaint":
+            key = r.string(entry.get("key"), key_path(path, "key"), required=True)
+            if key:
+                r.label_key(key, key_path(path, "key"), what="taint key")
+            effect = None
+            if entry.get("effect") is not None:
+                effect = r.choice(entry.get("effect"), key_path(path, "effect"), TAINT_EFFECTS, TAINT_EFFECTS[0])
+            return {"key": key, "effect": effect}
+        if action == "setAllocatable":
+            alloc_path = key_path(path, "allocatable")
+            if not entry.get("allocatable"):
+                r.error(alloc_path, 'is required (the resources that change, e.g. {cpu: "8", memory: 32Gi})')
+                return {"allocatable": {}}
+            return {"allocatable": parse_resources(r, entry.get("allocatable"), alloc_path)}
         return {}
 
     def replay(self, entries: list[tuple[TimelineAction, str, Reader, list[Parsed]]]) -> None:
@@ -753,6 +806,7 @@ class _Builder:
         self.problems.raise_if_any()
         # The t=0 objects are a snapshot: their status times go on the virtual clock.
         apply_snapshot_times([*(parsed for parsed, _ in self.pods), *self.pdb_parsed])
+        apply_snapshot_nominations(parsed for parsed, _ in self.pods)
         scenario.nodes = self.nodes
         if not self.nodes and cluster_nodes:
             scenario.nodes, scenario.nodes_from_cluster = list(cluster_nodes), True

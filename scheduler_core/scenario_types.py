@@ -31,6 +31,11 @@ TIMELINE_ACTIONS = (
     "scale",  # params: {"replicas": int}
     "setImage",  # params: {"image": str, "container": str | None}
     "rolloutRestart",
+    "label",  # a node or a pod; params: {"labels": {key: value}} (set or overwrite)
+    "unlabel",  # params: {"keys": [key, ...]}
+    "taint",  # a node; params: {"taint": Taint} (replaces one of the same key and effect)
+    "untaint",  # params: {"key": str, "effect": str | None} (None: every effect)
+    "setAllocatable",  # a node resized; params: {"allocatable": {resource: amount}}
 )
 
 

@@ -22,6 +22,7 @@ pod starts, runs, finishes; orphans wait for their node) and ``kubectl drain``
 
 from __future__ import annotations
 
+import copy
 import heapq
 import itertools
 import random
@@ -29,11 +30,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .changes import ClusterChanges
 from .config import Policy, default_policy
 from .controllers import ControllerManager
 from .disruption import update_pdb_status
 from .drain import NodeDrains
-from .event_handlers import ASSIGNED_POD_DELETE, EventHandlers
+from .event_handlers import ASSIGNED_POD_DELETE, EventHandlers, node_scheduling_properties_change
 from .fastpath import FastScheduler
 from .framework import ClusterEvent, Handle, QueuedPodInfo
 from .framework.runtime import Framework
@@ -43,6 +45,8 @@ from .model import Node, Pod, PodDisruptionBudget, PriorityClass
 from .plugins import REGISTRY
 from .pod_queue import UNSCHEDULABLE, PodQueue
 from .pod_store import PodStore
+from .podgc import REASON as PODGC_REASON
+from .podgc import PodGC
 from .queue import SchedulingQueue
 from .reservation import Reservations
 from .run_end import (
@@ -194,6 +198,7 @@ class Simulation:
         self._changes_since_usage = 0
         self._last_usage_ms = -1
         self.controllers = ControllerManager(self)
+        self.podgc = PodGC()
 
         self._fast = fast
         self.profiles = self._build_profiles(self.policy)
@@ -222,6 +227,9 @@ class Simulation:
             now=lambda: self.now_ms,
             wake_at=lambda t_ms, kind, pod: self._push(t_ms, _LIFECYCLE, kind, pod),
             usage_changed=self._usage_changed,
+        )
+        self.changes = ClusterChanges(
+            self.cache, self.handlers, lambda: self.queue, self.trace, usage_changed=self._usage_changed
         )
         self.drains = NodeDrains(
             self.cache,
@@ -577,6 +585,9 @@ class Simulation:
             return STEP_ACTION
         if what == "sync":
             return STEP_LIFECYCLE  # the controllers sync after every step anyway
+        if what == "podgc":
+            self._collect_orphans(payload)
+            return STEP_LIFECYCLE
         raise AssertionError(f"unknown event {what!r}")
 
     # -- scheduling ----------------------------------------------------------------------
@@ -629,7 +640,9 @@ class Simulation:
             pod.priority = self.priority_classes[pod.priority_class_name].value
         self._last_message.pop(pod.key, None)
         if pod.node_name and self.cache.node(pod.node_name) is None:
+            node = pod.node_name
             self.kubelet.hold_orphan(pod)
+            self._orphaned(node)
             return
         if pod.node_name:
             # The scheduler never sees it (eventhandlers.go, assignedPod); the kubelet runs it.
@@ -639,6 +652,10 @@ class Simulation:
             self.kubelet.bound(pod)
         else:
             self.handlers.add_unassigned_pod(pod)
+            if pod.nominated_node_name and self.queue.where(pod) != "none":
+                # a snapshot's nominated pod: the nominator holds its place from now on
+                # (snapshot_time.apply_snapshot_nominations)
+                self.trace.emit("nomination_set", pod=pod.key, node=pod.nominated_node_name)
 
     def delete_pod(self, pod: Pod, reason: str = "deleted", grace_ms: int | None = None) -> None:
         """Delete a pod: pending pods vanish; placed pods terminate after their grace period."""
@@ -653,6 +670,12 @@ class Simulation:
             self.controllers.on_pod_event(pod)
             return
         grace = pod.termination_grace_ms if grace_ms is None else grace_ms
+        if grace == 0:
+            # A grace period of 0 deletes the object at once (pkg/registry/core/pod/strategy.go
+            # CheckGracefulDelete, then the store's immediate delete): no deletionTimestamp
+            # update, the informers see the deletion itself, and the name is free again.
+            self._remove_pod(pod, reason=reason)
+            return
         pod.deletion_timestamp_ms = self.now_ms
         self.store.set_not_ready(pod)
         self.trace.emit("pod_deletion_started", pod=pod.key, node=pod.node_name or None, grace_ms=grace, reason=reason)
@@ -661,11 +684,12 @@ class Simulation:
         self.handlers.assigned_pod_updated(pod)
         self.controllers.on_pod_event(pod)
 
-    def _remove_pod(self, pod: Pod, reason: str) -> None:
-        """The pod object is gone (graceful termination ended, or its node was removed)."""
+    def _remove_pod(self, pod: Pod, reason: str, node: str | None = None) -> None:
+        """The pod object is gone (graceful termination ended, deleted with grace 0, or PodGC
+        deleted it). ``node``: the node it names when the cache does not have it (an orphan)."""
         if not self.store.holds(pod):
             return
-        node = pod.node_name or self.cache.pod_nodes.get(pod.key)
+        node = pod.node_name or self.cache.pod_nodes.get(pod.key) or node
         self.store.forget(pod)
         self._usage_changed()
         self.trace.emit("pod_deleted", pod=pod.key, node=node, reason=reason)
@@ -695,19 +719,41 @@ class Simulation:
         info = self._node_info(name)
         if info.node.unschedulable == value:
             return
+        old = copy.copy(info.node)
         info.node.unschedulable = value
         info.generation += 1
         self.trace.emit("node_updated", node=name, change="cordon" if value else "uncordon", unschedulable=value)
-        self.handlers.node_updated(info, became_schedulable=not value)
+        self.handlers.node_updated(info, node_scheduling_properties_change(old, info.node))
 
     def _remove_node(self, name: str) -> None:
+        """deleteNodeFromCache moves nobody (eventhandlers.go): the cache forgets the node, and
+        its bound pods stay bound to it in the API server until PodGC deletes them as orphans
+        (podgc.py); no kubelet runs them meanwhile."""
         info = self._node_info(name)
-        for pod in list(info.pods):
-            if self.store.holds(pod):
-                self._remove_pod(pod, reason="node removed")
+        stranded = [pod for pod in info.pods if self.store.holds(pod) and pod.node_name == name]
         self.cache.remove_node(name)
         self.drains.node_removed(name)
+        self.kubelet.node_left(name, stranded)
         self.trace.emit("node_removed", node=name)
+        if stranded:
+            self._orphaned(name)
+
+    def _orphaned(self, node: str) -> None:
+        """A pod names ``node``, which the cluster does not have: PodGC's pass deletes it."""
+        due = self.podgc.node_missing(node, self.now_ms)
+        if due is not None:
+            self._push(due, _LIFECYCLE, "podgc", node)
+
+    def _collect_orphans(self, node: str) -> None:
+        """PodGC's pass for ``node`` (gcOrphaned): if it is still missing, its pods are marked
+        Failed and deleted with grace 0, oldest first (byEvictionAndCreationTimestamp); each
+        deletion is an AssignedPodDelete to the scheduler."""
+        if not self.podgc.take(node, self.now_ms) or self.cache.node(node) is not None:
+            return
+        created = self.store.created_ms
+        for pod in sorted(self.kubelet.pods_naming(node), key=lambda p: (created.get(p.key, 0), p.name)):
+            pod.phase = "Failed"
+            self._remove_pod(pod, reason=PODGC_REASON, node=node)
 
     def _node_info(self, name: str) -> NodeInfo:
         info = self.cache.node(name)
@@ -730,12 +776,17 @@ class Simulation:
     def apply(self, action: TimelineAction, *, mark: Mapping[str, Any] | None = None) -> None:
         """Carry out one timeline action now. ``mark`` adds keys to its ``action`` event (a fork's
         action carries ``fork_seq`` and ``what_if``, docs/forks.md)."""
-        self.trace.emit("action", action=action.action, target=action.target, line=action.line, **(mark or {}))
+        refused = self._refused(action.objects) if action.action in ("create", "addNode") else {}
+        fields: dict[str, Any] = dict(mark or {})
+        if refused:
+            fields["refused"] = "; ".join(refused.values())
+        self.trace.emit("action", action=action.action, target=action.target, line=action.line, **fields)
         kind, _, name = action.target.partition("/")
         params = action.params
         if action.action in ("create", "addNode"):
             for obj in action.objects:
-                self._create(obj)
+                if id(obj) not in refused:
+                    self._create(obj)
         elif action.action == "delete":
             if kind == "node":
                 self._remove_node(name)
@@ -760,8 +811,42 @@ class Simulation:
             self.controllers.set_image(action.target, str(params["image"]), params.get("container"))
         elif action.action == "rolloutRestart":
             self.controllers.rollout_restart(action.target)
+        elif action.action in ("label", "unlabel") and kind == "pod":
+            pod = self.store.find(name)
+            if pod is not None:
+                labels = dict(pod.labels)
+                if action.action == "label":
+                    labels.update(params["labels"])
+                else:
+                    labels = {k: v for k, v in labels.items() if k not in params["keys"]}
+                self.changes.set_pod_labels(pod, labels)
+        elif action.action == "label":
+            self.changes.label_node(name, params["labels"])
+        elif action.action == "unlabel":
+            self.changes.unlabel_node(name, params["keys"])
+        elif action.action == "taint":
+            self.changes.taint_node(name, params["taint"])
+        elif action.action == "untaint":
+            self.changes.untaint_node(name, params["key"], params["effect"])
+        elif action.action == "setAllocatable":
+            self.changes.set_allocatable(name, params["allocatable"])
         else:
             raise ValueError(f"unknown action {action.action!r}")
+
+    def _refused(self, objects: Iterable[object]) -> dict[int, str]:
+        """The objects of a create the API server refuses (409 AlreadyExists), by id, with its
+        message: a pod or node whose name is still taken. The loader frees a name when the
+        timeline deletes it, but a pod deleted with a grace period lives on until it has
+        terminated, which only the run knows (it depends on whether the pod was bound)."""
+        refused: dict[int, str] = {}
+        for obj in objects:
+            if isinstance(obj, Pod) and obj.key in self.store.pods:
+                old = self.store.pods[obj.key]
+                why = " (it is still terminating)" if old.terminating else ""
+                refused[id(obj)] = f'pods "{obj.name}" already exists{why}'
+            elif isinstance(obj, Node) and self.cache.node(obj.name) is not None:
+                refused[id(obj)] = f'nodes "{obj.name}" already exists'
+        return refused
 
     def _create(self, obj: object) -> None:
         if isinstance(obj, Pod):

@@ -33,7 +33,14 @@ from .run_end import format_duration
 if TYPE_CHECKING:
     from .k8s_parse import Parsed
 
-__all__ = ["SECOND_MS", "api_time_ms", "parse_rfc3339_ms", "apply_snapshot_times", "describe_start"]
+__all__ = [
+    "SECOND_MS",
+    "api_time_ms",
+    "parse_rfc3339_ms",
+    "apply_snapshot_times",
+    "apply_snapshot_nominations",
+    "describe_start",
+]
 
 SECOND_MS = 1000
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -90,6 +97,21 @@ def apply_snapshot_times(parsed: Iterable[Parsed]) -> int | None:
         elif isinstance(p.obj, PodDisruptionBudget) and p.disrupted_pods_unix_ms:
             p.obj.disrupted_pods = {name: t - anchor for name, t in p.disrupted_pods_unix_ms.items()}
     return anchor
+
+
+def apply_snapshot_nominations(parsed: Iterable[Parsed]) -> None:
+    """Give the t=0 pods still to be scheduled the ``status.nominatedNodeName`` they carry.
+
+    A cluster dumped while a preemptor waits for its victims shows the preemptor pending and
+    nominated. When kube-scheduler starts, its informer's Add puts such a pod in the queue and
+    the nominator, which in that path reads ``status.nominatedNodeName``
+    (``internal/queue/scheduling_queue.go``: ``Add`` → ``AddNominatedPod`` with no
+    nominating info; ``addNominatedPodUnlocked`` takes the pod's own field), so the place is
+    held from t=0. A bound pod is never nominated (the nominator skips assigned pods).
+    """
+    for p in parsed:
+        if isinstance(p.obj, Pod) and p.nominated_node_name and not p.obj.node_name:
+            p.obj.nominated_node_name = p.nominated_node_name
 
 
 def describe_start(start_ms: int) -> str:

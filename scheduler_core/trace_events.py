@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, NotRequired, TypedDict
 
-__all__ = ["CommonFields", "EVENT_FIELDS", "NodeUsageRow"]
+__all__ = ["CommonFields", "EVENT_FIELDS", "NodeUsageRow", "MoveVerdict", "ClusterEventNote"]
 
 
 class CommonFields(TypedDict):
@@ -49,6 +49,7 @@ class ActionFields(TypedDict):
     line: int
     fork_seq: NotRequired[int]  # a what-if fork's own action only
     what_if: NotRequired[str]
+    refused: NotRequired[str]  # a create the API server refused: the name is taken
 
 
 class ErrorFields(TypedDict):
@@ -73,10 +74,41 @@ class NodeAddedFields(TypedDict):
     unschedulable: bool
 
 
+class MoveVerdict(TypedDict):
+    """What a cluster event does to one parked pod, and why."""
+
+    pod: str
+    moves: bool
+    why: str
+
+
+class ClusterEventNote(TypedDict):
+    """A cluster event an update became, the plugins that listen for it, and each parked pod's fate."""
+
+    event: str
+    listeners: list[str]
+    parked: list[MoveVerdict]
+
+
 class NodeUpdatedFields(TypedDict):
     node: str
-    change: str  # cordon | uncordon
+    change: str  # cordon | uncordon | labels | taints | allocatable
     unschedulable: bool
+    # label / unlabel / taint / untaint / setAllocatable only: the node's new value and the events
+    labels: NotRequired[dict[str, str]]
+    taints: NotRequired[list[dict[str, str]]]
+    allocatable: NotRequired[dict[str, int]]
+    events: NotRequired[list[ClusterEventNote]]
+
+
+class PodUpdatedFields(TypedDict):
+    """A timeline label / unlabel of a pod."""
+
+    pod: str
+    node: str | None
+    change: str  # labels
+    labels: dict[str, str]
+    events: list[ClusterEventNote]
 
 
 class NodeRemovedFields(TypedDict):
@@ -343,6 +375,7 @@ EVENT_FIELDS: dict[str, type] = {
     "node_updated": NodeUpdatedFields,
     "node_removed": NodeRemovedFields,
     "pod_added": PodAddedFields,
+    "pod_updated": PodUpdatedFields,
     "pod_deletion_started": PodDeletionStartedFields,
     "pod_deleted": PodDeletedFields,
     "pod_completed": PodCompletedFields,

@@ -34,6 +34,7 @@ from .types import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
     SUCCESS,
+    ActionType,
     ClusterEvent,
     Code,
     CycleState,
@@ -121,8 +122,20 @@ class Framework:
         return self.queue_sort.less(a, b)
 
     def events_to_register(self) -> dict[str, tuple[ClusterEvent, ...]]:
-        """Events each enabled plugin cares about, by plugin name (for the queue's move logic)."""
-        return {name: p.events_to_register() for name, p in self.plugins.items()}
+        """Events each enabled plugin cares about, by plugin name (for the queue's move logic).
+
+        As buildQueueingHintMap (pkg/scheduler/scheduler.go, v1.31.13): a plugin that registers
+        Node Add but not UpdateNodeTaint is registered for UpdateNodeTaint too, because the
+        pre-check can drop a NodeAdd (a node that joins tainted not-ready, kubernetes#109437)."""
+        events: dict[str, tuple[ClusterEvent, ...]] = {}
+        for name, plugin in self.plugins.items():
+            registered = plugin.events_to_register()
+            node_add = any(e.resource == "Node" and e.action & ActionType.ADD for e in registered)
+            node_taint = any(e.resource == "Node" and e.action & ActionType.UPDATE_NODE_TAINT for e in registered)
+            if node_add and not node_taint:
+                registered = (*registered, ClusterEvent("Node", ActionType.UPDATE_NODE_TAINT, "NodeTaintChange"))
+            events[name] = registered
+        return events
 
     # -- filtering -----------------------------------------------------------------------
 

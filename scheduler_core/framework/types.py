@@ -227,7 +227,12 @@ class QueuedPodInfo:
 
 
 class ActionType(IntFlag):
-    """framework/types.go ActionType (the subset the simulator emits)."""
+    """framework/types.go ActionType, bit for bit (v1.31.13).
+
+    ``UPDATE`` is every kind of update; a plugin that registers ``UPDATE_POD_LABEL`` is not
+    told of a pod update that changed something else (``UPDATE_POD_OTHER``, unexported
+    upstream as ``updatePodOther``: a deletionTimestamp, a status change).
+    """
 
     ADD = 1
     DELETE = 2
@@ -235,8 +240,20 @@ class ActionType(IntFlag):
     UPDATE_NODE_LABEL = 8
     UPDATE_NODE_TAINT = 16
     UPDATE_NODE_CONDITION = 32
-    UPDATE_POD_LABEL = 64
-    UPDATE = UPDATE_NODE_ALLOCATABLE | UPDATE_NODE_LABEL | UPDATE_NODE_TAINT | UPDATE_NODE_CONDITION | UPDATE_POD_LABEL
+    UPDATE_NODE_ANNOTATION = 64
+    UPDATE_POD_LABEL = 128
+    UPDATE_POD_SCALE_DOWN = 256
+    UPDATE_POD_OTHER = 512
+    UPDATE = (
+        UPDATE_NODE_ALLOCATABLE
+        | UPDATE_NODE_LABEL
+        | UPDATE_NODE_TAINT
+        | UPDATE_NODE_CONDITION
+        | UPDATE_NODE_ANNOTATION
+        | UPDATE_POD_LABEL
+        | UPDATE_POD_SCALE_DOWN
+        | UPDATE_POD_OTHER
+    )
     ALL = ADD | DELETE | UPDATE
 
 

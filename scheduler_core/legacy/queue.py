@@ -247,6 +247,10 @@ class FifoQueue:
         self.move_request_cycle = self.scheduling_cycle
         return 0
 
+    def move_cross_topology(self, event: ClusterEvent, pod: Pod) -> int:
+        """As any other event: counted, nothing moves."""
+        return self.move_all_to_active_or_backoff(event)
+
     # -- timers --------------------------------------------------------------------------
 
     def _head(self) -> _Sleeping | None:

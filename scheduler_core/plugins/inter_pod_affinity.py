@@ -207,11 +207,14 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self.ignore_preferred_terms_of_existing_pods: bool = ignore
 
     def events_to_register(self) -> tuple[ClusterEvent, ...]:
-        # plugin.go EventsToRegister: any assigned pod change can satisfy or break a term, and a
-        # node gaining a label can enter a topology domain.
+        # interpodaffinity/plugin.go EventsToRegister (v1.31.13): a pod added, deleted or
+        # relabelled can satisfy or break a term (not any other pod update); a node added,
+        # relabelled or retainted can enter a topology domain.
         return (
-            ClusterEvent("Pod", ActionType.ALL, "AssignedPodChange"),
-            ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL, "NodeLabelChange"),
+            ClusterEvent("Pod", ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE, "PodChange"),
+            ClusterEvent(
+                "Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT, "NodeChange"
+            ),
         )
 
     # -- filtering (filtering.go) --------------------------------------------------------

@@ -68,7 +68,8 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
             self.added_preferred = added.preferred
 
     def events_to_register(self) -> tuple[ClusterEvent, ...]:
-        return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL, "NodeLabelChange"),)
+        # node_affinity.go EventsToRegister (v1.31.13): Node Add | Update.
+        return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE, "NodeChange"),)
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]

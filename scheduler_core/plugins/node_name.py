@@ -13,7 +13,8 @@ class NodeName(FilterPlugin):
     name = "NodeName"
 
     def events_to_register(self) -> tuple[ClusterEvent, ...]:
-        return (ClusterEvent("Node", ActionType.ADD, "NodeAdd"),)
+        # node_name.go EventsToRegister (v1.31.13): Node Add | Update.
+        return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE, "NodeChange"),)
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         if not pod.node_name or pod.node_name == node_info.name:

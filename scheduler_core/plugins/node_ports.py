@@ -37,6 +37,7 @@ class NodePorts(PreFilterPlugin, FilterPlugin):
     name = "NodePorts"
 
     def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        # node_ports.go EventsToRegister (v1.31.13): Pod Delete, Node Add | Update.
         return (
             ClusterEvent("Pod", ActionType.DELETE, "AssignedPodDelete"),
             ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE, "NodeChange"),

@@ -231,9 +231,11 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self.scorer = ResourceAllocationScorer(parsed.strategy, parsed.resources, scorer, use_requested=False)
 
     def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        # fit.go EventsToRegister (v1.31.13): Pod Delete (UpdatePodScaleDown only with
+        # InPlacePodVerticalScaling, alpha and off in v1.31), Node Add | Update.
         return (
             ClusterEvent("Pod", ActionType.DELETE, "AssignedPodDelete"),
-            ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE, "NodeAllocatableChange"),
+            ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE, "NodeChange"),
         )
 
     # -- filtering

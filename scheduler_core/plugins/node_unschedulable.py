@@ -15,7 +15,8 @@ class NodeUnschedulable(FilterPlugin):
     name = "NodeUnschedulable"
 
     def events_to_register(self) -> tuple[ClusterEvent, ...]:
-        return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_TAINT, "NodeSpecUnschedulableChange"),)
+        # node_unschedulable.go EventsToRegister (v1.31.13): Node Add | Update.
+        return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE, "NodeChange"),)
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         if not node_info.node.unschedulable:

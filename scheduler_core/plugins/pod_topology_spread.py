@@ -407,10 +407,15 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         self.default_constraints = SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else constraints
 
     def events_to_register(self) -> tuple[ClusterEvent, ...]:
-        """plugin.go EventsToRegister: any assigned-pod change, and node add/delete/label update."""
+        """podtopologyspread/plugin.go EventsToRegister (v1.31.13): Pod Add | UpdatePodLabel |
+        Delete; Node Add | Delete | UpdateNodeLabel | UpdateNodeTaint."""
         return (
-            ClusterEvent("Pod", ActionType.ALL, "AssignedPodChange"),
-            ClusterEvent("Node", ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL, "NodeChange"),
+            ClusterEvent("Pod", ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE, "PodChange"),
+            ClusterEvent(
+                "Node",
+                ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT,
+                "NodeChange",
+            ),
         )
 
     # constraints

@@ -28,7 +28,9 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
     has_normalize = True
 
     def events_to_register(self) -> tuple[ClusterEvent, ...]:
-        return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_TAINT, "NodeTaintChange"),)
+        # taint_toleration.go EventsToRegister (v1.31.13): Node Add | Update (Pod Update only
+        # with QueueingHints, off in v1.31).
+        return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE, "NodeChange"),)
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         """The first NoSchedule/NoExecute taint the pod does not tolerate rejects the node."""

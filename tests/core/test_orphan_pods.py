@@ -19,14 +19,14 @@ ORPHAN = (
 LATER_NODE = "  timeline:\n    - {at: 30s, action: addNode, node: {name: x, allocatable: {cpu: '4', memory: 8Gi}}}\n"
 
 
-def run(text: str) -> Simulation:
+def run(text: str, until_ms: int | None = None) -> Simulation:
     sim = Simulation(load_scenario(text, "orphan.yaml"), seed=1)
-    sim.run()
+    sim.run(until_ms=until_ms)
     return sim
 
 
 def test_a_pod_naming_a_missing_node_stays_pending_and_the_trace_says_why() -> None:
-    sim = run(HEAD + NODES + ORPHAN)
+    sim = run(HEAD + NODES + ORPHAN, until_ms=30_000)  # PodGC deletes it at 40 s
     added = next(e for e in sim.trace.events if e["type"] == "pod_added" and e["pod"] == "default/lost")
     assert added["node"] is None
     assert added["node_name"] == "x"
@@ -54,16 +54,21 @@ def test_the_pod_runs_once_its_node_joins() -> None:
     assert not any(e["type"] == "cycle_start" and e["pod"] == "default/lost" for e in sim.trace.events)
 
 
-def test_a_run_left_with_only_an_orphan_ends_steady_and_names_it() -> None:
+def test_podgc_deletes_the_orphan_after_its_quarantine_and_the_run_ends_quiescent() -> None:
+    # PodGC's pass at 0 s finds node x missing; 40 s later (the pass at 40 s) it deletes lost
+    # (pkg/controller/podgc/gc_controller.go, quarantineTime 40 s). Nothing waits after that.
     sim = run(HEAD + NODES + ORPHAN)
+    deleted = [e for e in sim.trace.events if e["type"] == "pod_deleted"]
+    assert [(e["pod"], e["node"], e["t_ms"], e["reason"]) for e in deleted] == [
+        ("default/lost", "x", 40_000, "PodGC: node no longer exists")
+    ]
     finished = sim.trace.events[-1]
-    assert finished["end"] == "steady"
-    assert finished["reason"].startswith("steady: 1 pod can never be scheduled")
-    assert 'node "x"' in finished["reason"]
+    assert finished["end"] == "quiescent"
+    assert "default/lost" not in sim.pods
 
 
-def test_the_narration_tells_a_learner_about_the_orphan_and_the_end() -> None:
+def test_the_narration_tells_a_learner_about_the_orphan_and_its_end() -> None:
     sim = run(HEAD + NODES + ORPHAN)
     lines = [line for line in map(narrate, sim.trace.events) if line]
     assert any(line.startswith('lost is created, but spec.nodeName names node "x"') for line in lines), lines
-    assert lines[-1].startswith("The run ends — steady: 1 pod can never be scheduled")
+    assert "lost is gone from x (PodGC: node no longer exists)." in lines

@@ -202,7 +202,8 @@ BAD_SCENARIOS = [
     (
         HEAD + "  timeline:\n    - {at: 10s, action: explode, target: node/a}\n",
         'scenario.yaml:7 spec.timeline[0].action: "explode" is not an action; expected one of create, delete, '
-        "cordon, uncordon, addNode, removeNode, drainNode, scale, setImage, rolloutRestart",
+        "cordon, uncordon, addNode, removeNode, drainNode, scale, setImage, rolloutRestart, "
+        "label, unlabel, taint, untaint, setAllocatable",
     ),
     (
         HEAD + "  nodes: [{name: a}]\n  timeline:\n    - {at: 10s, action: cordon, target: node/b}\n",

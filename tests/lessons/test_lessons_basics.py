@@ -58,6 +58,20 @@ def test_queue_events_move_only_the_pods_whose_rejectors_registered_them() -> No
 # -- 03 finding enough nodes ------------------------------------------------------------------
 
 
+def test_queue_a_deletion_timestamp_moves_nobody_and_the_deletion_50s_later_not_gpu_job() -> None:
+    """logger (gpu-node, 30 s grace) is deleted at 20 s: its deletionTimestamp is an "other" pod
+    update (framework/events.go assignedPodOtherUpdate) no default plugin registers, so no pod
+    moves at 20 s; at 50 s it is gone (AssignedPodDelete), which gpu-job's rejectors
+    (NodeAffinity, TaintToleration) do not listen for either; big is bound by then (35 s)."""
+    x = lesson("scheduling-queue")
+    events = trace(x.scenario, x.seed)
+    (started,) = of(events, "pod_deletion_started", "default/logger")
+    (gone,) = of(events, "pod_deleted", "default/logger")
+    assert (started["t_ms"], gone["t_ms"]) == (20_000, 50_000)
+    assert not [e for e in of(events, "queue_move") if e["t_ms"] in (20_000, 50_000)]
+    assert [e["t_ms"] for e in of(events, "queue_move", "default/gpu-job")] == [0, 0, 330_000, 330_000, 360_000]
+
+
 @pytest.mark.parametrize(
     ("nodes", "expected"),
     [(50, 50), (100, 100), (500, 230), (5_000, 500), (5_750, 287)],
@@ -104,7 +118,7 @@ def test_ties_every_node_can_win() -> None:
 
 
 def test_a_bind_that_fails_forgets_the_assumed_pod() -> None:
-    """With a bind latency, node-2 (and with it the assumed web) removed while web binds:
+    """With a bind latency, node-2 removed while the assumed web binds:
     bind_failed, then forgotten, and the cache no longer counts web (handleBindingCycleError).
     The built-in policies bind with latency 0, so the lesson says this in words."""
     text = (Path(BUILTIN_SCENARIOS_DIR) / "lesson-filter-score.yaml").read_text()
@@ -113,12 +127,14 @@ def test_a_bind_that_fails_forgets_the_assumed_pod() -> None:
     sim = Simulation(load_scenario(text), policy, 1)
     sim.run()
     events = sim.trace.events
-    assert [e["node"] for e in of(events, "assumed", "default/web")] == ["node-2"]
+    # web is not deleted with its node (PodGC would only delete a pod bound to it); the
+    # failed bind backs it off 1 s from 0.5 s, the 2 s flush retries it, and it binds on node-3
+    assert [(e["node"], e["t_ms"]) for e in of(events, "assumed", "default/web")] == [("node-2", 0), ("node-3", 2000)]
     failed = of(events, "bind_failed", "default/web")
-    assert [(e["node"], e["t_ms"], e["reason"]) for e in failed] == [("node-2", 500, 'pods "web" not found')]
+    assert [(e["node"], e["t_ms"], e["reason"]) for e in failed] == [("node-2", 500, 'node "node-2" not found')]
     forgotten = of(events, "forgotten", "default/web")
     assert [e["seq"] for e in forgotten] == [failed[0]["seq"] + 1]
-    assert not of(events, "bound", "default/web")
+    assert [(e["node"], e["t_ms"]) for e in of(events, "bound", "default/web")] == [("node-3", 2500)]
     # web-2 was scheduled while web was still binding: assumed, not bound, web already counted
     web2 = of(events, "score", "default/web-2")[0]
     assert web2["t_ms"] == 0

@@ -262,6 +262,27 @@ def test_valid_pasted_upload_creates_a_scenario_and_redirects(logged_in_client: 
     assert "saved" in page.content.decode()
 
 
+def test_an_upload_with_the_change_actions_is_accepted(logged_in_client: Client) -> None:
+    """label / unlabel / taint / untaint / setAllocatable are timeline actions like the others."""
+    text = SMALL + (
+        "    - {at: 40s, action: label, target: node/node-b, labels: {disk: ssd}}\n"
+        "    - {at: 41s, action: unlabel, target: pod/web, keys: [tier]}\n"
+        "    - {at: 42s, action: taint, target: node/node-a, taint: {key: k, effect: NoSchedule}}\n"
+        "    - {at: 43s, action: untaint, target: node/node-b, key: gpu}\n"
+        "    - {at: 44s, action: setAllocatable, target: node/node-b, allocatable: {cpu: '8'}}\n"
+    )
+    response = post_upload(logged_in_client, text=text)
+    assert response.status_code == 302
+    assert Scenario.objects.get().preview["timeline"] == 6
+
+
+def test_a_change_action_with_a_bad_field_is_refused_at_its_line(logged_in_client: Client) -> None:
+    text = SMALL + "    - {at: 40s, action: taint, target: node/node-b, taint: {key: k}}\n"
+    html = post_upload(logged_in_client, text=text).content.decode()
+    assert Scenario.objects.count() == 0
+    assert "scenario.yaml:21 spec.timeline[1].taint.effect: is required" in html
+
+
 def test_upload_slugs_are_unique(logged_in_client: Client) -> None:
     """The same name three times gives three slugs: the name and a random token each."""
     for _ in range(3):

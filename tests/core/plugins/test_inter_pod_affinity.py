@@ -545,6 +545,8 @@ def test_bounds_of_hard_pod_affinity_weight_are_valid() -> None:
 
 def test_events_to_register() -> None:
     assert InterPodAffinity(Handle()).events_to_register() == (
-        ClusterEvent("Pod", ActionType.ALL, "AssignedPodChange"),
-        ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL, "NodeLabelChange"),
+        ClusterEvent("Pod", ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE, "PodChange"),
+        ClusterEvent(
+            "Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT, "NodeChange"
+        ),
     )

@@ -555,9 +555,13 @@ def test_framework_adds_nominated_pods_through_add_pod_but_still_requires_the_no
 # -- registration ------------------------------------------------------------------------
 
 
-def test_registered_events_are_any_assigned_pod_change_and_node_add_delete_or_label_update() -> None:
+def test_registered_events_are_pod_add_label_or_delete_and_node_add_delete_label_or_taint() -> None:
     _, snap = cluster([])
     assert plugin_for(snap).events_to_register() == (
-        ClusterEvent("Pod", ActionType.ALL, "AssignedPodChange"),
-        ClusterEvent("Node", ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL, "NodeChange"),
+        ClusterEvent("Pod", ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE, "PodChange"),
+        ClusterEvent(
+            "Node",
+            ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT,
+            "NodeChange",
+        ),
     )
