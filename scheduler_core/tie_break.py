@@ -20,13 +20,13 @@ KubeSchedulerConfiguration has no such knob: the option is a kubeviz extension i
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["TIE_BREAK_RANDOM", "TIE_BREAK_SHUFFLED_FIRST_FIT", "TIE_BREAKS", "NodeOrder"]
+__all__ = ["TIE_BREAK_RANDOM", "TIE_BREAK_SHUFFLED_FIRST_FIT", "TIE_BREAKS", "NodeOrder", "describe_tie"]
 
 TIE_BREAK_RANDOM = "random"
 TIE_BREAK_SHUFFLED_FIRST_FIT = "shuffled-first-fit"
@@ -82,3 +82,33 @@ class NodeOrder:
     def first_of_array(ties: npt.NDArray[Any], ranks: npt.NDArray[np.int64]) -> int:
         """Of the tied positions ``ties``, the one whose rank (``ranks[position]``) is lowest."""
         return int(ties[int(np.argmin(ranks[ties]))])
+
+
+def describe_tie(selected: Mapping[str, Any]) -> str | None:
+    """How a ``selected`` event's node won a tie, in words that follow "<node> was" or "<node>
+    has best score N,"; None when it did not tie.
+
+    Under shuffled-first-fit the event says how many nodes tied and the winner's rank. Under
+    upstream's rule only ``top`` (three nodes at most) shows the tie, so the words say what it
+    shows.
+    """
+    top = selected.get("top") or []
+    if selected.get("score") is None or not top:
+        return None
+    if selected.get("tie_break") == TIE_BREAK_SHUFFLED_FIRST_FIT:
+        tied = int(selected.get("tied") or 1)
+        if tied < 2:
+            return None
+        return (
+            f"one of {tied} nodes tied at the best score: it comes first among them in this run's shuffled "
+            f"node order (position {int(selected.get('rank') or 0) + 1}; tie-break shuffled-first-fit)"
+        )
+    best = top[0].get("score")
+    others = [row["node"] for row in top[1:] if row.get("score") == best]
+    if not others:
+        return None
+    more = " and maybe more" if len(others) == len(top) - 1 and len(top) >= 3 else ""
+    return (
+        f"tied at the best score with {', '.join(others)}{more}: picked at random among them "
+        "(kube-scheduler's tie-break)"
+    )
