@@ -5,9 +5,12 @@ nodes of ``openb_node_list_gpu_node.csv`` (the cluster of the paper's artifact: 
 preparation reads the GPU-node list only, and its README's total CPU is that list's), the
 pods of ``openb_pod_list_default.csv`` shuffled with the seed and resampled until GPU
 requests reach 130 % of the GPU capacity, one arriving every 10 ms, none deleted. Prints, per
-run, wall and CPU seconds, pods/s (pods that arrived ÷ wall seconds) and the unallocated GPU
-% at 100 % arrived; then per policy the mean ± spread (sample standard deviation) over the
-seeds beside the artifact's expected figure and the difference. Printed, never asserted.
+run, wall and CPU seconds, pods/s (pods that arrived ÷ wall seconds), the unallocated GPU
+% at 100 % arrived and how often selectHost met a tie (the share of scored cycles whose best
+score several nodes shared, and how many on average; from the ``selected`` events'
+``tied``, so only under ``tieBreak: shuffled-first-fit``); then per policy the mean ± spread
+(sample standard deviation) over the seeds beside the artifact's expected figure and the
+difference. Printed, never asserted.
 
 The artifact's figures: hkust-adsl/kubernetes-scheduler-simulator,
 ``experiments/analysis/expected_results/analysis_allo_discrete.csv``, workload
@@ -30,6 +33,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -76,18 +80,27 @@ def main() -> int:
     seeds = [int(s) for s in args.seeds.split(",")]
     policies = args.policies.split(",")
     print(f"GPU trace: {len(scenario.nodes):,} nodes, default pod list, tuned to 130 %; seeds {seeds}")
-    print(f"{'policy':16} {'seed':>4} {'wall s':>7} {'cpu s':>7} {'pods/s':>7} {'unalloc@100 %':>14} {'failed':>7}")
+    print(
+        f"{'policy':16} {'seed':>4} {'wall s':>7} {'cpu s':>7} {'pods/s':>7} {'unalloc@100 %':>14} {'failed':>7}  "
+        "ties (scored cycles with a tie at the top, mean tied nodes)"
+    )
     results: dict[str, list[tuple[float, float]]] = {}
     for name in policies:
         policy = builtin_policy(name)
         for seed in seeds:
             acc = MetricsAccumulator()
             arrived = 0
+            scored = tied_cycles = tied_nodes = 0
 
-            def count(event: dict[str, object]) -> None:
-                nonlocal arrived
+            def count(event: dict[str, Any]) -> None:
+                nonlocal arrived, scored, tied_cycles, tied_nodes
                 if event["type"] == "pod_added":
                     arrived += 1
+                elif event["type"] == "selected" and event["score"] is not None:
+                    scored += 1
+                    if event.get("tied", 1) > 1:  # present under tieBreak: shuffled-first-fit
+                        tied_cycles += 1
+                        tied_nodes += event["tied"]
 
             wall, cpu = time.perf_counter(), time.process_time()
             sim = Simulation(scenario, policy, seed=seed, keep_trace=False, listeners=[acc.add, count])
@@ -96,9 +109,13 @@ def main() -> int:
             gpu = acc.result().gpu or {}
             unallocated = gpu.get("unallocated_at_100")
             results.setdefault(name, []).append((wall, unallocated if unallocated is not None else float("nan")))
+            ties = "-"
+            if policy.tie_break == "shuffled-first-fit" and scored:
+                ties = f"{100 * tied_cycles / scored:.0f} % of {scored}, {tied_nodes / max(tied_cycles, 1):.0f} nodes"
             print(
                 f"{name:16} {seed:>4} {wall:7.1f} {cpu:7.1f} {arrived / wall:7.0f} "
-                f"{unallocated if unallocated is not None else float('nan'):14.2f} {gpu.get('failed_pods', 0):7}",
+                f"{unallocated if unallocated is not None else float('nan'):14.2f} "
+                f"{gpu.get('failed_pods', 0):7}  {ties}",
                 flush=True,
             )
     print(f"\nunallocated GPU % at 100 % arrived, mean ± spread over seeds {seeds}, beside the artifact's")
