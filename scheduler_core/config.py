@@ -66,6 +66,8 @@ class Policy:
     queue_mode: str = "priority"  # "priority" (activeQ/backoffQ/unschedulable) or "fifo" (legacy)
     scheduler_mode: str = "framework"  # "framework" or "legacy" (the v1.5-era scheduler)
     upgrade_aware_reservation: bool = False
+    # selectHost among equal best scores: "random" (upstream) or "shuffled-first-fit" (tie_break.py)
+    tie_break: str = "random"
     bind_latency_ms: int = 0
     node_usage_every_ms: int = 10_000  # how often the trace records node usage snapshots
     source: str = ""  # the document it came from, for display

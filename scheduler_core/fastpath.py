@@ -672,6 +672,8 @@ class FastScheduler(Scheduler):
             result.plugins.append(PluginScores(plugin.name, weight, raw, normalized))
         result.totals = totals.tolist()
         result.totals_array = totals
+        if self.node_order is not None:  # shuffled-first-fit: the ranks of the feasible rows
+            result.ranks_array = self.node_order.ranks_for(table.names)[rows]
         return result
 
     @staticmethod

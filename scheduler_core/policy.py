@@ -29,6 +29,7 @@ from .errors import LoadError, Problems
 from .framework import EXTENSION_POINTS, Handle, PluginArgsError, extension_points_of
 from .k8s_parse import Reader
 from .plugins import REGISTRY
+from .tie_break import TIE_BREAK_RANDOM, TIE_BREAKS
 from .yamlsource import Document, describe, index_path, key_path, load_documents, read_text_file
 
 __all__ = [
@@ -89,6 +90,7 @@ _WRAPPER_SPEC_FIELDS = (
     "queueMode",
     "schedulerMode",
     "upgradeAwareReservation",
+    "tieBreak",
     "bindLatency",
     "nodeUsageEvery",
     "configuration",
@@ -340,6 +342,9 @@ class _PolicyReader:
         queue_mode = r.choice(spec.get("queueMode"), "spec.queueMode", ("priority", "fifo"), "priority")
         scheduler_mode = r.choice(spec.get("schedulerMode"), "spec.schedulerMode", ("framework", "legacy"), "framework")
         upgrade_aware = r.boolean(spec.get("upgradeAwareReservation"), "spec.upgradeAwareReservation")
+        tie_break = r.choice(spec.get("tieBreak"), "spec.tieBreak", TIE_BREAKS, TIE_BREAK_RANDOM)
+        if tie_break != TIE_BREAK_RANDOM and scheduler_mode == "legacy":
+            r.error("spec.tieBreak", f"{tie_break} needs schedulerMode framework (the legacy scheduler has its own)")
         bind_latency = r.duration_ms(spec.get("bindLatency"), "spec.bindLatency", 0) or 0
         usage_every = r.duration_ms(spec.get("nodeUsageEvery"), "spec.nodeUsageEvery", 10_000) or 10_000
         configuration = spec.get("configuration")
@@ -355,6 +360,7 @@ class _PolicyReader:
             queue_mode=queue_mode,
             scheduler_mode=scheduler_mode,
             upgrade_aware_reservation=upgrade_aware,
+            tie_break=tie_break,
             bind_latency_ms=bind_latency,
             node_usage_every_ms=usage_every,
         )
@@ -421,6 +427,7 @@ def _load(text: str, source: str, policy_source: str) -> Policy:
         queue_mode=policy.queue_mode,
         scheduler_mode=policy.scheduler_mode,
         upgrade_aware_reservation=policy.upgrade_aware_reservation,
+        tie_break=policy.tie_break,
         bind_latency_ms=policy.bind_latency_ms,
         node_usage_every_ms=policy.node_usage_every_ms,
         source=policy_source,

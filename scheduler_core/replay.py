@@ -18,6 +18,7 @@ from collections import deque
 from typing import Any
 
 from .quantity import format_quantity
+from .tie_break import describe_tie
 
 __all__ = ["ViewState", "narrate", "NARRATION_LINES", "GPU_MILLI"]
 
@@ -72,6 +73,8 @@ def narrate(event: dict[str, Any]) -> str | None:
         return f"Scheduling {pod} (attempt {event['attempt']}, priority {event['priority']})."
     if t == "selected":
         how = "the only node that fits" if event.get("score") is None else f"best score {event['score']}"
+        tie = describe_tie(event)
+        how = f"{how}, {tie}" if tie else how
         return f"{pod} → {node}: {event['feasible']} of {event['evaluated']} evaluated nodes fit; {node} has {how}."
     if t == "unschedulable":
         return f"{pod} cannot be scheduled: {event['message']}"
@@ -356,6 +359,9 @@ class ViewState:
     def _on_selected(self, e: dict[str, Any]) -> None:
         self.current["selected"] = e["node"]
         self.current["top"] = e.get("top", [])
+        tie = describe_tie(e)
+        if tie:
+            self.current["tie"] = tie
 
     def _on_unschedulable(self, e: dict[str, Any]) -> None:
         self.current["selected"] = None

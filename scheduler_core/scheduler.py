@@ -36,8 +36,9 @@ from .model import Pod
 from .plugins.default_preemption import PreemptionDecision
 from .pod_queue import PodQueue
 from .state import ClusterCache, NodeInfo, Snapshot
+from .tie_break import TIE_BREAK_SHUFFLED_FIRST_FIT, NodeOrder
 from .trace import Trace
-from .trace_events import FilterFields, FilterResultRow
+from .trace_events import FilterFields, FilterResultRow, SelectedFields
 
 __all__ = [
     "Scheduler",
@@ -71,20 +72,40 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
 
 
 def select_host(
-    names: list[str], totals: list[int], rng: random.Random, totals_array: Any = None
+    names: list[str],
+    totals: list[int],
+    rng: random.Random,
+    totals_array: Any = None,
+    order: NodeOrder | None = None,
+    ranks_array: Any = None,
 ) -> tuple[str, list[tuple[str, int]]]:
-    """selectHost (≈v1.27+): best score, reservoir sampling among ties, plus the top 3 for display.
+    """selectHost (≈v1.27+): best score, a tie-break among equals, plus the top 3 for display.
 
-    Upstream pops a heap whose order among equal scores is unspecified; here ties are visited
-    in feasible-list order, so the pick is a function of the seed (docs/mapping.md). Every
-    tied node is reported, then the next best up to three.
+    Without ``order`` the tie-break is upstream's reservoir sampling. Upstream pops a heap whose
+    order among equal scores is unspecified; here ties are visited in feasible-list order, so
+    the pick is a function of the seed (docs/mapping.md). With ``order`` (the policy's
+    ``tieBreak: shuffled-first-fit``, tie_break.py) the tied node that comes first in the run's
+    shuffled node order wins and no random number is drawn; ``ranks_array`` (the fast path's)
+    holds the ranks of ``names`` so the pick is array maths. Either way the pick is reported
+    first, then the other tied nodes and the next best, up to three.
     """
     if totals_array is not None:  # the fast path's numpy copy of ``totals``
         best = int(totals_array.max())
+        if order is not None and ranks_array is not None:
+            tie_array = np.flatnonzero(totals_array == best)
+            return _report(
+                names,
+                totals,
+                best,
+                tie_array[:NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT].tolist(),
+                NodeOrder.first_of_array(tie_array, ranks_array),
+            )
         ties = np.flatnonzero(totals_array == best).tolist()
     else:
         best = max(totals)
         ties = [i for i, score in enumerate(totals) if score == best]
+    if order is not None:
+        return _report(names, totals, best, ties[:NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT], order.first(names, ties))
     selected = 0
     # rand.Intn(cntOfMaxScore) == 0, for count = 2, 3, ... One draw per tie, as upstream. The
     # draw is CPython's randrange(count) (Random._randbelow_with_getrandbits) written out, so a
@@ -97,19 +118,31 @@ def select_host(
             r = getrandbits(bits)
         if r == 0:
             selected = count - 1
-    order = ties
+    order_ = ties
     if len(ties) < NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT:
-        rest = heapq.nsmallest(
-            NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT - len(ties),
-            (i for i, score in enumerate(totals) if score != best),
-            key=lambda i: (-totals[i], i),
-        )
-        order = ties + rest
+        order_ = ties + _next_best(totals, best, NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT - len(ties))
     if selected:
-        order = list(order)
-        order[0], order[selected] = order[selected], order[0]
-    top = [(names[i], totals[i]) for i in order[:NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT]]
+        order_ = list(order_)
+        order_[0], order_[selected] = order_[selected], order_[0]
+    top = [(names[i], totals[i]) for i in order_[:NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT]]
     return top[0][0], top
+
+
+def _next_best(totals: list[int], best: int, k: int) -> list[int]:
+    """The ``k`` best-scored indices below ``best``, higher score first, then list order."""
+    return heapq.nsmallest(k, (i for i, score in enumerate(totals) if score != best), key=lambda i: (-totals[i], i))
+
+
+def _report(
+    names: list[str], totals: list[int], best: int, first_ties: list[int], selected: int
+) -> tuple[str, list[tuple[str, int]]]:
+    """The shuffled-first-fit report: the pick, then the first other ties in feasible order,
+    then the next best, up to three (the same shape as the random rule's)."""
+    limit = NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT
+    shown = [selected, *(i for i in first_ties if i != selected)][:limit]
+    if len(shown) < limit and len(first_ties) < limit:
+        shown.extend(_next_best(totals, best, limit - len(shown)))
+    return names[selected], [(names[i], totals[i]) for i in shown]
 
 
 @dataclass
@@ -131,6 +164,10 @@ class CycleResult:
     post_filter: PostFilterResult | None = None
     post_filter_status: Status | None = None
     state: CycleState = field(default_factory=CycleState)
+    # Under ``tieBreak: shuffled-first-fit`` (set only then): how many nodes shared the best
+    # score and the chosen node's position in the run's shuffled node order (tie_break.py).
+    tied: int | None = None
+    rank: int | None = None
 
     @property
     def fit_error(self) -> bool:
@@ -165,6 +202,9 @@ class Scheduler:
         self.rng = rng
         self.trace = trace
         self.next_start_node_index = 0
+        # The run's shuffled node order when the policy breaks ties by shuffled-first-fit
+        # (the simulation sets it before the first pod); None: upstream's random tie-break.
+        self.node_order: NodeOrder | None = None
         self.last_message: dict[str, str] = {}  # pod key -> last FailedScheduling message
         # how victims are deleted (the simulation sets it): evict(victim, preemptor)
         self.evict: Callable[[Pod, Pod], None] = lambda victim, preemptor: None
@@ -231,7 +271,13 @@ class Scheduler:
             return result
         score = self._score(fwk, state, pod, result.feasible)
         result.score = score
-        result.selected, result.top = select_host(score.nodes, score.totals, self.rng, score.totals_array)
+        order = self.node_order
+        result.selected, result.top = select_host(
+            score.nodes, score.totals, self.rng, score.totals_array, order, score.ranks_array
+        )
+        if order is not None:
+            result.tied = score.totals.count(result.top[0][1])
+            result.rank = order.rank(result.selected)
         return result
 
     def _score(self, fwk: Framework, state: CycleState, pod: Pod, feasible: list[NodeInfo]) -> ScoreResult:
@@ -461,15 +507,20 @@ class Scheduler:
             total = None
             if result.score is not None:
                 total = result.score.totals[result.score.nodes.index(result.selected)]
-            trace.emit(
-                "selected",
-                pod=pod,
-                node=result.selected,
-                score=total,
-                feasible=len(result.feasible),
-                evaluated=result.evaluated,
-                top=[{"node": n, "score": s} for n, s in result.top],
-            )
+            selected: SelectedFields = {
+                "pod": pod,
+                "node": result.selected,
+                "score": total,
+                "feasible": len(result.feasible),
+                "evaluated": result.evaluated,
+                "top": [{"node": n, "score": s} for n, s in result.top],
+            }
+            if result.tied is not None and result.rank is not None:
+                # Only under shuffled-first-fit, so traces under upstream's rule keep their bytes.
+                selected["tie_break"] = TIE_BREAK_SHUFFLED_FIRST_FIT
+                selected["tied"] = result.tied
+                selected["rank"] = result.rank
+            trace.emit("selected", **selected)
 
 
 def status_row(node: str, status: Status) -> FilterResultRow:

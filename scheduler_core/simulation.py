@@ -67,6 +67,7 @@ from .run_end import (
 from .scenario_types import Scenario, TimelineAction
 from .scheduler import BindRequest, CycleResult, Scheduler
 from .state import ClusterCache, NodeInfo
+from .tie_break import TIE_BREAK_SHUFFLED_FIRST_FIT, NodeOrder
 from .trace import DETAIL_FULL, DETAIL_SUMMARY, Event, Trace
 from .workloads import WORKLOAD_KINDS, Deployment, Job, ReplicaSet, Service, StatefulSet
 
@@ -312,6 +313,7 @@ class Simulation:
             )
         self.scheduler = self._build_scheduler()
         self.scheduler.next_start_node_index = old.next_start_node_index
+        self._draw_node_order(keep=old.node_order)
         if isinstance(old, LegacyScheduler) and isinstance(self.scheduler, LegacyScheduler):
             self.scheduler.last_node_index = old.last_node_index
 
@@ -366,6 +368,7 @@ class Simulation:
         )
         for node in sc.nodes:
             self._add_node(node, initial=True)
+        self._draw_node_order()
         for service in sc.services:
             self.controllers.add_service(service)
         for pod in sc.pods:
@@ -378,6 +381,15 @@ class Simulation:
         for action in self._gpu_actions:
             self._push(action.at_ms, _ACTION, "action", action)
         self._emit_usage()
+
+    def _draw_node_order(self, keep: NodeOrder | None = None) -> None:
+        """``tieBreak: shuffled-first-fit``: shuffle the nodes once, with the run's RNG, before
+        any pod is scheduled (tie_break.py); a policy switch keeps an order already drawn."""
+        if self.policy.tie_break != TIE_BREAK_SHUFFLED_FIRST_FIT:
+            return
+        if keep is None:
+            keep = NodeOrder((ni.name for ni in self.cache.node_infos()), self.rng)
+        self.scheduler.node_order = keep
 
     def _push(self, t_ms: int, priority: int, kind: str, payload: Any) -> None:
         heapq.heappush(self._heap, (t_ms, priority, next(self._seq), kind, payload))
@@ -711,6 +723,8 @@ class Simulation:
             unschedulable=node.unschedulable,
         )
         if not initial:
+            if self.scheduler.node_order is not None:
+                self.scheduler.node_order.add(node.name)
             self.cache.snapshot()  # refresh image states
             self.kubelet.node_joined(node.name)
             self.handlers.node_added(info)

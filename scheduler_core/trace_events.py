@@ -279,6 +279,11 @@ class SelectedFields(TypedDict):
     feasible: int
     evaluated: int
     top: list[TopRow]
+    # Only under the policy's tieBreak: shuffled-first-fit (docs/trace.md): the rule, how many
+    # nodes shared the best score, and the chosen node's position in the run's node order.
+    tie_break: NotRequired[str]
+    tied: NotRequired[int]
+    rank: NotRequired[int]
 
 
 class UnschedulableFields(TypedDict):

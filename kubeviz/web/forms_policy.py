@@ -15,7 +15,15 @@ from django import forms
 
 from .forms import DocumentTextField, visibility_field
 from .services.names import VisibleName
-from .services.policy_editor import FILTER_PLUGINS, GPU_POLICIES, SCORE_PLUGINS, STRATEGIES, too_big
+from .services.policy_editor import (
+    FILTER_PLUGINS,
+    GPU_POLICIES,
+    SCORE_PLUGINS,
+    STRATEGIES,
+    TIE_BREAK_LABELS,
+    TIE_BREAKS,
+    too_big,
+)
 
 __all__ = ["PolicyKnobsForm", "PolicySaveForm", "MIN_SHAPE_ROWS"]
 
@@ -78,6 +86,12 @@ class PolicyKnobsForm(forms.Form):
         help_text="legacy: v1.5 predicates and priorities; the plugin settings above are not used.",
     )
     upgrade_aware_reservation = forms.BooleanField(required=False, label="Upgrade-aware reservation")
+    tie_break = forms.ChoiceField(
+        choices=[(rule, TIE_BREAK_LABELS[rule]) for rule in TIE_BREAKS],
+        label="Tie-break (selectHost)",
+        help_text="Which of several top-scored nodes wins. random: kube-scheduler's rule; shuffled-first-fit: the "
+        "first tied node in an order shuffled once per run, as the FGD paper's simulator does (docs/policy.md).",
+    )
     bind_latency_ms = _number(0, 3_600_000, label="Bind latency (ms)")
     gpu_sharing = forms.BooleanField(required=False, label="GpuShare (filter and reserve)")
     gpu_policy = forms.ChoiceField(
@@ -166,7 +180,7 @@ class PolicyKnobsForm(forms.Form):
         return self._fields("percentage_of_nodes_to_score", "pod_initial_backoff_seconds", "pod_max_backoff_seconds")
 
     def mode_fields(self) -> list[forms.BoundField]:
-        return self._fields("queue_mode", "scheduler_mode", "bind_latency_ms")
+        return self._fields("queue_mode", "scheduler_mode", "tie_break", "bind_latency_ms")
 
     def shape_rows(self) -> list[tuple[int, forms.BoundField, forms.BoundField]]:
         return [(i + 1, self[f"shape_{i}_utilization"], self[f"shape_{i}_score"]) for i in range(self.shape_row_count)]

@@ -227,6 +227,7 @@ def cycle_context(state: ViewState, detail: str = "full", *, compact: bool = Fal
         "cycle": current.get("cycle"),
         "t": format_time(current.get("t_ms")),
         "selected": current.get("selected"),
+        "tie": current.get("tie"),  # how the node won a tie at the best score, in words
         "decided": "selected" in current,
         "message": current.get("message"),
         "prefilter": current.get("prefilter"),

@@ -68,6 +68,8 @@ class ScoreResult:
     totals: list[int] = field(default_factory=list)
     # The same totals as a numpy int64 array, when the fast path computed them that way.
     totals_array: Any = None
+    # The nodes' ranks in the run's shuffled order (tie_break.py), when the fast path has them.
+    ranks_array: Any = None
 
 
 class Framework:

@@ -131,9 +131,13 @@ class FitError:
         if self.pre_filter_msg:
             msg += f" {self.pre_filter_msg}."
         else:
+            # Count each distinct reason tuple once, then expand: a big cluster's thousand
+            # rejected nodes share a handful of tuples, so this is a few Counter updates, not one
+            # per node (the counts are the same).
             reasons: Counter[str] = Counter()
-            for status in self.node_statuses.values():
-                reasons.update(status.reasons)
+            for reason_tuple, nodes in Counter(status.reasons for status in self.node_statuses.values()).items():
+                for reason in reason_tuple:
+                    reasons[reason] += nodes
             entries = sorted(f"{count} {reason}" for reason, count in reasons.items())
             if entries:
                 msg += f" {', '.join(entries)}."

@@ -95,6 +95,8 @@ POLICIES = {
     "score-all-nodes": lambda: builtin_policy("score-all-nodes"),
     "custom": _custom_policy,
     "rtcr-falling": _rtcr_falling_policy,
+    # tieBreak shuffled-first-fit: the fast path picks among ties with the node order's rank array
+    "shuffled-first-fit": lambda: dataclasses.replace(default_policy(), tie_break="shuffled-first-fit"),
 }
 
 
@@ -281,7 +283,10 @@ def _assert_same(make: object, policy_name: str, detail: str) -> None:
 @pytest.mark.parametrize(
     "policy_name",
     # The default policy stays in make test-fast; test_fastpath_paths.py covers every branch fast.
-    [pytest.param(name, marks=() if name == "default" else pytest.mark.slow) for name in sorted(POLICIES)],
+    [
+        pytest.param(name, marks=() if name in ("default", "shuffled-first-fit") else pytest.mark.slow)
+        for name in sorted(POLICIES)
+    ],
 )
 def test_mixed_scenarios_trace_identical(policy_name: str, detail: str) -> None:
     seed = sorted(POLICIES).index(policy_name) * 7 + (detail == DETAIL_FULL)
@@ -295,7 +300,7 @@ def test_more_seeds_default_policy(seed: int) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("policy_name", ["default", "bin-packing", "score-all-nodes"])
+@pytest.mark.parametrize("policy_name", ["default", "bin-packing", "score-all-nodes", "shuffled-first-fit"])
 def test_bench_workload_trace_identical(policy_name: str) -> None:
     """The benchmark's own workload, big enough that numFeasibleNodesToFind < nodes."""
     _assert_same(lambda: build(200, 400, seed=3), policy_name, DETAIL_SUMMARY)

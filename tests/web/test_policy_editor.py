@@ -166,6 +166,15 @@ def test_percentage_of_nodes_to_score_100() -> None:
     assert _comparable(policy) == _comparable(builtin_policy("score-all-nodes"))
 
 
+def test_tie_break_shuffled_first_fit_is_written_in_the_wrapper_and_random_is_left_out() -> None:
+    """tieBreak is a kubeviz extension: the editor writes it only when it is not upstream's rule."""
+    text = editor.document_from_knobs(_knobs(tie_break="shuffled-first-fit"))
+    assert "tieBreak: shuffled-first-fit" in text
+    assert _load(text).tie_break == "shuffled-first-fit"
+    assert "tieBreak" not in editor.document_from_knobs(_knobs())
+    assert editor.knobs_from_document(editor.preset_document("gpu-fgd"))["tie_break"] == "shuffled-first-fit"
+
+
 def test_weight_change_keeps_the_upstream_score_order() -> None:
     """A changed weight is written in multiPoint, so the plugin keeps its place."""
     policy = _load(editor.document_from_knobs(_knobs(score_ImageLocality_weight=5)))
@@ -306,6 +315,14 @@ def test_new_page_starts_from_a_preset(logged_in_client: Client) -> None:
     assert 'hx-post="/policies/editor/yaml/"' in html
     assert 'hx-trigger="keyup changed delay:500ms, change"' in html
     assert html.count('hx-sync="closest form:replace"') == 2  # the YAML and the settings: the newest wins
+
+
+def test_new_page_shows_the_tie_break_of_a_gpu_preset(logged_in_client: Client) -> None:
+    """The GPU presets break ties by shuffled-first-fit; the settings show it selected."""
+    html = logged_in_client.get(reverse("policy-new"), {"from": "gpu-fgd"}).content.decode()
+    assert "Tie-break (selectHost)" in html
+    assert re.search(r'<option value="shuffled-first-fit" selected>', html)
+    assert '<option value="random">random (kube-scheduler)</option>' in html
 
 
 def test_new_page_unknown_preset_is_404(logged_in_client: Client) -> None:

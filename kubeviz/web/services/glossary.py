@@ -293,7 +293,9 @@ TERMS: tuple[Term, ...] = (
         "selecthost",
         "selectHost",
         "Picks the node with the highest total. Ties are broken by reservoir sampling with a random "
-        "number, which kubeviz draws from the run's seed (same seed, same choice).",
+        "number, which kubeviz draws from the run's seed (same seed, same choice). A kubeviz policy may "
+        "instead say tieBreak: shuffled-first-fit (the GPU presets do, as the FGD paper's simulator): the "
+        "tied node that comes first in a node order shuffled once per run wins.",
         ONE,
     ),
     # -- assume and bind ---------------------------------------------------------------

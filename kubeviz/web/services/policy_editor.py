@@ -35,6 +35,7 @@ from scheduler_core.policy import (
     builtin_policy_names,
     load_policy,
 )
+from scheduler_core.tie_break import TIE_BREAK_RANDOM, TIE_BREAK_SHUFFLED_FIRST_FIT, TIE_BREAKS
 from scheduler_core.yamlsource import load_documents
 
 from ..models import Policy
@@ -48,6 +49,8 @@ __all__ = [
     "GPU_POLICIES",
     "SCORE_PLUGINS",
     "STRATEGIES",
+    "TIE_BREAKS",
+    "TIE_BREAK_LABELS",
     "SOURCE_NAME",
     "DEFAULT_SHAPE",
     "default_knobs",
@@ -103,6 +106,13 @@ _KNOB_CONFIG_FIELDS = frozenset(
 _KNOB_ARGS = {_FIT: ("scoringStrategy",), _PREEMPTION: ("minCandidateNodesPercentage", "minCandidateNodesAbsolute")}
 
 # Presets
+
+
+# The tie-break rules as the editor names them (scheduler_core/tie_break.py).
+TIE_BREAK_LABELS = {
+    TIE_BREAK_RANDOM: "random (kube-scheduler)",
+    TIE_BREAK_SHUFFLED_FIRST_FIT: "shuffled-first-fit (FGD paper's simulator)",
+}
 
 
 def preset_names() -> list[str]:
@@ -167,6 +177,7 @@ def default_knobs() -> dict[str, Any]:
         queue_mode="priority",
         scheduler_mode="framework",
         upgrade_aware_reservation=False,
+        tie_break=TIE_BREAK_RANDOM,
         bind_latency_ms=0,
         gpu_sharing=False,
         gpu_policy="",
@@ -220,6 +231,7 @@ def knobs_from_policy(policy: scheduler_core.config.Policy) -> dict[str, Any]:
         queue_mode=policy.queue_mode,
         scheduler_mode=policy.scheduler_mode,
         upgrade_aware_reservation=policy.upgrade_aware_reservation,
+        tie_break=policy.tie_break,
         bind_latency_ms=policy.bind_latency_ms,
     )
     return knobs
@@ -352,6 +364,8 @@ def document_from_knobs(knobs: Mapping[str, Any], base_text: str | None = None) 
         spec["schedulerMode"] = knobs["scheduler_mode"]
     if knobs["upgrade_aware_reservation"]:
         spec["upgradeAwareReservation"] = True
+    if knobs["tie_break"] != TIE_BREAK_RANDOM:
+        spec["tieBreak"] = knobs["tie_break"]
     if int(knobs["bind_latency_ms"] or 0):
         spec["bindLatency"] = format_ms(int(knobs["bind_latency_ms"]))
     if "nodeUsageEvery" in base_spec:
@@ -389,6 +403,7 @@ def _differences(a: scheduler_core.config.Policy, b: scheduler_core.config.Polic
         "queue_mode",
         "scheduler_mode",
         "upgrade_aware_reservation",
+        "tie_break",
         "bind_latency_ms",
         "node_usage_every_ms",
     ):

@@ -141,6 +141,34 @@ def test_random_picks_one_node_with_the_run_rng() -> None:
     assert handle.rng.getstate() == again.getstate()
 
 
+def test_random_gives_a_share_a_uniformly_random_fitting_gpu_over_seeds() -> None:
+    """The artifact's -gpusel random (allocateGpuIdBasedOnRandomFit): node a has free
+    [500, 1000, 1000, 1000], so a 300m share may take any of its four GPUs and a 600m share
+    only GPUs 1-3; over 400 seeds each allowed GPU is drawn about equally often (one draw of the
+    run's RNG each), and a whole GPU is still the lowest-numbered free one."""
+    snapshot = world()
+    a = node(snapshot, "a")
+    for pod, allowed in ((SHARE, {0, 1, 2, 3}), (gpu_pod("big-share", 1, 600), {1, 2, 3})):
+        counts = dict.fromkeys(allowed, 0)
+        for seed in range(400):
+            handle = Handle()
+            handle.rng = random.Random(seed)
+            plugin = make_plugin("GpuRandom", snapshot, handle=handle)
+            chosen = plugin.choose_gpus(CycleState(), pod, a)
+            assert chosen is not None
+            assert len(chosen) == 1
+            assert chosen[0] in allowed, (seed, chosen)
+            counts[chosen[0]] += 1
+            again = random.Random(seed)
+            again.randrange(len(allowed))
+            assert handle.rng.getstate() == again.getstate(), "exactly one draw"
+        expected = 400 / len(allowed)
+        assert all(0.7 * expected < n < 1.3 * expected for n in counts.values()), counts
+    plugin = make_plugin("GpuRandom", snapshot, handle=Handle())
+    assert plugin.choose_gpus(CycleState(), WHOLE, a) == (1,)
+    assert plugin.choose_gpus(CycleState(), gpu_pod("two", 2), a) == (1, 2)
+
+
 def fgd_handle() -> Handle:
     """Workload: one 1-GPU pod and one 500m pod (1 CPU each): two typical pods, weight 0.5 each."""
     handle = Handle()
@@ -235,3 +263,10 @@ def test_plain_and_fast_runs_are_identical(policy: str) -> None:
         bound = [e for e in sim.trace.events if e["type"] == "bound"]
         assert any(e.get("gpus") for e in bound)
     assert traces[0] == traces[1]
+
+
+def test_the_six_gpu_presets_break_ties_as_the_artifact_does_and_the_others_as_upstream() -> None:
+    for name in ("gpu-random", "gpu-dot-product", "gpu-clustering", "gpu-packing", "gpu-best-fit", "gpu-fgd"):
+        assert builtin_policy(name).tie_break == "shuffled-first-fit", name
+    for name in ("default", "bin-packing", "upgrade-aware", "legacy-v1.5"):
+        assert builtin_policy(name).tie_break == "random", name

@@ -1,0 +1,60 @@
+"""The cycle panel and the narration say which tie-break rule picked the node (docs/policy.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from django.template.loader import render_to_string
+
+from kubeviz.web.rendering import cycle_context
+from scheduler_core.config import default_policy
+from scheduler_core.replay import ViewState, narrate
+from scheduler_core.simulation import Simulation
+from tests.core.test_tie_break import five_alike
+
+
+def run(tie_break: str) -> tuple[ViewState, list[str]]:
+    """Five alike nodes and one pod: all five tie at the best score."""
+    sim = Simulation(five_alike(), dataclasses.replace(default_policy(), tie_break=tie_break))
+    sim.run()
+    state = ViewState()
+    for event in sim.trace.events:
+        state.apply(event)
+        if event["type"] == "selected":
+            break
+    return state, [line for line in map(narrate, sim.trace.events) if line and "→" in line]
+
+
+def test_shuffled_first_fit_says_how_many_tied_and_that_the_order_decided() -> None:
+    state, (line,) = run("shuffled-first-fit")
+    node = state.current["selected"]
+    assert line.startswith(f"p0 → {node}: 5 of 5 evaluated nodes fit; {node} has best score ")
+    assert line.endswith(
+        ", one of 5 nodes tied at the best score: it comes first among them in this run's shuffled node order "
+        "(position 1; tie-break shuffled-first-fit)."
+    )
+    ctx = cycle_context(state)
+    assert ctx["tie"].startswith("one of 5 nodes tied")
+    html = render_to_string("web/runs/partials/cycle.html", {"cycle": ctx, "run": None})
+    assert f"<b>{node}</b> was one of 5 nodes tied at the best score" in html
+
+
+def test_random_says_the_node_was_picked_at_random_among_the_tied_it_shows() -> None:
+    state, (line,) = run("random")
+    assert "picked at random among them (kube-scheduler's tie-break)." in line
+    assert "and maybe more" in line, "top shows three tied nodes: there may be more"
+    ctx = cycle_context(state)
+    assert ctx["tie"].startswith("tied at the best score with ")
+
+
+@pytest.mark.parametrize("tie_break", ["random", "shuffled-first-fit"])
+def test_no_tie_no_words(tie_break: str) -> None:
+    scenario = five_alike()
+    scenario = dataclasses.replace(scenario, nodes=scenario.nodes[:1])
+    sim = Simulation(scenario, dataclasses.replace(default_policy(), tie_break=tie_break))
+    sim.run()
+    state = ViewState()
+    for event in sim.trace.events:
+        state.apply(event)
+    assert cycle_context(state)["tie"] is None
