@@ -396,7 +396,7 @@ def test_as_dict_is_json_and_format_metrics_summarises() -> None:
         "  Deployment default/web (3/3 ready): revision 1 completed in 5.0s; revision 2 stalled after 190.0s\n" in text
     )
     assert "Fragmentation: 0.73 (5.5 of 7.5 free CPU stranded" in text
-    assert "1.2 CPU, 1Gi memory" in text
+    assert "1.2 CPU, 1 Gi memory" in text
     assert "Allocated at the end: cpu" in text
     assert compute_metrics([]).as_dict()["time_pending_p95_ms"] is None
     assert "mean -, p95 -" in format_metrics(compute_metrics([]))
