@@ -138,6 +138,8 @@ def _score_sentence(
     use stay balanced, pulled the other way by 8; node-a3 won by 15 (417 against 402)"."""
     toward = sorted((p for p, g in gaps.items() if g > 0), key=lambda p: (-gaps[p], p))
     against = sorted((p for p, g in gaps.items() if g < 0), key=lambda p: (gaps[p], p))
+    if not toward:  # no plugin's weighted score explains the gap (it cannot happen with plugins alone)
+        return f"{label} scored {node} {mine:g} against {rival} {theirs:g}"
     lead = toward[0]
     name, wants = prefs.get(lead, (lead, ""))
     text = f"in {label} {name} {wants or 'scored it higher'}: it gave {node} {gaps[lead]:g} more than {rival}"
@@ -207,11 +209,12 @@ def _why_column(
         chosen = totals.get(d.node)
         top = [n for n, t in totals.items() if t == chosen]
         rivals = [n for n in others if n in totals and n != d.node]
-        if rivals:
+        if rivals and chosen is not None:
             rival = rivals[0]
             if totals[rival] == chosen:
+                every = "both" if len(top) == 2 else "all"
                 return "tie", (
-                    f"a tie in {label}: {', '.join(sorted(top))} {'both' if len(top) == 2 else 'all'} scored {chosen:g}; "
+                    f"a tie in {label}: {', '.join(sorted(top))} {every} scored {chosen:g}; "
                     f"selectHost's reservoir sampling picked {d.node} with this seed"
                 )
             mine, theirs = _weighted(cycle, d.node), _weighted(cycle, rival)
