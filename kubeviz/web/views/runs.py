@@ -27,7 +27,7 @@ from ..node_view import card_context
 from ..rendering import format_time
 from ..run_frames import render_frame, render_playhead, render_recording
 from ..services.event_pages import EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT
-from ..services.forks import fork_context, fork_label
+from ..services.forks import fork_context, fork_label, fork_parent_label
 from ..services.playhead import DEFAULT_SPEED, SPEEDS, Playhead, speed_label
 from ..services.recording import RunRecording
 from .params import query_number
@@ -48,9 +48,12 @@ def run_list(request: HttpRequest) -> HttpResponse:
     """The latest listed runs: shared built-in ones, the viewer's own, public ones of signed-in
     users (access.listed_runs); runs started without an account are not listed."""
     runs = (
-        listed_runs(request.user).select_related("scenario", "policy", "cluster").order_by("-created")[:RUN_LIST_SIZE]
+        listed_runs(request.user)
+        .select_related("scenario", "policy", "cluster", "parent__policy")
+        .order_by("-created")[:RUN_LIST_SIZE]
     )
-    rows = [{"run": run, "t": format_time(run.t_ms)} for run in runs]
+    # A fork says what it changed and links its parent, or it looks exactly like the parent.
+    rows = [{"run": run, "t": format_time(run.t_ms), "fork": fork_parent_label(run)} for run in runs]
     return render(request, "web/runs/list.html", {"runs": rows})
 
 
