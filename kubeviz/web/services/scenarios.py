@@ -633,7 +633,7 @@ def create_scenario(upload: Upload, owner: User | None) -> Created:
 POLICY_SUGGESTIONS: dict[str, tuple[tuple[str, ...], str]] = {
     "default": (
         ("mixed-small", "sts-upgrade-under-pressure", "preemption-basics"),
-        "The baseline: run any scenario with it first, then with another policy to compare.",
+        "The baseline: run a scenario with it first, then with another policy to compare.",
     ),
     "upgrade-aware": (
         ("sts-upgrade-under-pressure",),
@@ -661,7 +661,7 @@ POLICY_SUGGESTIONS: dict[str, tuple[tuple[str, ...], str]] = {
         "Only differs from default on clusters of more than 100 nodes; upload a big one to see it.",
     ),
 }
-GENERIC_SUGGESTION = "Try it on any scenario and compare the result with the default policy."
+GENERIC_SUGGESTION = "Then run the same scenario under the default policy and compare."
 
 
 def policy_suggestions(policy: Policy, user: Viewer) -> tuple[list[Scenario], str]:
