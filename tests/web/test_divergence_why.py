@@ -139,3 +139,33 @@ def test_the_worked_packing_comparison_names_the_strategies() -> None:
     assert web0["because"]["default"].startswith(
         "in default NodeResourcesFit (LeastAllocated) prefers emptier nodes: it gave node-a2 4 more than node-a3"
     )
+
+
+def test_a_node_filtered_out_in_one_column_says_which_filter() -> None:
+    """After a drain the node is cordoned: the what-if column never scored it."""
+    a = _cycle("default/p", "node-1", {"node-0": {"NodeResourcesFit": 10}, "node-1": {"NodeResourcesFit": 30}})
+    b = _cycle("default/p", "node-0", {"node-0": {"NodeResourcesFit": 10}})
+    b.insert(
+        2,
+        {
+            "seq": 1,
+            "t_ms": 0,
+            "cycle": 1,
+            "type": "filter",
+            "pod": "default/p",
+            "evaluated": 2,
+            "feasible": 1,
+            "histogram": {},
+            "nominated_node": None,
+            "results": [
+                {
+                    "node": "node-1",
+                    "code": "UnschedulableAndUnresolvable",
+                    "plugin": "NodeUnschedulable",
+                    "reasons": ["node(s) were unschedulable"],
+                },
+            ],
+        },
+    )
+    div = _because({"original": a, "what if": b}, {})
+    assert div["because"]["what if"] == ("in what if node-1 did not pass NodeUnschedulable: node(s) were unschedulable")

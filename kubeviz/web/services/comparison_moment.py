@@ -119,7 +119,7 @@ def _column_context(column: Column, state: ViewState, divergence: dict[str, Any]
         "seeds": len(column.runs),
         "header": frame_header(state),
         "lanes": rendering.lanes_context(state),
-        "legend": [],
+        "legend": rendering.priority_legend(state),  # the live one: the priorities of the pods shown now
         "highlight": column_highlight(column, divergence, grid),
         "rollouts": rollouts,
         "seq": state.seq,

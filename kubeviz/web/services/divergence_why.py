@@ -221,7 +221,16 @@ def _why_column(
             gaps = {p: mine.get(p, 0) - theirs.get(p, 0) for p in set(mine) | set(theirs)}
             return "score", _score_sentence(label, d.node, rival, chosen, totals[rival], gaps, prefs)
         if len(top) > 1 and not others:
-            return "tie", f"a tie in {label}: {', '.join(sorted(top))} all scored {chosen:g}"
+            every = "both" if len(top) == 2 else "all"
+            return "tie", f"a tie in {label}: {', '.join(sorted(top))} {every} scored {chosen:g}"
+    rejected = {r.get("node"): r for r in flt.get("results") or () if r.get("code") not in (None, "Success")}
+    for node in others:
+        row = rejected.get(node)
+        # Out of room (NodeResourcesFit): who took the space says more, below; any other filter
+        # (a cordon, a taint, affinity) is the reason itself.
+        if node != d.node and row is not None and row.get("plugin") != "NodeResourcesFit":
+            reasons = "; ".join(row.get("reasons") or ()) or row.get("code", "")
+            return "cluster", f"in {label} {node} did not pass {row.get('plugin')}: {reasons}"
     for node in others:
         if node == d.node:
             continue
