@@ -26,12 +26,12 @@ from .gpu import import_cli
 from .k8s_parse import parse_duration_ms
 from .metrics import MetricsAccumulator, format_metrics
 from .policy import builtin_policies, builtin_policy, builtin_policy_names, load_policy_file
-from .quantity import format_quantity
 from .run_end import DEFAULT_MAX_EVENTS, DEFAULT_MAX_VIRTUAL_MS
 from .scenario import builtin_scenario_names, load_scenario_file
 from .scenario_types import Scenario
 from .simulation import RunSummary, Simulation
 from .trace import DETAIL_FULL, DETAIL_SUMMARY
+from .units import format_amount
 from .yamlsource import DEFAULT_READ_CPU_SECONDS, CpuAllowance
 
 __all__ = ["main", "build_parser"]
@@ -425,7 +425,7 @@ def _print_summary(summary: RunSummary, out: TextIO, show_all: bool, elapsed: fl
         w(f"{p.pod:{width}}  {p.node or '-':14} {p.attempts:>5} {waited:>8}  {result}\n")
     if len(pods) < len(summary.pods):
         w(f"… {len(summary.pods) - len(pods)} more pods (--all lists them)\n")
-    w("\nNODE           CPU (requested/allocatable)         MEMORY                               PODS\n")
+    w("\nNODE           CPU (requested/allocatable, cores)  MEMORY (binary units)                PODS\n")
     for row in summary.nodes:
         req: dict[str, int] = row["requested"]
         alloc: dict[str, int] = row["allocatable"]
@@ -433,7 +433,7 @@ def _print_summary(summary: RunSummary, out: TextIO, show_all: bool, elapsed: fl
         for res in ("cpu", "memory"):
             used, cap = req.get(res, 0), alloc.get(res, 0)
             pct = f"{100 * used // cap:3d}%" if cap else "  -"
-            text = f"{format_quantity(res, used)}/{format_quantity(res, cap)}"
+            text = f"{format_amount(res, used)}/{format_amount(res, cap)}"
             cells.append(f"{_bar(used, cap)} {pct} {text:16}")
         flag = " (cordoned)" if row["unschedulable"] else ""
         w(f"{row['node']:14} {cells[0]} {cells[1]} {row['pods']:>4}/{alloc.get('pods', 0)}{flag}\n")

@@ -18,8 +18,10 @@ from typing import Any
 from .config import Policy
 from .gpu.metrics import mean_curve
 from .metrics import RunMetrics, compute_metrics
+from .packing import Packing
 from .scenario_types import Scenario
 from .simulation import Simulation
+from .units import format_bytes, format_cpu
 
 __all__ = [
     "Decision",
@@ -34,19 +36,34 @@ __all__ = [
 ]
 
 # (key, heading) of the summary table, in order; docs/metrics.md defines each figure.
+# Headings name the unit of a bare number; cells that carry their unit ("14.5 Gi") need none.
 SUMMARY_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("pods_scheduled", "scheduled"),
-    ("pods_pending_at_end", "pending at end"),
-    ("time_pending_mean_s", "mean pending s"),
-    ("time_pending_p95_s", "p95 pending s"),
+    ("pods_scheduled", "scheduled (pods)"),
+    ("pods_pending_at_end", "pending at end (pods)"),
+    ("time_pending_mean_s", "mean pending (s)"),
+    ("time_pending_p95_s", "p95 pending (s)"),
     ("attempts_total", "attempts"),
     ("preemptions", "preemptions"),
-    ("victims", "victims"),
+    ("victims", "victims (pods)"),
     ("rollouts", "rollouts"),
-    ("cpu_allocated", "cpu allocated"),
-    ("memory_allocated", "memory allocated"),
-    ("fragmentation", "fragmentation"),
+    ("cpu_allocated", "cpu allocated (%)"),
+    ("memory_allocated", "memory allocated (%)"),
+    ("fragmentation", "fragmentation (% of free cpu)"),
+    # Packing (packing.py, docs/metrics.md#packing-packing): where the pods ended up.
+    ("nodes_used", "nodes used"),
+    ("empty_nodes", "empty nodes"),
+    ("placed_on", "nodes the scheduler placed pods on"),
+    ("pods_per_node", "pods per used node (min / median / max)"),
+    ("largest_free_cpu", "largest free cpu on one node (cores)"),
+    ("largest_free_memory", "largest free memory on one node"),
+    ("zone_skew", "zone skew (scheduled pods, max - min)"),
+    ("placed_differently", "pods placed unlike the first policy"),
 )
+
+# Figures of one run behind a SUMMARY_COLUMNS cell made of several (the pods-per-node triple).
+_PER_NODE = ("pods_per_node_min", "pods_per_node_median", "pods_per_node_max")
+# SUMMARY_COLUMNS cells that are not one run's number: text, a triple, or relative to another policy.
+_NOT_AGGREGATED = ("rollouts", "pods_per_node", "placed_differently")
 
 # (key, heading) of the GPU figures, after SUMMARY_COLUMNS when a run had GPUs (RunMetrics.gpu;
 # docs/metrics.md#gpus-gpu). Percentages are of the cluster's GPU capacity, 0..100.
@@ -120,7 +137,9 @@ class PolicyResult:
         out: dict[str, dict[str, float | None]] = {}
         per_seed = [self.figures(seed) for seed in sorted(self.runs)]
         columns = SUMMARY_COLUMNS + GPU_COLUMNS if self.has_gpu else SUMMARY_COLUMNS
-        for key, _ in columns:
+        keys = [key for key, _ in columns if key not in _NOT_AGGREGATED[1:]]
+        keys[keys.index("largest_free_cpu") : keys.index("largest_free_cpu")] = _PER_NODE
+        for key in keys:
             values = [v for f in per_seed if isinstance(v := f.get(key), (int, float))]
             if not values:
                 out[key] = {"mean": None, "spread": None, "min": None, "max": None}
@@ -152,11 +171,13 @@ class Comparison:
     def as_dict(self) -> dict[str, Any]:
         gpu = self.has_gpu
         policies = []
-        for r in self.results:
+        differing = self.placed_differently()
+        for r, placed in zip(self.results, differing, strict=True):
             entry: dict[str, Any] = {
                 "policy": r.policy,
                 "per_seed": {str(seed): r.figures(seed) for seed in sorted(r.runs)},
                 "aggregate": r.aggregate(),
+                "placed_differently": placed,
                 "metrics": {str(seed): m.as_dict() for seed, m in sorted(r.runs.items())},
             }
             if gpu:
@@ -169,17 +190,40 @@ class Comparison:
             "divergences": [d.as_dict() for d in self.divergences()],
         }
 
+    def placed_differently(self) -> list[float | None]:
+        """Per policy, the mean over seeds of the queued pods whose final node differs from the
+        first policy's on the same seed (matched by name and incarnation); None for the first.
+        Two policies that placed pods differently never read the same."""
+        if not self.results:
+            return []
+        first = self.results[0]
+        out: list[float | None] = [None]
+        for r in self.results[1:]:
+            counts = [
+                _placement_differences(first.runs[seed], r.runs[seed]) for seed in sorted(r.runs) if seed in first.runs
+            ]
+            out.append(statistics.fmean(counts) if counts else None)
+        return out
+
     def table(self) -> list[list[str]]:
         """Rows for a text or CSV table: one per policy, figures as mean (± spread over seeds).
         The columns are SUMMARY_COLUMNS, then GPU_COLUMNS when a run had GPUs."""
         columns = SUMMARY_COLUMNS + GPU_COLUMNS if self.has_gpu else SUMMARY_COLUMNS
         rows = [["policy", *(heading for _, heading in columns)]]
-        for r in self.results:
+        differing = self.placed_differently()
+        for position, r in enumerate(self.results):
             agg = r.aggregate()
             row = [r.policy]
             for key, _ in columns:
                 if key == "rollouts":
                     row.append(_rollout_cell(r))
+                    continue
+                if key == "pods_per_node":
+                    row.append(" / ".join(_format_cell(k, (agg.get(k) or {}).get("mean"), None, 1) for k in _PER_NODE))
+                    continue
+                if key == "placed_differently":
+                    value = differing[position]
+                    row.append("-" if value is None else f"{value:g}" if len(self.seeds) == 1 else f"{value:.1f}")
                     continue
                 cell = agg.get(key) or {}
                 row.append(_format_cell(key, cell.get("mean"), cell.get("spread"), len(self.seeds)))
@@ -204,6 +248,12 @@ class Comparison:
 def _format_cell(key: str, mean: float | None, spread: float | None, seeds: int) -> str:
     if mean is None:
         return "-"
+    if key == "largest_free_cpu":  # millicores, shown in cores (units.py)
+        extra = f" ± {format_cpu(round(spread))}" if seeds > 1 and spread else ""
+        return format_cpu(round(mean)) + extra
+    if key == "largest_free_memory":  # bytes, shown in binary units
+        extra = f" ± {format_bytes(round(spread))}" if seeds > 1 and spread else ""
+        return format_bytes(round(mean)) + extra
     if key in ("cpu_allocated", "memory_allocated", "fragmentation"):
         text = f"{100 * mean:.0f}%"
         extra = f" ± {100 * spread:.0f}" if seeds > 1 and spread else ""
@@ -238,6 +288,22 @@ def _rollout_cell(result: PolicyResult) -> str:
     return "; ".join(f"{name}: {' / '.join(sorted(labels))}" for name, labels in sorted(outcomes.items()))
 
 
+def _placement_differences(a: RunMetrics, b: RunMetrics) -> int:
+    """Queued pods (by name and incarnation) whose final node differs between ``a`` and ``b``."""
+
+    def placements(m: RunMetrics) -> dict[tuple[str, int], str | None]:
+        seen: dict[str, int] = {}
+        out: dict[tuple[str, int], str | None] = {}
+        for p in m.pods:
+            n = seen[p.pod] = seen.get(p.pod, -1) + 1
+            if not p.prebound:
+                out[(p.pod, n)] = p.node if p.outcome == "bound" else None
+        return out
+
+    left, right = placements(a), placements(b)
+    return sum(1 for key in left.keys() | right.keys() if left.get(key) != right.get(key))
+
+
 def summary_figures(metrics: RunMetrics) -> dict[str, Any]:
     """The comparable figures of one run (all numbers, or a text for rollouts); the GPU_COLUMNS
     keys only for a run with GPUs."""
@@ -262,6 +328,19 @@ def summary_figures(metrics: RunMetrics) -> dict[str, Any]:
         "cpu_allocated": allocation.get("cpu"),
         "memory_allocated": allocation.get("memory"),
         "fragmentation": fragmentation,
+    }
+    packing = metrics.packing or Packing.from_dict(None)
+    per_node = packing.pods_per_node
+    figures |= {
+        "nodes_used": packing.nodes_used,
+        "empty_nodes": packing.empty_nodes,
+        "placed_on": packing.placed_on,
+        "pods_per_node_min": per_node.get("min"),
+        "pods_per_node_median": per_node.get("median"),
+        "pods_per_node_max": per_node.get("max"),
+        "largest_free_cpu": packing.largest_free.get("cpu"),
+        "largest_free_memory": packing.largest_free.get("memory"),
+        "zone_skew": packing.zone_skew,
     }
     gpu = metrics.gpu
     if gpu is not None:

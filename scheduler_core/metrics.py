@@ -19,7 +19,9 @@ from typing import Any
 from . import trace_events as te
 from .gpu.metrics import GpuFiguresAccumulator
 from .gpu.request import GPU_RESOURCE, MILLI
-from .quantity import format_quantity
+from .model import LABEL_ZONE
+from .packing import Packing, packing_figures
+from .units import format_bytes, format_cpu
 
 __all__ = [
     "STALL_AFTER_MS",
@@ -154,6 +156,8 @@ class RunMetrics:
     fragmentation: Fragmentation
     # The GPU figures (gpu/metrics.py); None when no node of the run had a GPU.
     gpu: dict[str, Any] | None = None
+    # Where the pods ended up (packing.py): nodes used, empty nodes, largest free block, zones.
+    packing: Packing | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON; the ``gpu`` key only for a run with GPUs, so other runs read as before."""
@@ -180,6 +184,7 @@ class RunMetrics:
             },
             "allocation_final": dict(self.allocation_final),
             "fragmentation": self.fragmentation.as_dict(),
+            "packing": (self.packing or Packing.from_dict(None)).as_dict(),
         }
         if self.gpu is not None:
             out["gpu"] = self.gpu
@@ -308,6 +313,7 @@ class MetricsAccumulator:
         self._lane_series = {lane: _Series() for lane in LANES}
         self._alloc_series: dict[str, _Series] = {}
         self._allocatable: dict[str, dict[str, int]] = {}
+        self._zone_of: dict[str, str] = {}
         self._present: dict[str, None] = {}  # insertion-ordered set of nodes
         self._cordoned: set[str] = set()
         self._resources: dict[str, None] = {}
@@ -438,6 +444,11 @@ class MetricsAccumulator:
         node = e["node"]
         self._allocatable[node] = dict(e.get("allocatable") or {})
         self._present[node] = None
+        zone = (e.get("labels") or {}).get(LABEL_ZONE)
+        if zone is not None:
+            self._zone_of[node] = zone
+        else:
+            self._zone_of.pop(node, None)
         for res in self._allocatable[node]:
             self._resources.setdefault(res, None)
         self._set_cordoned(node, bool(e.get("unschedulable")))
@@ -619,6 +630,14 @@ class MetricsAccumulator:
                 self._last_usage,
             ),
             gpu=self._gpu.result(),
+            packing=packing_figures(
+                self._present,
+                self._cordoned,
+                self._allocatable,
+                self._zone_of,
+                self._last_usage,
+                [r.node for r in records if not r.prebound and r.outcome == OUT_BOUND and r.node is not None],
+            ),
         )
 
 
@@ -712,12 +731,11 @@ _STATUS_WORD = {COMPLETED: "in", STALLED: "after", IN_PROGRESS: "for", SUPERSEDE
 
 
 def _cpu(millicores: int) -> str:
-    return f"{millicores / 1000:g}"
+    return format_cpu(millicores)
 
 
 def _memory(amount: int) -> str:
-    exact = format_quantity("memory", amount)
-    return exact if not exact.isdigit() or amount == 0 else f"{round(amount / 2**20)}Mi"
+    return format_bytes(amount)
 
 
 def _names(names: list[str], limit: int = 5) -> str:
@@ -771,9 +789,26 @@ def format_metrics(metrics: RunMetrics) -> str:
     if m.allocation_final:
         alloc = ", ".join(f"{res} {100 * v:.0f}%" for res, v in m.allocation_final.items())
         lines.append(f"Allocated at the end: {alloc}")
+    if m.packing is not None and m.packing.nodes:
+        lines.extend(_packing_lines(m.packing))
     if m.gpu is not None:
         lines.append(_gpu_line(m.gpu))
     return "\n".join(lines) + "\n"
+
+
+def _packing_lines(p: Packing) -> list[str]:
+    per = p.pods_per_node
+    used = f"Packing: {p.nodes_used} of {p.nodes} nodes used, {p.empty_nodes} empty"
+    if p.nodes_used:
+        used += f"; {per['min']}/{per['median']}/{per['max']} pods per used node (min/median/max)"
+    if p.zones:
+        used += "; scheduled pods per zone: " + ", ".join(f"{z} {n}" for z, n in p.zones.items())
+        used += f" (skew {p.zone_skew})"
+    free = p.largest_free
+    return [
+        used,
+        f"Largest free block on one node: {format_cpu(free['cpu'])} CPU, {format_bytes(free['memory'])} memory",
+    ]
 
 
 def _gpu_line(gpu: Mapping[str, Any]) -> str:

@@ -17,8 +17,8 @@ import copy
 from collections import deque
 from typing import Any
 
-from .quantity import format_quantity
 from .tie_break import describe_tie
+from .units import format_usage
 
 __all__ = ["ViewState", "narrate", "NARRATION_LINES", "GPU_MILLI"]
 
@@ -509,7 +509,7 @@ class ViewState:
                     "allocatable": cap,
                     "used_pct": min(100.0, 100.0 * used / cap),
                     "held_pct": max(0.0, min(100.0 - min(100.0, 100.0 * used / cap), 100.0 * extra / cap)),
-                    "label": f"{format_quantity(resource, used)} / {format_quantity(resource, cap)}",
+                    "label": format_usage(resource, used, cap),
                 }
             )
         return bars

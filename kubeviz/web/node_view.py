@@ -20,8 +20,8 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
-from scheduler_core.quantity import format_quantity
 from scheduler_core.replay import GPU_MILLI, ViewState
+from scheduler_core.units import format_amount
 
 from . import node_grid
 from .frames import Group, oob
@@ -134,7 +134,7 @@ def card_context(state: ViewState, name: str, chosen: str | None) -> dict[str, A
     for bar in bars:
         bar["used_pct"] = round(bar["used_pct"], 1)
         bar["held_pct"] = round(bar["held_pct"], 1)
-        bar["held_label"] = format_quantity(bar["resource"], bar["held"]) if bar["held"] else ""
+        bar["held_label"] = format_amount(bar["resource"], bar["held"]) if bar["held"] else ""
     labels = node.get("labels", {})
     keys = node["pods"]
     return {

@@ -11,8 +11,8 @@ import math
 import re
 from typing import Any
 
-from scheduler_core.quantity import format_quantity
 from scheduler_core.replay import ViewState
+from scheduler_core.units import format_amount
 
 from .charts import ChartSeries, format_seconds, line_chart, node_bars_chart
 from .models import Run, RunStatus
@@ -91,7 +91,7 @@ def short_pod(key: str) -> str:
 
 
 def _requests_text(requests: dict[str, int]) -> str:
-    return ", ".join(f"{r} {format_quantity(r, v)}" for r, v in sorted(requests.items())) or "no requests"
+    return ", ".join(f"{r} {format_amount(r, v)}" for r, v in sorted(requests.items())) or "no requests"
 
 
 def gpu_text(gpu: dict[str, Any], gpus: list[int] | None = None) -> str:

@@ -119,7 +119,7 @@ def test_the_cli_prints_the_same_table_as_csv_and_json(capsys):
     code = main(["compare", "bin-packing-vs-spread", "--policy", "spread", "--policy", "bin-packing", "--csv"], out=out)
     assert code == 0
     rows = list(csv.reader(io.StringIO(out.getvalue())))
-    assert rows[0][:3] == ["policy", "scheduled", "pending at end"]
+    assert rows[0][:3] == ["policy", "scheduled (pods)", "pending at end (pods)"]
     assert [r[0] for r in rows[1:]] == ["spread", "bin-packing"]
     out = io.StringIO()
     assert (
@@ -134,3 +134,29 @@ def test_the_cli_prints_the_same_table_as_csv_and_json(capsys):
 def test_the_cli_refuses_a_single_policy(capsys):
     assert main(["compare", "mixed-small", "--policy", "default"], out=io.StringIO()) == 2
     assert "give 2 to 6 policies" in capsys.readouterr().err
+
+
+def test_a_packing_comparison_differs_in_nodes_used_and_placements() -> None:
+    """bin-packing leaves node-3 empty where spread uses all four: the summaries say so, and the
+    placements row counts the pods the two put on different nodes (10 of 13 on seed 3)."""
+    from scheduler_core.compare import SUMMARY_COLUMNS, compare
+    from scheduler_core.policy import builtin_policy
+    from scheduler_core.scenario import builtin_scenario
+
+    result = compare(
+        lambda: builtin_scenario("bin-packing-vs-spread"),
+        [("spread", builtin_policy("spread")), ("bin-packing", builtin_policy("bin-packing"))],
+        [3],
+    )
+    table = result.table()
+    column = {key: 1 + i for i, (key, _) in enumerate(SUMMARY_COLUMNS)}
+    spread, packed = table[1], table[2]
+    assert (spread[column["nodes_used"]], packed[column["nodes_used"]]) == ("4", "3")
+    assert (spread[column["empty_nodes"]], packed[column["empty_nodes"]]) == ("0", "1")
+    assert packed[column["pods_per_node"]] == "1 / 4 / 8"
+    assert (spread[column["largest_free_memory"]], packed[column["largest_free_memory"]]) == ("5 Gi", "8 Gi")
+    assert (spread[column["placed_differently"]], packed[column["placed_differently"]]) == ("-", "10")
+    assert result.placed_differently() == [None, 10.0]
+    data = result.as_dict()
+    assert data["policies"][1]["per_seed"]["3"]["nodes_used"] == 3
+    assert data["policies"][1]["placed_differently"] == 10.0

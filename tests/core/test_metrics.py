@@ -396,7 +396,7 @@ def test_as_dict_is_json_and_format_metrics_summarises() -> None:
         "  Deployment default/web (3/3 ready): revision 1 completed in 5.0s; revision 2 stalled after 190.0s\n" in text
     )
     assert "Fragmentation: 0.73 (5.5 of 7.5 free CPU stranded" in text
-    assert "1.2 CPU, 1Gi memory" in text
+    assert "1.2 CPU, 1 Gi memory" in text
     assert "Allocated at the end: cpu" in text
     assert compute_metrics([]).as_dict()["time_pending_p95_ms"] is None
     assert "mean -, p95 -" in format_metrics(compute_metrics([]))
@@ -507,3 +507,55 @@ def test_metrics_of_a_small_scenario_with_a_pod_that_never_fits() -> None:
         1000,
         1.0,
     )
+
+
+def test_packing_tells_bin_packing_from_spreading() -> None:
+    """Same pods, same allocation elsewhere: the packing figures differ where the pods went.
+
+    bin-packing-vs-spread, seed 3 (13 pods of 500m/1Gi … on 4 nodes of 4 CPU / 8 Gi in 2 zones):
+    spread ends 3/3/3/3 pods on all 4 nodes, zones even; bin-packing 8, 4 and 1 on three nodes,
+    node-3 empty with its whole 4 CPU / 8 Gi free, 8 pods in one zone and 5 in the other."""
+    from scheduler_core.policy import builtin_policy
+    from scheduler_core.scenario import builtin_scenario
+    from scheduler_core.simulation import Simulation
+
+    figures = {}
+    for name in ("spread", "bin-packing"):
+        sim = Simulation(builtin_scenario("bin-packing-vs-spread"), builtin_policy(name), 3)
+        sim.run()
+        packing = compute_metrics(sim.trace.events).packing
+        assert packing is not None
+        figures[name] = packing
+    spread, packed = figures["spread"], figures["bin-packing"]
+    assert (spread.nodes_used, spread.empty_nodes) == (4, 0)
+    assert (packed.nodes_used, packed.empty_nodes) == (3, 1)
+    assert spread.pods_per_node == {"min": 3, "median": 3, "max": 3}
+    assert packed.pods_per_node == {"min": 1, "median": 4, "max": 8}
+    assert packed.largest_free == {"cpu": 4000, "cpu_node": "node-3", "memory": 8 * GI, "memory_node": "node-3"}
+    assert spread.largest_free["cpu"] == 2500
+    assert spread.zone_skew == 0
+    assert packed.zone_skew == 3
+
+
+def test_packing_leaves_out_cordoned_nodes_and_counts_zones_with_no_pods() -> None:
+    """A cordoned node's free space is no block for a pod; an empty zone counts as 0 pods."""
+    zone = "topology.kubernetes.io/zone"
+    t = T()
+    for name, cpu, mem, z, cordoned in (
+        ("a", 4000, 4 * GI, "z1", False),
+        ("b", 8000, 8 * GI, "z2", True),
+        ("c", 2000, GI, "z3", False),
+    ):
+        alloc = {"cpu": cpu, "memory": mem}
+        t(0, "node_added", node=name, allocatable=alloc, labels={zone: z}, taints=[], unschedulable=cordoned)
+    t.add(0, "p", cpu=1000)
+    t(0, "bound", pod="p", node="a")
+    t(0, "node_usage", nodes={"a": {"requested": {"cpu": 1000}, "pods": 1, "nominated": 0}})
+    events = t.events
+    p = compute_metrics(events).packing
+    assert p is not None
+    assert (p.nodes, p.nodes_used, p.empty_nodes, p.placed_on) == (3, 1, 2, 1)
+    # a has 3 CPU and 4 Gi free; b (8 CPU free) is cordoned, so the block is a's.
+    assert p.largest_free == {"cpu": 3000, "cpu_node": "a", "memory": 4 * GI, "memory_node": "a"}
+    assert p.zones == {"z1": 1, "z3": 0}  # z2's only node is cordoned
+    assert p.zone_skew == 1

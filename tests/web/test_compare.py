@@ -527,3 +527,30 @@ def test_rollout_badges_show_the_state_at_the_playhead() -> None:
     done = {"started_ms": 40_000, "completed_ms": 76_000, "last_progress_ms": 76_000, "status": "completed"}
     assert rollout_at(done, 50_000, 120_000)["status"] == "in progress"
     assert rollout_at(done, 80_000, 120_000) == {"status": "completed", "duration": "36.0s"}
+
+
+def test_a_packing_comparison_shows_where_the_pods_went(client: Client, builtins: None, started: list[Run]) -> None:
+    """spread against bin-packing: the same allocation story, but the summary says bin-packing
+    used 3 nodes and left one empty, highlights the rows that differ, and the exports carry it."""
+    comparison = make("bin-packing-vs-spread", ["spread", "bin-packing"])
+    run_all(comparison)
+    results = results_context(comparison, service.columns_of(comparison))
+    assert results is not None
+    rows = {row["key"]: row for row in results["rows"]}
+    assert [c["text"] for c in rows["nodes_used"]["cells"]] == ["4", "3"]
+    assert [c["text"] for c in rows["empty_nodes"]["cells"]] == ["0", "1"]
+    assert [c["text"] for c in rows["placed_differently"]["cells"]] == ["-", "10"]
+    assert rows["nodes_used"]["differs"]
+    assert rows["placed_differently"]["differs"]
+    assert not rows["preemptions"]["differs"]  # 0 and 0
+    body = client.get(comparison.get_absolute_url(), {"t_ms": 10**9}).content.decode()
+    assert '<tr data-key="nodes_used" class="differs" data-differs="true">' in body
+    assert '<tr data-key="preemptions">' in body
+    data = json.loads(client.get(reverse("compare-json", args=[comparison.id])).content)
+    seed = str(comparison.seeds[0])
+    assert [p["per_seed"][seed]["nodes_used"] for p in data["policies"]] == [4, 3]
+    assert [p["placed_differently"] for p in data["policies"]] == [None, 10.0]
+    assert data["policies"][1]["metrics"][seed]["packing"]["largest_free"]["memory"] == 8 * 2**30
+    header = next(csv.reader(io.StringIO(client.get(reverse("compare-csv", args=[comparison.id])).content.decode())))
+    assert "nodes used" in header
+    assert "mean pending (s)" in header

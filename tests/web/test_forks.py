@@ -355,3 +355,50 @@ def test_the_step_loop_records_a_fork_from_the_fork_point_on(parent, user, publi
     assert made.run.status == RunStatus.FINISHED, made.run.error
     assert dumps(stored(made.run, AT)) == dumps(stored(parent, AT))
     assert stored(made.run)[AT + 1]["what_if"] == "cordon node-a2"
+
+
+# -- refused forks in the browser, set-up forks, the Runs list ----------------------------------
+
+
+def test_a_browsers_refused_fork_comes_back_as_a_form_error_at_the_playhead(logged_in_client, parent):
+    """A form post (Accept: text/html) is answered with the run page, 400, at the posted event,
+    the message next to the form and the fields as typed; scripts keep the plain-text 400."""
+    response = post_fork(logged_in_client, parent, headers={"Accept": "text/html"}, action="drain", target="node-z")
+    assert response.status_code == 400
+    assert response["Content-Type"].startswith("text/html")
+    body = response.content.decode()
+    assert '<p id="fork-error" class="form-error fork-error" role="alert">' in body
+    assert "target: there is no node &#x27;node-z&#x27; at event 50" in body
+    assert 'value="node-z"' in body
+    assert '<option value="drain" selected>' in body
+    assert 'id="fork-target" name="target"' in body
+    assert 'aria-invalid="true"' in body
+    assert f'data-position="{AT}"' in body or f'value="{AT}"' in body  # the playhead stays at event 50
+    # The address bar keeps the moment, so reload and Back come back to it (escapejs writes "=" as \u003D).
+    assert 'history.replaceState(null, "", "/runs/' in body
+    assert f'/?seq\\u003D{AT}");</script>' in body
+    assert Run.objects.count() == 1
+
+
+def test_a_fork_during_set_up_acts_after_the_set_up(logged_in_client, parent):
+    """Event 0 is run_started: node-a2 is added later in the set-up, and the fork acts after it
+    (docs/forks.md), so the target is found."""
+    response = post_fork(logged_in_client, parent, seq="0", action="drain", target="node-a2")
+    assert response.status_code == 302
+    fork = Run.objects.get(parent=parent)
+    assert fork.fork_seq == 0
+    sim = build_simulation(fork)
+    action = next(e for e in sim.trace.events if e["type"] == "action")
+    assert action["fork_seq"] == 0
+    setup = [e for e in sim.trace.events if e["seq"] < action["seq"]]
+    assert setup[-1]["type"] == "node_usage"  # the end of the set-up
+    missing = post_fork(logged_in_client, parent, seq="0", action="drain", target="node-z")
+    assert missing.content.decode() == "target: there is no node 'node-z' after the set-up (event 43)"
+
+
+def test_the_runs_list_shows_a_forks_parent_and_action(logged_in_client, parent, user):
+    made = create_fork(parent, user, AT, {"action": "drain", "target": "node-a2"})
+    body = logged_in_client.get(reverse("run-list")).content.decode()
+    assert "What if? <b>drain node-a2 at event 50 of default</b>" in body
+    assert f'<a href="{parent.get_absolute_url()}?seq={AT}">the original run</a>' in body
+    assert made.run.get_absolute_url() in body

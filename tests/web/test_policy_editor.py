@@ -342,7 +342,8 @@ def test_saving_a_new_policy(logged_in_client: Client, user: Any) -> None:
     assert response.status_code == 302
     assert response["Location"] == reverse("policy-detail", args=[saved.slug])
     assert (saved.name, saved.owner, saved.visibility, saved.builtin) == ("My packing", user, Visibility.PRIVATE, False)
-    assert saved.document == document  # the YAML is authoritative, not the (default) knobs
+    # The YAML is authoritative, not the (default) knobs; only its metadata.name follows the name given.
+    assert saved.document == document.replace("name: my-policy", 'name: "My packing"', 1)
     detail = logged_in_client.get(response["Location"]).content.decode()
     assert "&lt;b&gt;fills&lt;/b&gt;" in detail
 
@@ -478,7 +479,8 @@ def test_owner_can_edit(logged_in_client: Client, mine: Policy) -> None:
     response = logged_in_client.post(reverse("policy-edit", args=["mine"]), data)
     assert response.status_code == 302
     mine.refresh_from_db()
-    assert (mine.slug, mine.name, mine.visibility, mine.document) == ("mine", "Mine, spread", "public", document)
+    named = document.replace("name: spread", 'name: "Mine, spread"', 1)  # metadata.name follows the name
+    assert (mine.slug, mine.name, mine.visibility, mine.document) == ("mine", "Mine, spread", "public", named)
 
 
 def test_invalid_edit_changes_nothing(logged_in_client: Client, mine: Policy) -> None:

@@ -16,7 +16,7 @@ import scheduler_core.clusters
 from scheduler_core.clusters import DEFAULT_CLUSTER, load_cluster, nodes_document, shape_document
 from scheduler_core.errors import LoadError
 from scheduler_core.model import CPU, MEMORY
-from scheduler_core.quantity import format_quantity
+from scheduler_core.units import format_amount
 
 from ..access import visible_clusters
 from ..models import Cluster, Scenario
@@ -65,8 +65,8 @@ def cluster_summary(parsed: scheduler_core.clusters.Cluster) -> dict[str, Any]:
         "nodes": len(parsed.nodes),
         "zones": parsed.zones,
         "pods": len(parsed.pods),
-        "cpu": format_quantity(CPU, cpu),
-        "memory": format_quantity(MEMORY, memory),
+        "cpu": format_amount(CPU, cpu),
+        "memory": format_amount(MEMORY, memory),
     }
 
 

@@ -8,14 +8,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from scheduler_core.compare import divergences
+from scheduler_core.errors import LoadError
+from scheduler_core.preferences import Preference, score_preferences
 
 from ..models import Comparison, Run, TraceEvent
 from .comparisons import Column, columns_of
 from .divergence_why import TRACE_TYPES, explain
+from .engine import parse_policy
 
 __all__ = ["DIVERGENCE_LIMIT", "comparison_divergences"]
 
 DIVERGENCE_LIMIT = 200
+# Bumped when the explanations change, so a comparison stored with older wording is explained again.
+WHY_VERSION = 2
 # The events scheduler_core.compare.decisions, the score rows and the "why" (divergence_why) read.
 DECISION_TYPES = TRACE_TYPES
 
@@ -25,17 +30,28 @@ def _decision_events(run: Run) -> list[dict[str, Any]]:
     return list(rows.values_list("data", flat=True).iterator(chunk_size=2000))
 
 
+def _preferences(column: Column) -> dict[str, Preference]:
+    """Which way each score plugin of the column's policy pulls (upstream's defaults if it no longer loads)."""
+    try:
+        return score_preferences(parse_policy(column.policy.document))
+    except LoadError:
+        return score_preferences(None)
+
+
 def comparison_divergences(comparison: Comparison, columns: list[Column] | None = None) -> list[dict[str, Any]] | None:
     """Where the first seed's runs decided differently (None until every one of them is done),
     in time order, each with why (services/divergence_why.py)."""
     stored = comparison.divergences
-    if stored is not None and all("mechanism" in d for d in stored):
+    if stored is not None and all(d.get("why_version") == WHY_VERSION for d in stored):
         return list(stored)
     columns = columns_of(comparison) if columns is None else columns
     if not columns or not all(c.run.done for c in columns):
         return None
     traces: dict[str, Sequence[dict[str, Any]]] = {c.label: _decision_events(c.run) for c in columns}
-    found = explain(traces, [d.as_dict() for d in divergences(traces, limit=DIVERGENCE_LIMIT)])
+    preferences = {c.label: _preferences(c) for c in columns}
+    found = explain(traces, [d.as_dict() for d in divergences(traces, limit=DIVERGENCE_LIMIT)], preferences)
+    for div in found:
+        div["why_version"] = WHY_VERSION
     Comparison.objects.filter(id=comparison.id).update(divergences=found)
     comparison.divergences = found
     return found

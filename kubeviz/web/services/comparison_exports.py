@@ -22,7 +22,8 @@ def export_dict(comparison: Comparison) -> dict[str, Any]:
     columns = columns_of(comparison)
     core = engine_comparison(comparison, columns)
     policies = []
-    for column, result in zip(columns, core.results, strict=True):
+    differing = core.placed_differently()
+    for column, result, placed in zip(columns, core.results, differing, strict=True):
         policies.append(
             {
                 "policy": column.label,
@@ -30,6 +31,7 @@ def export_dict(comparison: Comparison) -> dict[str, Any]:
                 "runs": [{"run": str(r.id), "seed": r.seed, "status": r.status} for r in column.runs],
                 "per_seed": {str(seed): result.figures(seed) for seed in sorted(result.runs)},
                 "aggregate": result.aggregate(),
+                "placed_differently": placed,
                 "metrics": {str(seed): m.as_dict() for seed, m in sorted(result.runs.items())},
             }
         )

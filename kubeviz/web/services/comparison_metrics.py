@@ -9,6 +9,7 @@ from typing import Any
 import scheduler_core.compare
 from scheduler_core.compare import PolicyResult
 from scheduler_core.metrics import Fragmentation, PodMetrics, RolloutMetrics, RunMetrics, WorkloadMetrics
+from scheduler_core.packing import Packing
 
 from ..models import Comparison
 from .comparisons import Column
@@ -57,6 +58,7 @@ def metrics_from_dict(data: dict[str, Any]) -> RunMetrics:
         allocation_final=dict(data.get("allocation_final") or {}),
         fragmentation=Fragmentation(**(_NO_FRAGMENTATION | (data.get("fragmentation") or {}))),
         gpu=data.get("gpu"),
+        packing=Packing.from_dict(data.get("packing")),
     )
 
 

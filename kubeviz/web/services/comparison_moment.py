@@ -20,6 +20,7 @@ from ..run_frames import frame_header
 from .comparison_divergences import comparison_divergences
 from .comparisons import Column
 from .divergence_bar import divergence_context
+from .fork_story import what_if_of
 from .view_state import state_at
 
 __all__ = [
@@ -118,7 +119,7 @@ def _column_context(column: Column, state: ViewState, divergence: dict[str, Any]
         "seeds": len(column.runs),
         "header": frame_header(state),
         "lanes": rendering.lanes_context(state),
-        "legend": [],
+        "legend": rendering.priority_legend(state),  # the live one: the priorities of the pods shown now
         "highlight": column_highlight(column, divergence, grid),
         "rollouts": rollouts,
         "seq": state.seq,
@@ -148,7 +149,7 @@ def moment_context(
     live_t, end, done = clock(columns)
     t = max(0, min(int(t_ms), end))
     divs = comparison_divergences(comparison, columns)
-    div_ctx = divergence_context(divs, divergence, t)
+    div_ctx = divergence_context(divs, divergence, t, what_if_of(columns, divs))
     rendered = [_column_context(column, state_of(column.run, seq_at(column.run, t)), div_ctx, t) for column in columns]
     return {
         "comparison": comparison,

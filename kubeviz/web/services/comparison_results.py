@@ -36,6 +36,14 @@ FIGURE_HELP = {
     "cpu_allocated": "Requested ÷ allocatable CPU over the cluster at the end.",
     "memory_allocated": "Requested ÷ allocatable memory over the cluster at the end.",
     "fragmentation": "Share of free CPU on nodes where the typical pending pod no longer fits.",
+    "nodes_used": "Nodes running at least one pod at the end.",
+    "empty_nodes": "Nodes running no pod at the end: the ones a cluster autoscaler could remove.",
+    "placed_on": "Distinct nodes holding the pods the scheduler placed (pods created on a node not counted).",
+    "pods_per_node": "Fewest, median and most pods on one node, over the nodes used.",
+    "largest_free_cpu": "The most CPU left free on one schedulable node: the biggest CPU request that still fits.",
+    "largest_free_memory": "The most memory left free on one schedulable node (binary units: Gi = 2^30 bytes).",
+    "zone_skew": "Pods the scheduler placed in the fullest zone minus those in the emptiest (0 = even).",
+    "placed_differently": "Pods whose final node differs from the first policy's (same seed, same pod).",
 }
 
 
@@ -48,12 +56,16 @@ def results_context(comparison: Comparison, columns: list[Column]) -> dict[str, 
     seeds = len(comparison.seeds)
     rows = []
     for position, (key, heading) in enumerate(SUMMARY_COLUMNS, start=1):
+        cells = [{"policy": column.label, "text": table[i + 1][position]} for i, column in enumerate(columns)]
+        texts = {cell["text"] for cell in cells}
         rows.append(
             {
                 "key": key,
                 "heading": heading,
                 "help": FIGURE_HELP.get(key, ""),
-                "cells": [{"policy": column.label, "text": table[i + 1][position]} for i, column in enumerate(columns)],
+                "cells": cells,
+                # Highlighted: the policies differ here ("-" of the first policy's own placements aside).
+                "differs": len(texts - {"-"}) > 1 or (key == "placed_differently" and texts - {"-", "0"} != set()),
             }
         )
     end_ms = max((c.run.metrics or {}).get("end_ms", 0) for c in columns)

@@ -32,13 +32,19 @@ def _moments(div: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def divergence_context(divs: list[dict[str, Any]] | None, index: int | None, t_ms: int) -> dict[str, Any]:
+def divergence_context(
+    divs: list[dict[str, Any]] | None, index: int | None, t_ms: int, what_if: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The divergence bar: the list in time order, the current one with why, previous / next
-    from the viewer's moment (``t_ms``) in that order."""
+    from the viewer's moment (``t_ms``) in that order. ``what_if`` (services/fork_story.py) is a
+    fork's action and its effect, the bar's first explanation: the divergences follow from it."""
+    story = None
+    if what_if is not None:
+        story = what_if | {"t": rendering.format_time(what_if["t_ms"])}
     if divs is None:
-        return {"pending": True}
+        return {"pending": True, "what_if": story}
     if not divs:
-        return {"pending": False, "items": False}
+        return {"pending": False, "items": False, "what_if": story}
     current_index = _current_divergence(divs, index, t_ms)
     current = divs[current_index]
     at_it = current["t_ms"] == t_ms
@@ -78,6 +84,7 @@ def divergence_context(divs: list[dict[str, Any]] | None, index: int | None, t_m
     return {
         "pending": False,
         "items": True,
+        "what_if": story,
         "count": len(divs),
         "first": {"t": rendering.format_time(first["t_ms"]), "pod": rendering.short_pod(first["pod"])},
         "index": current_index,

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler_core.compare import Decision, decisions
+from scheduler_core.preferences import Preference, score_preferences
 
 from .. import rendering
 
@@ -122,8 +123,46 @@ def _weighted(cycle: _Cycle, node: str) -> dict[str, float]:
     return {plugin: s.get("weighted", 0) for plugin, s in (nodes.get(node) or {}).items()}
 
 
-def _why_column(label: str, cycle: _Cycle | None, others: list[str], pod: str, column: _Column) -> tuple[str, str]:
+def _which(plugin: str, prefs: dict[str, Preference]) -> str:
+    """``PodTopologySpread, which evens pods out across zones and nodes,`` (or the bare name)."""
+    name, wants = prefs.get(plugin, (plugin, ""))
+    return f"{name}, which {wants}," if wants else name
+
+
+def _score_sentence(
+    label: str, node: str, rival: str, mine: float, theirs: float, gaps: dict[str, float], prefs: dict[str, Preference]
+) -> str:
+    """Which plugin's preference decided, which way, what pulled the other way, by how much:
+    "in bin-packing NodeResourcesFit (MostAllocated) prefers fuller nodes: it gave node-a3 23
+    more than node-a2; NodeResourcesBalancedAllocation, which prefers nodes whose CPU and memory
+    use stay balanced, pulled the other way by 8; node-a3 won by 15 (417 against 402)"."""
+    toward = sorted((p for p, g in gaps.items() if g > 0), key=lambda p: (-gaps[p], p))
+    against = sorted((p for p, g in gaps.items() if g < 0), key=lambda p: (gaps[p], p))
+    if not toward:  # no plugin's weighted score explains the gap (it cannot happen with plugins alone)
+        return f"{label} scored {node} {mine:g} against {rival} {theirs:g}"
+    lead = toward[0]
+    name, wants = prefs.get(lead, (lead, ""))
+    text = f"in {label} {name} {wants or 'scored it higher'}: it gave {node} {gaps[lead]:g} more than {rival}"
+    for plugin in toward[1:]:
+        text += f"; {_which(plugin, prefs)} added {gaps[plugin]:g}"
+    if against:
+        pulls = [f"{_which(p, prefs)} pulled the other way by {-gaps[p]:g}" for p in against]
+        text += "; " + "; ".join(pulls)
+    else:
+        text += "; nothing pulled the other way"
+    return text + f"; {node} won by {mine - theirs:g} ({mine:g} against {theirs:g})"
+
+
+def _why_column(
+    label: str,
+    cycle: _Cycle | None,
+    others: list[str],
+    pod: str,
+    column: _Column,
+    prefs: dict[str, Preference] | None = None,
+) -> tuple[str, str]:
     """(mechanism, sentence) for one column: why it did not choose what another column chose."""
+    prefs = score_preferences(None) if prefs is None else prefs
     if cycle is None:
         placed = [d for d in column.decisions if d.pod == pod and d.node]
         if placed:
@@ -170,22 +209,28 @@ def _why_column(label: str, cycle: _Cycle | None, others: list[str], pod: str, c
         chosen = totals.get(d.node)
         top = [n for n, t in totals.items() if t == chosen]
         rivals = [n for n in others if n in totals and n != d.node]
-        if rivals:
+        if rivals and chosen is not None:
             rival = rivals[0]
             if totals[rival] == chosen:
+                every = "both" if len(top) == 2 else "all"
                 return "tie", (
-                    f"a tie in {label}: {', '.join(sorted(top))} all scored {chosen:g}; "
+                    f"a tie in {label}: {', '.join(sorted(top))} {every} scored {chosen:g}; "
                     f"selectHost's reservoir sampling picked {d.node} with this seed"
                 )
             mine, theirs = _weighted(cycle, d.node), _weighted(cycle, rival)
             gaps = {p: mine.get(p, 0) - theirs.get(p, 0) for p in set(mine) | set(theirs)}
-            plugin = max(sorted(gaps), key=lambda p: gaps[p])
-            return "score", (
-                f"{label} scored {d.node} {chosen:g} against {rival} {totals[rival]:g}: "
-                f"{plugin}'s weighted score was {gaps[plugin]:+g} for {d.node}"
-            )
+            return "score", _score_sentence(label, d.node, rival, chosen, totals[rival], gaps, prefs)
         if len(top) > 1 and not others:
-            return "tie", f"a tie in {label}: {', '.join(sorted(top))} all scored {chosen:g}"
+            every = "both" if len(top) == 2 else "all"
+            return "tie", f"a tie in {label}: {', '.join(sorted(top))} {every} scored {chosen:g}"
+    rejected = {r.get("node"): r for r in flt.get("results") or () if r.get("code") not in (None, "Success")}
+    for node in others:
+        row = rejected.get(node)
+        # Out of room (NodeResourcesFit): who took the space says more, below; any other filter
+        # (a cordon, a taint, affinity) is the reason itself.
+        if node != d.node and row is not None and row.get("plugin") != "NodeResourcesFit":
+            reasons = "; ".join(row.get("reasons") or ()) or row.get("code", "")
+            return "cluster", f"in {label} {node} did not pass {row.get('plugin')}: {reasons}"
     for node in others:
         if node == d.node:
             continue
@@ -212,10 +257,17 @@ def _incarnation(columns: dict[str, _Column], div: dict[str, Any]) -> int:
     return 0
 
 
-def explain(traces: dict[str, Sequence[dict[str, Any]]], found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def explain(
+    traces: dict[str, Sequence[dict[str, Any]]],
+    found: list[dict[str, Any]],
+    preferences: dict[str, dict[str, Preference]] | None = None,
+) -> list[dict[str, Any]]:
     """``found`` (scheduler_core.compare.divergences as dicts) with ``mechanism``, ``because``
-    (one sentence per column) and ``moments`` ({policy: {seq, t_ms} | None}) added, in time order."""
+    (one sentence per column) and ``moments`` ({policy: {seq, t_ms} | None}) added, in time order.
+    ``preferences`` (per column, :func:`scheduler_core.preferences.score_preferences` of its
+    policy) say which way each score plugin pulls; upstream's defaults where a column has none."""
     columns = {label: _column(events) for label, events in traces.items()}
+    preferences = preferences or {}
     out = []
     for div in found:
         key = (div["pod"], _incarnation(columns, div), div["attempt"])
@@ -226,7 +278,9 @@ def explain(traces: dict[str, Sequence[dict[str, Any]]], found: list[dict[str, A
             cycle = column.cycles.get(key)
             moments[label] = None if cycle is None else {"seq": cycle.decision.seq, "t_ms": cycle.decision.t_ms}
             others = [n for other, n in div["outcomes"].items() if other != label and n not in (None, "-")]
-            kind, sentence = _why_column(label, cycle, list(dict.fromkeys(others)), div["pod"], column)
+            kind, sentence = _why_column(
+                label, cycle, list(dict.fromkeys(others)), div["pod"], column, preferences.get(label)
+            )
             kinds.append(kind)
             because[label] = sentence
         mechanism = min(kinds, key=PRIORITY.index)

@@ -11,6 +11,7 @@ import scheduler_core.scenario_types
 from scheduler_core.clusters import ClusterError, apply_cluster, load_cluster
 from scheduler_core.errors import LoadError
 from scheduler_core.fork import ForkAction, ForkError, fork_from
+from scheduler_core.model import Pod
 from scheduler_core.policy import load_policy
 from scheduler_core.scenario import load_scenario
 from scheduler_core.simulation import Simulation
@@ -52,9 +53,15 @@ def scenario_preview(scenario: scheduler_core.scenario_types.Scenario) -> dict[s
     kinds: dict[str, int] = {}
     for workload in scenario.workloads:
         kinds[workload.kind] = kinds.get(workload.kind, 0) + 1
+    # Pods the scenario makes itself: at t=0, on its timeline, and a GPU trace's (their
+    # arrival times depend on the seed, not their number); controllers' pods are counted as workloads.
+    pods = len(scenario.pods)
+    pods += sum(1 for a in scenario.timeline if a.action == "create" for obj in a.objects if isinstance(obj, Pod))
+    if scenario.gpu_workload is not None:
+        pods += len(scenario.gpu_workload.pods)
     return {
         "nodes": len(scenario.nodes),
-        "pods": len(scenario.pods),
+        "pods": pods,
         "workloads": len(scenario.workloads),
         "workload_kinds": kinds,
         "timeline": len(scenario.timeline),

@@ -40,6 +40,8 @@ __all__ = [
     "fork_context",
     "fork_from_form",
     "fork_label",
+    "fork_parent_label",
+    "setup_end",
 ]
 
 ORIGINAL_LABEL = "original"
@@ -142,9 +144,21 @@ def _switch_to(parent: Run, user: Viewer, slug: str) -> Policy:
     return policy
 
 
+def setup_end(run: Run) -> int:
+    """The last event of the run's set-up: its first ``node_usage`` (Simulation._start ends with
+    one). A fork at an earlier event acts after the whole set-up (docs/forks.md); -1 when the
+    recording has not reached it yet."""
+    first = TraceEvent.objects.filter(run=run, type="node_usage").order_by("seq").values_list("seq", flat=True).first()
+    return -1 if first is None else first
+
+
 def _check_target(parent: Run, seq: int, fork: ForkAction) -> None:
-    """The target exists after event ``seq`` of the stored trace (the engine checks again at the fork point)."""
+    """The target exists after event ``seq`` of the stored trace (the engine checks again at the
+    fork point); a fork during set-up is checked against the cluster after the set-up."""
+    end = setup_end(parent)
     where = f"at event {seq}"
+    if seq < end:
+        seq, where = end, f"after the set-up (event {end})"
     if fork.action == "scale":
         if fork.target not in _workloads_at(parent, seq):
             raise ForkError("target", f"there is no workload {fork.target!r} {where}")
@@ -202,6 +216,13 @@ def fork_from_form(parent: Run, user: Viewer, data: Mapping[str, Any]) -> Fork:
 # -- reading ------------------------------------------------------------------------------
 
 
+def fork_parent_label(run: Run) -> str:
+    """``what if: cordon node-a at event 50 of default`` for the Runs list; "" for a run that is not a fork."""
+    if run.fork_seq is None or run.parent is None:
+        return ""
+    return f"{fork_label(run)} at event {run.fork_seq} of {run.parent.policy.name}"
+
+
 def fork_label(run: Run) -> str:
     """A fork's action in a few words (``cordon node-a``); "" for a run that is not a fork."""
     if run.fork_seq is None:
@@ -220,8 +241,13 @@ def fork_comparison(run: Run) -> Comparison | None:
     return entry.comparison if entry is not None else None
 
 
-def fork_context(run: Run, user: Viewer) -> dict[str, Any]:
+def fork_context(
+    run: Run, user: Viewer, *, error: ForkError | None = None, posted: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """What templates/web/runs/partials/fork.html needs, under the ``fork`` key of the run page.
+
+    After a refused fork, ``error`` (its field and message) and the ``posted`` fields come back
+    into the form, so the viewer fixes the one field at fault without starting over.
 
     ``can_fork`` (signed in and may see the run), ``fork_url``,
     ``fork_seq`` (the hidden input's first value; the page's JS keeps it at the playhead),
@@ -237,7 +263,13 @@ def fork_context(run: Run, user: Viewer) -> dict[str, Any]:
         "fork_nodes": [],
         "fork_workloads": [],
         "fork_policies": [],
+        "error": None,
+        "values": {},
     }
+    if error is not None:
+        context["error"] = {"field": error.field, "message": str(err_message(error))}
+    if posted is not None:
+        context["values"] = {k: str(posted.get(k) or "") for k in ("action", "target", "count", "policy")}
     if not context["can_fork"]:
         return context
     nodes = TraceEvent.objects.filter(run=run, type="node_added").order_by("seq").values_list("data__node", flat=True)
@@ -248,6 +280,13 @@ def fork_context(run: Run, user: Viewer) -> dict[str, Any]:
     policies = visible_policies(user).exclude(id=run.policy_id).order_by("-builtin", "name")
     context["fork_policies"] = [(p.slug, p.name) for p in policies]
     return context
+
+
+def err_message(error: ForkError) -> str:
+    """The message of ``error`` without its field (the form shows it next to that field)."""
+    text = str(error)
+    prefix = f"{error.field}: "
+    return text[len(prefix) :] if text.startswith(prefix) else text
 
 
 def _short_workload(key: str) -> str:

@@ -17,6 +17,8 @@ Nothing here renders HTML or touches the database, apart from :func:`unique_poli
 from __future__ import annotations
 
 import copy
+import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -442,6 +444,22 @@ def unique_policy_slug(name: str) -> str:
     return unique_slug(name, Policy, "policy")
 
 
+_METADATA_NAME = re.compile(r"^(metadata:\n(?:[ \t]+#.*\n)*[ \t]+name:[ \t]*)(\S[^\n]*?)([ \t]*(?:#[^\n]*)?)$", re.M)
+
+
+def named_document(document: str, name: str) -> str:
+    """``document`` with its wrapper's ``metadata.name`` set to ``name``, so a policy saved as
+    "my-pack" from the default preset does not say ``name: default`` inside. Only that one line
+    changes (comments and layout stay); a document without the wrapper's metadata is kept as is."""
+    match = _METADATA_NAME.search(document)
+    if match is None:
+        return document
+    quoted = json.dumps(name, ensure_ascii=False)  # a JSON string is a YAML string
+    if match.group(2).strip("\"'") == name:
+        return document
+    return document[: match.start(2)] + quoted + document[match.end(2) :]
+
+
 def save_policy(
     *, policy: Policy | None, name: str, description: str, visibility: str, document: str, owner: User
 ) -> Policy:
@@ -454,11 +472,12 @@ def save_policy(
     loaded = load_policy(document, SOURCE_NAME)
     if not name.strip():  # the form checked its own name field (names.VisibleName)
         check_document_name(loaded.name, document, SOURCE_NAME)
+    chosen = (name.strip() or loaded.name or "policy")[:120]
     fields = {
-        "name": (name.strip() or loaded.name or "policy")[:120],
+        "name": chosen,
         "description": description.strip(),
         "visibility": visibility,
-        "document": document,
+        "document": named_document(document, chosen),
     }
     if policy is not None:
         for key, value in fields.items():

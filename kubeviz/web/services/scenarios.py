@@ -21,12 +21,12 @@ from django.db.models import Q, QuerySet
 import scheduler_core.scenario_types
 from scheduler_core.clusters import load_cluster
 from scheduler_core.errors import LoadError, Problem
-from scheduler_core.model import CPU, LABEL_HOSTNAME, MEMORY, PODS, Node, Pod, PodDisruptionBudget, PriorityClass
-from scheduler_core.quantity import format_quantity
+from scheduler_core.model import CPU, MEMORY, PODS, Node, Pod, PodDisruptionBudget, PriorityClass
 from scheduler_core.run_end import format_duration
 from scheduler_core.scenario import load_scenario
 from scheduler_core.scenario_types import TimelineAction
 from scheduler_core.snapshot_time import describe_start
+from scheduler_core.units import format_amount
 from scheduler_core.workloads import Deployment, Job, ReplicaSet, Service, StatefulSet, Workload
 from scheduler_core.yamlsource import CpuBudgetExceeded
 
@@ -141,7 +141,7 @@ TABLES: dict[str, str] = {"nodes": "nodes", "workloads": "workloads", "objects":
 WHAT_LIMIT = 10
 # Parsing is most of a big scenario's page (pure-Python YAML), so its rows are cached by content:
 # a new document, source name or cluster is a new key. Bump the version when a row's keys change.
-DETAIL_CACHE_VERSION = 3
+DETAIL_CACHE_VERSION = 4  # 4: quantities in units people read, labels as they are
 DETAIL_CACHE_SECONDS = 60 * 60
 
 
@@ -151,35 +151,22 @@ def format_ms(ms: int | None) -> str:
 
 
 def _resources(resources: dict[str, int] | Any, names: Sequence[str] = (CPU, MEMORY)) -> dict[str, str]:
-    return {name: format_quantity(name, resources[name]) if resources.get(name) else "" for name in names}
+    return {name: format_amount(name, resources[name]) if resources.get(name) else "" for name in names}
 
 
 def _pod_name(pod: Pod) -> str:
     return pod.name if pod.namespace == "default" else f"{pod.namespace}/{pod.name}"
 
 
-# Well-known label keys shown by their last word in the nodes table (the full label is the tooltip).
-_SHORT_LABEL_KEYS = {
-    "topology.kubernetes.io/zone": "zone",
-    "topology.kubernetes.io/region": "region",
-    "node.kubernetes.io/instance-type": "instance-type",
-    "kubernetes.io/arch": "arch",
-    "kubernetes.io/os": "os",
-}
-
-
 def _node_row(node: Node) -> dict[str, Any]:
     amounts = _resources(node.allocatable, (CPU, MEMORY, PODS))
     extended = [
-        f"{name}: {format_quantity(name, amount)}"
+        f"{name}: {format_amount(name, amount)}"
         for name, amount in sorted(node.allocatable.items())
         if name not in (CPU, MEMORY, PODS, "ephemeral-storage") and amount
     ]
-    labels = [
-        {"short": f"{_SHORT_LABEL_KEYS.get(k, k)}={v}", "full": f"{k}={v}"}
-        for k, v in sorted(node.labels.items())
-        if k != LABEL_HOSTNAME
-    ]
+    # Every label as it is, kubernetes.io/hostname included: a shortened key looks like a real one.
+    labels = [f"{k}={v}" for k, v in sorted(node.labels.items())]
     taints = [f"{t.key}{'=' + t.value if t.value else ''}:{t.effect}" for t in node.taints]
     return {
         "name": node.name,
@@ -666,7 +653,7 @@ def create_scenario(upload: Upload, owner: User | None) -> Created:
 POLICY_SUGGESTIONS: dict[str, tuple[tuple[str, ...], str]] = {
     "default": (
         ("mixed-small", "sts-upgrade-under-pressure", "preemption-basics"),
-        "The baseline: run any scenario with it first, then with another policy to compare.",
+        "The baseline: run a scenario with it first, then with another policy to compare.",
     ),
     "upgrade-aware": (
         ("sts-upgrade-under-pressure",),
@@ -694,7 +681,7 @@ POLICY_SUGGESTIONS: dict[str, tuple[tuple[str, ...], str]] = {
         "Only differs from default on clusters of more than 100 nodes; upload a big one to see it.",
     ),
 }
-GENERIC_SUGGESTION = "Try it on any scenario and compare the result with the default policy."
+GENERIC_SUGGESTION = "Then run the same scenario under the default policy and compare."
 
 
 def policy_suggestions(policy: Policy, user: Viewer) -> tuple[list[Scenario], str]:

@@ -130,9 +130,11 @@ def _shape_problem(path: str, message: str) -> str:
 
 
 def _created(request: HttpRequest, created: service.CreatedCluster) -> HttpResponse:
-    messages.success(request, f"Cluster “{created.cluster.name}” saved.")
-    for warning in created.warnings:
-        messages.warning(request, f"Warning: {warning}")
+    # What was left out is listed once, on the cluster's page ("Left out when it was read"), so
+    # the banner only points there: two lists naming the document differently confused people.
+    left_out = len(created.warnings)
+    note = f" {left_out} thing{'s were' if left_out != 1 else ' was'} left out when it was read (listed below)."
+    messages.success(request, f"Cluster “{created.cluster.name}” saved.{note if left_out else ''}")
     return redirect(created.cluster)
 
 

@@ -30,7 +30,7 @@ from ..run_frames import render_frame, render_playhead, render_recording
 from ..services import quota
 from ..services.engine import run_cluster
 from ..services.event_pages import EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT
-from ..services.forks import fork_context, fork_label
+from ..services.forks import fork_context, fork_label, fork_parent_label
 from ..services.limits import user_requester
 from ..services.playhead import DEFAULT_SPEED, SPEEDS, Playhead, speed_label
 from ..services.recording import RunRecording
@@ -60,9 +60,15 @@ def run_list(request: HttpRequest) -> HttpResponse:
     if mine:
         runs = visible_runs(request.user).filter(owner_id=request.user.pk)
         usage = quota.usage(user_requester(request.user))
-    runs = runs.select_related("scenario", "policy", "cluster").order_by("-created")[:RUN_LIST_SIZE]
+    runs = runs.select_related("scenario", "policy", "cluster", "parent__policy").order_by("-created")[:RUN_LIST_SIZE]
+    # A fork says what it changed and links its parent, or it looks exactly like the parent.
     rows = [
-        {"run": run, "t": format_time(run.t_ms), "can_delete": can_delete_run(run, request.user) and run.done}
+        {
+            "run": run,
+            "t": format_time(run.t_ms),
+            "can_delete": can_delete_run(run, request.user) and run.done,
+            "fork": fork_parent_label(run),
+        }
         for run in runs
     ]
     return render(request, "web/runs/list.html", {"runs": rows, "mine": mine, "usage": usage})

@@ -1,0 +1,175 @@
+"""A what-if's first explanation: its action and what the action did, before any divergence.
+
+The divergences of a fork against its original are consequences; the cause is the action. A
+learner who drained node-1 wants to read "node-1 was drained at event 60: its 4 pods were
+evicted; 4 replacements were made and 3 went to other nodes, 1 is still pending", not a tie
+broken by the seed. :func:`fork_story` reads the fork's stored trace from its ``action`` event
+on (the one carrying ``fork_seq``) and counts what the action did: pods on the node then,
+pods deleted and created after it, where the new ones were bound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from scheduler_core.fork import ForkAction, ForkError
+
+from .. import rendering
+from ..models import Run, TraceEvent
+from .comparisons import Column
+
+__all__ = ["fork_story", "what_if_of"]
+
+# The events the story reads.
+STORY_TYPES = ("action", "pod_added", "bound", "pod_deleted", "pod_completed", "eviction")
+_CACHE: dict[tuple[str, int], dict[str, Any] | None] = {}
+_CACHE_MAX = 256
+
+
+@dataclass
+class _After:
+    """What happened from the action on."""
+
+    on_target: set[str] = field(default_factory=set)  # pods on the target node at the action
+    deleted: list[str] = field(default_factory=list)
+    created: list[str] = field(default_factory=list)  # pods the scheduler had to place
+    bound: dict[str, str] = field(default_factory=dict)  # pod -> node, first binding after the action
+    refused: set[str] = field(default_factory=set)  # evictions a PodDisruptionBudget refused
+
+
+def _read(run: Run, target_node: str) -> tuple[dict[str, Any] | None, _After]:
+    events = TraceEvent.objects.filter(run=run, type__in=STORY_TYPES).order_by("seq")
+    action: dict[str, Any] | None = None
+    after = _After()
+    where: dict[str, str] = {}
+    for e in events.values_list("data", flat=True).iterator(chunk_size=2000):
+        kind = e["type"]
+        if action is None:
+            if kind == "action" and "fork_seq" in e:
+                action = e
+                after.on_target = {p for p, n in where.items() if n == target_node}
+                continue
+            if kind == "bound" or (kind == "pod_added" and e.get("node")):
+                where[e["pod"]] = e["node"]
+            elif kind in ("pod_deleted", "pod_completed"):
+                where.pop(e["pod"], None)
+            continue
+        if kind == "pod_deleted":
+            after.deleted.append(e["pod"])
+        elif kind == "pod_added" and not e.get("node"):
+            after.created.append(e["pod"])
+        elif kind == "bound" and e["pod"] not in after.bound:
+            after.bound[e["pod"]] = e["node"]
+        elif kind == "eviction" and not e.get("allowed"):
+            after.refused.add(e["pod"])
+    return action, after
+
+
+def _plural(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def _placed(after: _After, pods: list[str], avoid: str | None) -> str:
+    """``3 went to other nodes, 1 is still pending`` for the pods created after the action."""
+    placed = [p for p in pods if p in after.bound and after.bound[p] != avoid]
+    pending = [p for p in pods if p not in after.bound]
+    parts = [f"{len(placed)} went to {'other nodes' if avoid else 'nodes'}"]
+    if pending:
+        parts.append(f"{len(pending)} {'is' if len(pending) == 1 else 'are'} still pending at the end")
+    return ", ".join(parts)
+
+
+def _sentence(fork: ForkAction, action: dict[str, Any], after: _After, moved: int) -> str:
+    at = f"at event {action['fork_seq']} (t={rendering.format_time(action['t_ms'])})"
+    target = fork.target
+    new = after.created
+    if fork.action == "drain":
+        evicted = [p for p in after.deleted if p in after.on_target]
+        were = "was" if len(evicted) == 1 else "were"
+        text = f"{target} was drained {at}: {_plural(len(evicted), 'pod')} on it {were} evicted"
+        if len(evicted) < len(after.on_target):
+            text += f" (of {len(after.on_target)})"
+        if after.refused:
+            text += f", {_plural(len(after.refused), 'eviction')} refused at first by a PodDisruptionBudget"
+        if new:
+            text += f"; their controllers made {_plural(len(new), 'new pod')}: {_placed(after, new, target)}"
+        return text
+    if fork.action == "cordon":
+        text = f"{target} was cordoned {at}: it took no new pods from then on"
+        if moved:
+            text += f"; {_plural(moved, 'pod')} the original put there went elsewhere"
+        return text
+    if fork.action == "removeNode":
+        text = f"{target} was removed {at}, with the {_plural(len(after.on_target), 'pod')} on it"
+        if new:
+            text += f"; {_plural(len(new), 'new pod')} were made: {_placed(after, new, target)}"
+        return text
+    if fork.action == "addNodes":
+        copies = {n for n in after.bound.values() if n.startswith(f"{target}-copy-")}
+        took = sum(1 for n in after.bound.values() if n in copies)
+        return (
+            f"{_plural(fork.count or 0, 'node')} like {target} {'was' if fork.count == 1 else 'were'} added {at}: "
+            f"{_plural(took, 'pod')} went to {'it' if fork.count == 1 else 'them'}"
+        )
+    if fork.action == "scale":
+        kind, _, name = target.split("/")
+        text = f"{kind}/{name} was scaled to {fork.replicas} {at}"
+        changes = []
+        if new:
+            changes.append(f"{_plural(len(new), 'pod')} created ({_placed(after, new, None)})")
+        if after.deleted:
+            changes.append(f"{_plural(len(after.deleted), 'pod')} deleted")
+        return text + (": " + "; ".join(changes) if changes else "")
+    if fork.action == "deletePod":
+        text = f"{rendering.short_pod(target)} was deleted {at}"
+        if new:
+            first = new[0]
+            node = after.bound.get(first)
+            text += f"; its replacement {rendering.short_pod(first)} " + (
+                f"went to {node}" if node else "never found a node"
+            )
+        return text
+    return f"the scheduler switched to policy {fork.policy} {at}, keeping the cluster and the queue"
+
+
+def fork_story(fork_run: Run, moved: int = 0) -> dict[str, Any] | None:
+    """``{"text", "t_ms", "seq"}``: what the fork's action did, from its stored trace (None for a
+    run that is not a fork, or before the recording reaches the action). ``moved``: pods the
+    original placed on a cordoned target that the fork put elsewhere (from the divergences)."""
+    if fork_run.fork_seq is None:
+        return None
+    key = (str(fork_run.id), fork_run.last_seq * 1000 + moved)
+    if key in _CACHE:
+        return _CACHE[key]
+    try:
+        fork = ForkAction.from_dict(fork_run.fork_action)
+    except ForkError:
+        return None
+    target_node = fork.target if fork.action in ("drain", "cordon", "removeNode", "addNodes") else ""
+    action, after = _read(fork_run, target_node)
+    story = None
+    if action is not None:
+        story = {"text": _sentence(fork, action, after, moved), "t_ms": action["t_ms"], "seq": action["seq"]}
+    if len(_CACHE) >= _CACHE_MAX:
+        _CACHE.clear()
+    _CACHE[key] = story
+    return story
+
+
+def what_if_of(columns: list[Column], divs: list[dict[str, Any]] | None) -> dict[str, Any] | None:
+    """The story of the what-if in a fork's comparison (column 0 the original, column 1 the fork);
+    None for any other comparison."""
+    if len(columns) != 2:
+        return None
+    original, fork = columns[0].run, columns[1].run
+    if fork.fork_seq is None or fork.parent_id != original.id:
+        return None
+    target = (fork.fork_action or {}).get("target")
+    labels = (columns[0].label, columns[1].label)
+    moved = sum(
+        1
+        for d in divs or ()
+        if d["outcomes"].get(labels[0]) == target and d["outcomes"].get(labels[1]) not in (target, None, "-")
+    )
+    return fork_story(fork, moved)

@@ -1,0 +1,74 @@
+"""A what-if's first explanation is its action and what it did (services/fork_story.py), and the
+comparison page says it before the divergences it caused."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubeviz.web.models import Policy, Run, Scenario
+from kubeviz.web.services.comparison_divergences import comparison_divergences
+from kubeviz.web.services.comparison_moment import moment_context
+from kubeviz.web.services.comparisons import columns_of
+from kubeviz.web.services.fork_story import what_if_of
+from kubeviz.web.services.forks import create_fork
+
+from .test_forks import record
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def parent(builtins) -> Run:
+    run = Run.objects.create(
+        scenario=Scenario.objects.get(slug="mixed-small"), policy=Policy.objects.get(slug="default"), seed=1
+    )
+    return record(run)
+
+
+def _story(parent: Run, user, seq: int, action: dict) -> tuple[dict, list]:
+    made = create_fork(parent, user, seq, action)
+    record(made.run)
+    columns = columns_of(made.comparison)
+    divs = comparison_divergences(made.comparison, columns) or []
+    story = what_if_of(columns, divs)
+    assert story is not None
+    return story, divs
+
+
+def test_a_drain_fork_is_explained_by_its_action_first(parent, user):
+    """Draining node-a1 once everything is placed (event 150): its 4 pods are evicted; the two
+    that belong to a workload get replacements, and both go to other nodes (node-a1 is cordoned)."""
+    story, _ = _story(parent, user, 150, {"action": "drain", "target": "node-a1"})
+    assert story["text"] == (
+        "node-a1 was drained at event 150 (t=0.0s): 4 pods on it were evicted; "
+        "their controllers made 2 new pods: 2 went to other nodes"
+    )
+    assert story["seq"] == 153  # the action event: the step that emitted event 150 ended at 152
+
+
+def test_a_cordon_fork_counts_the_pods_it_sent_elsewhere(parent, user):
+    """Cordoning node-a2 at event 50, before web-0's cycle: web-0 (which the original put on
+    node-a2) goes elsewhere, and so do the others the original placed there."""
+    story, divs = _story(parent, user, 50, {"action": "cordon", "target": "node-a2"})
+    moved = sum(1 for d in divs if d["outcomes"]["original"] == "node-a2")
+    assert moved >= 1
+    assert story["text"].startswith("node-a2 was cordoned at event 50 (t=0.0s): it took no new pods from then on; ")
+    assert story["text"].endswith(f"{moved} pod{'s' if moved > 1 else ''} the original put there went elsewhere")
+
+
+def test_the_bar_says_the_action_before_the_divergences(parent, user):
+    made = create_fork(parent, user, 50, {"action": "cordon", "target": "node-a2"})
+    record(made.run)
+    columns = columns_of(made.comparison)
+    context = moment_context(made.comparison, columns, t_ms=0)
+    assert context["divergence"]["what_if"]["text"].startswith("node-a2 was cordoned at event 50")
+    from django.template.loader import render_to_string
+
+    html = render_to_string("web/compare/partials/divergence.html", {"divergence": context["divergence"]})
+    assert html.index('id="what-if-story"') < html.index("Then, the first divergence it caused")
+
+
+def test_an_ordinary_comparison_has_no_story(parent, user):
+    made = create_fork(parent, user, 50, {"action": "cordon", "target": "node-a2"})
+    columns = columns_of(made.comparison)
+    assert what_if_of(columns[:1], []) is None

@@ -1,0 +1,33 @@
+"""Quantities and labels as people read them where they look (scheduler_core/units.py)."""
+
+from __future__ import annotations
+
+from kubeviz.web.rendering import _requests_text
+from kubeviz.web.services.scenarios import _node_row
+from scheduler_core.model import Node
+from scheduler_core.quantity import to_resource_int
+
+
+def test_the_cluster_table_shows_binary_units_and_every_label_key_as_it_is() -> None:
+    """An EKS node as `kubectl get nodes -o yaml` gives it: memory in Ki, storage in bytes."""
+    node = Node(
+        "ip-10-0-1-62.eu-west-1.compute.internal",
+        {
+            "cpu": to_resource_int("cpu", "3920m"),
+            "memory": to_resource_int("memory", "15186992Ki"),
+            "pods": 58,
+            "ephemeral-storage": 76224326324,
+        },
+        {"topology.kubernetes.io/zone": "eu-west-1a", "kubernetes.io/arch": "amd64"},
+    )
+    row = _node_row(node)
+    assert (row["cpu"], row["memory"], row["pods"]) == ("3.92", "14.5 Gi", "58")
+    assert row["labels"] == [
+        "kubernetes.io/arch=amd64",
+        "kubernetes.io/hostname=ip-10-0-1-62.eu-west-1.compute.internal",
+        "topology.kubernetes.io/zone=eu-west-1a",
+    ]
+
+
+def test_pod_requests_read_in_cores_and_binary_units() -> None:
+    assert _requests_text({"cpu": 700, "memory": 2118 * 2**20}) == "cpu 700m, memory 2.07 Gi"
