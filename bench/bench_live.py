@@ -504,6 +504,7 @@ def main() -> None:
         f"live: {BIG_RUN[0]}-node run (recorded in {big_recorded:.1f}s): first frame {shown['first_frame']:.2f}s after "
         f"navigation; {shown['cells']} cells, page {shown['height']} px tall, {shown['html_bytes'] / 1024:.0f} KB HTML"
     )
+    big_grid_figures()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"  bench process peak RSS {peak:.0f} MB")
 

@@ -24,6 +24,7 @@ from kubeviz.api.parsers import MAX_BODY_DEPTH, deepest_field, too_deep
 from kubeviz.web.models import Cluster, Policy, Run, Scenario
 from kubeviz.web.services import policy_editor as editor
 from tests.hostile import CLUSTER_CORPUS, CSV_CORPUS, POLICY_CORPUS, SCENARIO_CORPUS, Hostile, deep_json
+from tests.web.test_policy_editor import _post_data
 
 pytestmark = pytest.mark.django_db
 
@@ -91,17 +92,7 @@ def test_the_cluster_upload_page_refuses_it(logged_in_client: Client, hostile: H
 
 
 def _policy_form(document: str) -> dict[str, Any]:
-    data: dict[str, Any] = {}
-    for key, value in editor.default_knobs().items():
-        if key == "shape":
-            for i, (utilization, score) in enumerate(value):
-                data[f"shape_{i}_utilization"] = utilization
-                data[f"shape_{i}_score"] = score
-        elif value is True:
-            data[key] = "on"
-        elif value is not False:
-            data[key] = value
-    return {**data, "name": "hostile", "visibility": "public", "document": document}
+    return _post_data(editor.default_knobs(), name="hostile", visibility="public", document=document)
 
 
 @pytest.mark.parametrize("hostile", POLICY_CORPUS, ids=ids(POLICY_CORPUS))

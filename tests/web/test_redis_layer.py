@@ -183,12 +183,12 @@ def daphne(space: RedisSpace, tmp_path: Path) -> Iterator[tuple[dict[str, str], 
         stop(server)
 
 
-def test_an_idle_run_websocket_stays_open_under_daphne(daphne: tuple[dict[str, str], int, str, Path]) -> None:
-    """A viewer of a queued run (so nothing happens) still has its websocket IDLE_SECONDS after the last message."""
+def run_client(daphne: tuple[dict[str, str], int, str, Path], script: str, *args: float) -> Any:
+    """Run a websocket client script against the run's socket; the JSON its last line prints."""
     env, port, run_id, log = daphne
     url, origin = f"ws://127.0.0.1:{port}/ws/runs/{run_id}/", f"http://127.0.0.1:{port}"
     done = subprocess.run(
-        [sys.executable, "-c", WEBSOCKET_CLIENT, url, origin, str(IDLE_SECONDS), str(WAIT_SECONDS)],
+        [sys.executable, "-c", script, url, origin, *(f"{a:g}" for a in args)],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -196,7 +196,13 @@ def test_an_idle_run_websocket_stays_open_under_daphne(daphne: tuple[dict[str, s
         timeout=COMMAND_TIMEOUT_SECONDS,
     )
     assert done.returncode == 0, f"client failed:\n{done.stderr[-3000:]}\ndaphne log:\n{tail(log)}"
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_an_idle_run_websocket_stays_open_under_daphne(daphne: tuple[dict[str, str], int, str, Path]) -> None:
+    """A viewer of a queued run (so nothing happens) still has its websocket IDLE_SECONDS after the last message."""
+    log = daphne[3]
+    seen = run_client(daphne, WEBSOCKET_CLIENT, IDLE_SECONDS, WAIT_SECONDS)
     explained = f"events: {seen}\ndaphne log:\n{tail(log)}"
     assert seen[0] == ["open"], explained
     assert seen[-2:] == [["idle"], ["pong"]], explained  # quiet, not closed, and still answering
@@ -243,18 +249,7 @@ asyncio.run(main())
 def test_an_oversize_control_message_is_answered_never_dropped(
     daphne: tuple[dict[str, str], int, str, Path], size: int, expected: str
 ) -> None:
-    env, port, run_id, log = daphne
-    url, origin = f"ws://127.0.0.1:{port}/ws/runs/{run_id}/", f"http://127.0.0.1:{port}"
-    done = subprocess.run(
-        [sys.executable, "-c", OVERSIZE_CLIENT, url, origin, str(size), str(WAIT_SECONDS)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=COMMAND_TIMEOUT_SECONDS,
-    )
-    assert done.returncode == 0, f"client failed:\n{done.stderr[-3000:]}\ndaphne log:\n{tail(log)}"
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = run_client(daphne, OVERSIZE_CLIENT, size, WAIT_SECONDS)
     assert seen[0] == expected, seen
     if expected == "close":
         assert seen[1] == 1009, seen  # not 1006: the connection was closed, not dropped
