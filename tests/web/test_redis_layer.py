@@ -188,7 +188,7 @@ def run_client(daphne: tuple[dict[str, str], int, str, Path], script: str, *args
     env, port, run_id, log = daphne
     url, origin = f"ws://127.0.0.1:{port}/ws/runs/{run_id}/", f"http://127.0.0.1:{port}"
     done = subprocess.run(
-        [sys.executable, "-c", script, url, origin, *(f"{a:g}" for a in args)],
+        [sys.executable, "-c", script, url, origin, *(str(a) for a in args)],
         cwd=ROOT,
         env=env,
         capture_output=True,
