@@ -76,6 +76,7 @@ bench: install
 	$(DEV_ENV) $(PY) bench/bench_scheduler.py
 	$(DEV_ENV) $(PY) bench/bench_compare.py
 	$(DEV_ENV) $(PY) bench/bench_live.py
+	$(PY) bench/bench_live_daphne.py
 	$(DEV_ENV) $(PY) bench/bench_gpu.py
 	$(PY) bench/bench_hostile.py
 

@@ -158,6 +158,11 @@ class Server:
         except urllib.error.HTTPError as exc:
             return exc.code, exc.read().decode(errors="replace")
 
+    def api_get(self, path: str) -> str:
+        request = urllib.request.Request(self.base + path, headers={"Authorization": f"Token {self.token}"})
+        with urllib.request.urlopen(request, timeout=TIMEOUT) as answer:
+            return str(answer.read().decode())
+
     def measure(self, send: Callable[[], tuple[int, str]]) -> tuple[str, float, int, float]:
         """(answer, CPU s of daphne, peak bytes over the resident set before, wall s)."""
         before_rss = self.memory("VmRSS")
