@@ -19,6 +19,7 @@ Embedded mode (SQLite in a temporary directory, runs in a thread, in-memory chan
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import resource
@@ -27,6 +28,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -192,8 +194,10 @@ new PerformanceObserver(function (list) { list.getEntries().forEach(function (e)
 """
 
 
-def browser(database: str, play_run: Any, big_run: Any) -> dict[str, Any]:
-    from playwright.sync_api import sync_playwright
+@contextlib.contextmanager
+def served(database: str) -> Iterator[str]:
+    """The app on ``database`` served by ``manage.py runserver`` (daphne, as `make run`); its base URL."""
+    import urllib.request
 
     from tests.e2e.conftest import free_port  # the e2e suite's helper: a free local port
 
@@ -212,39 +216,43 @@ def browser(database: str, play_run: Any, big_run: Any) -> dict[str, Any]:
     try:
         for _ in range(200):
             try:
-                import urllib.request
-
                 urllib.request.urlopen(base + "/", timeout=1)
                 break
             except OSError:
                 time.sleep(0.1)
-        with sync_playwright() as pw:
-            chromium = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-            page = chromium.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(f"{base}/runs/{play_run.id}/?seq={play_run.last_seq // 3}")
-            page.wait_for_selector("#run-playhead")
-            page.wait_for_timeout(1000)
-            page.select_option(".speed-select", "max")
-            page.wait_for_timeout(500)
-            page.evaluate(FRAME_PROBE)
-            page.click(".play-btn")
-            page.wait_for_timeout(PLAY_SECONDS * 1000)
-            gaps, long_ms, elapsed, moved = page.evaluate(
-                "[window.__gaps, window.__long, performance.now() - window.__t0,"
-                " document.getElementById('run-playhead').dataset.position]"
-            )
-            gaps.sort()
-            started = time.perf_counter()
-            page.goto(f"{base}/runs/{big_run.id}/?seq={big_run.last_seq}")
-            page.wait_for_function("document.querySelectorAll('.cell').length > 0")
-            first_frame = time.perf_counter() - started
-            cells = page.evaluate("document.querySelectorAll('#run-nodes-body .cell').length")
-            height = page.evaluate("document.body.scrollHeight")
-            html_bytes = len(page.content())
-            chromium.close()
+        yield base
     finally:
         server.terminate()
         server.wait(10)
+
+
+def browser(database: str, play_run: Any, big_run: Any) -> dict[str, Any]:
+    from playwright.sync_api import sync_playwright
+
+    with served(database) as base, sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        page = chromium.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{base}/runs/{play_run.id}/?seq={play_run.last_seq // 3}")
+        page.wait_for_selector("#run-playhead")
+        page.wait_for_timeout(1000)
+        page.select_option(".speed-select", "max")
+        page.wait_for_timeout(500)
+        page.evaluate(FRAME_PROBE)
+        page.click(".play-btn")
+        page.wait_for_timeout(PLAY_SECONDS * 1000)
+        gaps, long_ms, elapsed, moved = page.evaluate(
+            "[window.__gaps, window.__long, performance.now() - window.__t0,"
+            " document.getElementById('run-playhead').dataset.position]"
+        )
+        gaps.sort()
+        started = time.perf_counter()
+        page.goto(f"{base}/runs/{big_run.id}/?seq={big_run.last_seq}")
+        page.wait_for_function("document.querySelectorAll('.cell').length > 0")
+        first_frame = time.perf_counter() - started
+        cells = page.evaluate("document.querySelectorAll('#run-nodes-body .cell').length")
+        height = page.evaluate("document.body.scrollHeight")
+        html_bytes = len(page.content())
+        chromium.close()
     return {
         "gap_p95": gaps[int(0.95 * (len(gaps) - 1))] if gaps else float("nan"),
         "long_share": long_ms / elapsed if elapsed else float("nan"),
@@ -343,87 +351,61 @@ def _grid_browser(database: str, run: Any, nodes: int) -> dict[str, Any]:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import sync_playwright
 
-    from tests.e2e.conftest import free_port
-
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("KUBEVIZ_", "CELERY_"))}
-    env.update(DATABASE_URL=f"sqlite:///{database}", DJANGO_SETTINGS_MODULE="kubeviz.settings", KUBEVIZ_DEBUG="1")
-    env.pop("REDIS_URL", None)
-    server = subprocess.Popen(
-        [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
     out: dict[str, Any] = {}
-    try:
-        import urllib.request
-
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(base + "/", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
-        with sync_playwright() as pw:
-            chromium = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-            page = chromium.new_page(viewport={"width": 1366, "height": 800})
-            started = time.perf_counter()
-            page.goto(f"{base}/runs/{run.id}/")
-            try:
-                page.wait_for_function(
-                    f"document.querySelectorAll('#run-nodes-body .cell').length === {nodes}", timeout=30_000
-                )
-                out["grid_at_0"] = time.perf_counter() - started
-            except PlaywrightTimeout:
-                out["grid_at_0"] = None
-            page.wait_for_function("window.kubevizPlayback && window.kubevizPlayback.position() !== null")
-            page.wait_for_timeout(1500)  # the socket's first frame
-            started = time.perf_counter()
-            page.evaluate("end => window.kubevizPlayback.send('seek', end)", run.last_seq)
-            try:
-                page.wait_for_function(SEEK_END_SHOWN % nodes, arg=[run.last_seq], timeout=20_000, polling="raf")
-                out["seek_end"] = time.perf_counter() - started
-            except PlaywrightTimeout:
-                out["seek_end"] = None
-                out["seek_end_header"] = page.locator("#run-nodes-body h2").inner_text()
-            # A cell's card, on a fresh page at the middle of the run (the grid there is drawn
-            # from the page itself): from the click to the card in the viewport, for the first
-            # click of the server process (templates compiled, in DEBUG as `make run`) and a second.
-            page.goto(f"{base}/runs/{run.id}/?seq={run.last_seq // 2}")
-            out["clicks"] = []
-            for index in (nodes // 2, nodes // 2 + 7):
-                cell = page.locator("#run-nodes-body .cell").nth(index)
-                try:
-                    cell.wait_for(timeout=30_000)
-                    page.wait_for_timeout(1500)  # the socket's first frame
-                    page.evaluate("document.querySelectorAll('.node-card-slot').forEach(s => { s.innerHTML = ''; })")
-                    page.evaluate(CARD_PROBE)
-                    started = time.perf_counter()
-                    cell.click()
-                    page.wait_for_function(
-                        "() => { const c = document.querySelector('.node-card-slot .node-card');"
-                        " if (!c) return false; const r = c.getBoundingClientRect();"
-                        " return r.top >= 0 && r.top < window.innerHeight && r.height > 0; }",
-                        timeout=10_000,
-                        polling="raf",
-                    )
-                    shown = time.perf_counter() - started
-                    card_ms, request_ms = page.evaluate("[window.__card - window.__click, window.__request]")
-                    out["clicks"].append((shown, card_ms, request_ms))
-                except PlaywrightTimeout:
-                    out["clicks"].append(None)
-            out["card_place"] = page.evaluate(
-                "() => { const c = document.querySelector('.node-card-slot .node-card'); if (!c) return null;"
-                " const r = c.getBoundingClientRect(); return [Math.round(r.top), Math.round(r.bottom),"
-                " Math.round(window.scrollY + r.top)]; }"
+    with served(database) as base, sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        page = chromium.new_page(viewport={"width": 1366, "height": 800})
+        started = time.perf_counter()
+        page.goto(f"{base}/runs/{run.id}/")
+        try:
+            page.wait_for_function(
+                f"document.querySelectorAll('#run-nodes-body .cell').length === {nodes}", timeout=30_000
             )
-            chromium.close()
-    finally:
-        server.terminate()
-        server.wait(10)
+            out["grid_at_0"] = time.perf_counter() - started
+        except PlaywrightTimeout:
+            out["grid_at_0"] = None
+        page.wait_for_function("window.kubevizPlayback && window.kubevizPlayback.position() !== null")
+        page.wait_for_timeout(1500)  # the socket's first frame
+        started = time.perf_counter()
+        page.evaluate("end => window.kubevizPlayback.send('seek', end)", run.last_seq)
+        try:
+            page.wait_for_function(SEEK_END_SHOWN % nodes, arg=[run.last_seq], timeout=20_000, polling="raf")
+            out["seek_end"] = time.perf_counter() - started
+        except PlaywrightTimeout:
+            out["seek_end"] = None
+            out["seek_end_header"] = page.locator("#run-nodes-body h2").inner_text()
+        # A cell's card, on a fresh page at the middle of the run (the grid there is drawn
+        # from the page itself): from the click to the card in the viewport, for the first
+        # click of the server process (templates compiled, in DEBUG as `make run`) and a second.
+        page.goto(f"{base}/runs/{run.id}/?seq={run.last_seq // 2}")
+        out["clicks"] = []
+        for index in (nodes // 2, nodes // 2 + 7):
+            cell = page.locator("#run-nodes-body .cell").nth(index)
+            try:
+                cell.wait_for(timeout=30_000)
+                page.wait_for_timeout(1500)  # the socket's first frame
+                page.evaluate("document.querySelectorAll('.node-card-slot').forEach(s => { s.innerHTML = ''; })")
+                page.evaluate(CARD_PROBE)
+                started = time.perf_counter()
+                cell.click()
+                page.wait_for_function(
+                    "() => { const c = document.querySelector('.node-card-slot .node-card');"
+                    " if (!c) return false; const r = c.getBoundingClientRect();"
+                    " return r.top >= 0 && r.top < window.innerHeight && r.height > 0; }",
+                    timeout=10_000,
+                    polling="raf",
+                )
+                shown = time.perf_counter() - started
+                card_ms, request_ms = page.evaluate("[window.__card - window.__click, window.__request]")
+                out["clicks"].append((shown, card_ms, request_ms))
+            except PlaywrightTimeout:
+                out["clicks"].append(None)
+        out["card_place"] = page.evaluate(
+            "() => { const c = document.querySelector('.node-card-slot .node-card'); if (!c) return null;"
+            " const r = c.getBoundingClientRect(); return [Math.round(r.top), Math.round(r.bottom),"
+            " Math.round(window.scrollY + r.top)]; }"
+        )
+        chromium.close()
     return out
 
 
