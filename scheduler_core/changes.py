@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from . import trace_events as te
 from .event_handlers import (
+    ASSIGNED_POD_UPDATE,
     EventHandlers,
     admits,
     node_scheduling_properties_change,
@@ -105,7 +106,7 @@ class ClusterChanges:
         self._cache.update_node(new)
         info = self._cache.node(new.name)
         assert info is not None
-        notes = [self._note(event, lambda p: admits(p, info)) for event in events]
+        notes = [self._note(event, lambda p: admits(p, info), old=old, new=new) for event in events]
         fields: te.NodeUpdatedFields = {"node": new.name, "change": change, "unschedulable": new.unschedulable}
         if change == "labels":
             fields["labels"] = dict(new.labels)
@@ -116,7 +117,7 @@ class ClusterChanges:
             self._usage_changed()
         fields["events"] = notes
         self._trace.emit("node_updated", **fields)
-        self._handlers.node_updated(info, events)
+        self._handlers.node_updated(info, events, old)
 
     # -- pods
 
@@ -132,7 +133,10 @@ class ClusterChanges:
             events = pod_scheduling_properties_change(old, labels, pod.requests, pod.requests)
             updated = copy.copy(pod)  # the new object, as AssignedPodUpdated sees it
             updated.labels = labels
-            notes = [self._note(event, None, assigned=updated) for event in events]
+            if queue.queueing_hints:  # one MoveAll with the general AssignedPodUpdate per event
+                notes = [self._note(event, None, old=pod, new=updated, as_event=ASSIGNED_POD_UPDATE) for event in events]
+            else:
+                notes = [self._note(event, None, assigned=updated) for event in events]
             placed = self._cache.node(node) is not None and self._cache.pod_nodes.get(pod.key) == node
             if placed:
                 self._cache.remove_pod(pod)
@@ -142,20 +146,32 @@ class ClusterChanges:
             self._trace.emit("pod_updated", pod=pod.key, node=node, change="labels", labels=dict(labels), events=notes)
             self._handlers.assigned_pod_updated(pod, old_labels=old)
             return
+        before = copy.copy(pod)  # the old object, for the queue's Update (and its hints)
         pod.labels = labels
         self._trace.emit("pod_updated", pod=pod.key, node=None, change="labels", labels=dict(labels), events=[])
         # updatePodInSchedulingQueue skips an assumed pod (its binding is under way)
         if not self._cache.is_assumed(pod) and queue.where(pod) != NONE:
-            queue.update(pod)
+            queue.update(pod, before)
 
     def _note(
-        self, event: ClusterEvent, pre_check: Callable[[Pod], bool] | None, assigned: Pod | None = None
+        self,
+        event: ClusterEvent,
+        pre_check: Callable[[Pod], bool] | None,
+        assigned: Pod | None = None,
+        *,
+        old: object = None,
+        new: object = None,
+        as_event: ClusterEvent | None = None,
     ) -> te.ClusterEventNote:
+        """The trace's account of ``event``: who listens and what it does to each parked pod.
+        ``as_event``: the event the queue is handed instead (QueueingHints: the general
+        AssignedPodUpdate for each kind of change of an assigned pod)."""
         queue = self._queue()
         if not isinstance(queue, SchedulingQueue):  # the legacy FIFO moves nobody on events
             return {"event": event.label, "listeners": [], "parked": []}
+        handed = as_event or event
         return {
             "event": event.label,
-            "listeners": queue.listeners(event),
-            "parked": queue.verdicts(event, pre_check, assigned),
+            "listeners": queue.listeners(handed),
+            "parked": queue.verdicts(handed, pre_check, assigned, old, new),
         }

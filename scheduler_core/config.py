@@ -70,6 +70,8 @@ class Policy:
     tie_break: str = "random"
     bind_latency_ms: int = 0
     node_usage_every_ms: int = 10_000  # how often the trace records node usage snapshots
+    # the SchedulerQueueingHints feature gate (spec.featureGates), off by default as in v1.31
+    queueing_hints: bool = False
     source: str = ""  # the document it came from, for display
 
 

@@ -12,10 +12,26 @@ informer delay.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping, Sequence
 
 from .framework import ActionType, ClusterEvent
-from .model import NO_SCHEDULE, Node, Pod, Taint
+from .framework.events import (
+    ASSIGNED_POD_ADD,
+    ASSIGNED_POD_DELETE,
+    ASSIGNED_POD_OTHER_UPDATE,
+    ASSIGNED_POD_UPDATE,
+    NODE_ADD,
+    NODE_ALLOCATABLE_CHANGE,
+    NODE_LABEL_CHANGE,
+    NODE_SPEC_UNSCHEDULABLE_CHANGE,
+    NODE_TAINT_CHANGE,
+    POD_LABEL_CHANGE,
+    POD_REQUEST_SCALED_DOWN,
+    node_scheduling_properties_change,
+    pod_scheduling_properties_change,
+)
+from .model import NO_SCHEDULE, Node, Pod
 from .plugins.node_affinity import required_node_affinity_matches
 from .pod_queue import PodQueue
 from .queue import affinity_matches
@@ -24,6 +40,7 @@ from .state import ClusterCache, NodeInfo
 __all__ = [
     "EventHandlers",
     "admits",
+    "as_assigned",
     "affinity_matches",
     "pod_scheduling_properties_change",
     "node_scheduling_properties_change",
@@ -39,57 +56,6 @@ __all__ = [
     "NODE_LABEL_CHANGE",
     "NODE_TAINT_CHANGE",
 ]
-
-# The events the handlers turn into queue moves (framework/events.go, v1.31.13).
-ASSIGNED_POD_ADD = ClusterEvent("Pod", ActionType.ADD, "AssignedPodAdd")
-# The general one: what a shrinking resize moves every unschedulable pod with.
-ASSIGNED_POD_UPDATE = ClusterEvent("Pod", ActionType.UPDATE, "AssignedPodUpdate")
-# assignedPodOtherUpdate: an update of a field no UpdatePodXYZ covers (a deletionTimestamp, the
-# status); only a plugin registering the general Pod Update hears of it.
-ASSIGNED_POD_OTHER_UPDATE = ClusterEvent("Pod", ActionType.UPDATE_POD_OTHER, "AssignedPodUpdate")
-ASSIGNED_POD_DELETE = ClusterEvent("Pod", ActionType.DELETE, "AssignedPodDelete")
-POD_LABEL_CHANGE = ClusterEvent("Pod", ActionType.UPDATE_POD_LABEL, "PodLabelChange")
-POD_REQUEST_SCALED_DOWN = ClusterEvent("Pod", ActionType.UPDATE_POD_SCALE_DOWN, "PodRequestScaledDown")
-NODE_ADD = ClusterEvent("Node", ActionType.ADD, "NodeAdd")
-NODE_SPEC_UNSCHEDULABLE_CHANGE = ClusterEvent("Node", ActionType.UPDATE_NODE_TAINT, "NodeSpecUnschedulableChange")
-NODE_ALLOCATABLE_CHANGE = ClusterEvent("Node", ActionType.UPDATE_NODE_ALLOCATABLE, "NodeAllocatableChange")
-NODE_LABEL_CHANGE = ClusterEvent("Node", ActionType.UPDATE_NODE_LABEL, "NodeLabelChange")
-NODE_TAINT_CHANGE = ClusterEvent("Node", ActionType.UPDATE_NODE_TAINT, "NodeTaintChange")
-
-
-def pod_scheduling_properties_change(
-    old_labels: Mapping[str, str],
-    new_labels: Mapping[str, str],
-    old_requests: Mapping[str, int],
-    new_requests: Mapping[str, int],
-) -> list[ClusterEvent]:
-    """PodSchedulingPropertiesChange: a label change, a request scaled down (or removed), or —
-    when neither — the catch-all other update."""
-    events: list[ClusterEvent] = []
-    if dict(old_labels) != dict(new_labels):
-        events.append(POD_LABEL_CHANGE)
-    if any(name not in new_requests or new_requests[name] < amount for name, amount in old_requests.items()):
-        events.append(POD_REQUEST_SCALED_DOWN)
-    return events or [ASSIGNED_POD_OTHER_UPDATE]
-
-
-def node_scheduling_properties_change(old: Node, new: Node) -> list[ClusterEvent]:
-    """NodeSchedulingPropertiesChange, in its order: spec.unschedulable cleared, allocatable,
-    labels, taints (conditions and annotations are not modelled). Cordoning is no event."""
-    events: list[ClusterEvent] = []
-    if old.unschedulable and not new.unschedulable:
-        events.append(NODE_SPEC_UNSCHEDULABLE_CHANGE)
-    if dict(old.allocatable) != dict(new.allocatable):
-        events.append(NODE_ALLOCATABLE_CHANGE)
-    if dict(old.labels) != dict(new.labels):
-        events.append(NODE_LABEL_CHANGE)
-    if _taint_list(old.taints) != _taint_list(new.taints):
-        events.append(NODE_TAINT_CHANGE)
-    return events
-
-
-def _taint_list(taints: Sequence[Taint]) -> list[tuple[str, str, str]]:
-    return [(t.key, t.value, t.effect) for t in taints]
 
 
 def admits(pod: Pod, info: NodeInfo) -> bool:
@@ -135,8 +101,12 @@ class EventHandlers:
 
     def assigned_pod_added(self, pod: Pod) -> None:
         """The pod is in the cache on its node (bound, or created with spec.nodeName):
-        AssignedPodAdded (QueueingHints off) moves only the cross-topology candidates."""
-        self._queue.move_cross_topology(ASSIGNED_POD_ADD, pod)
+        AssignedPodAdded (QueueingHints off) moves only the cross-topology candidates; with
+        QueueingHints every parked pod is asked (addPodToCache)."""
+        if self._queue.queueing_hints:
+            self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD, None, None, pod)
+        else:
+            self._queue.move_cross_topology(ASSIGNED_POD_ADD, pod)
 
     def assigned_pod_updated(
         self,
@@ -147,33 +117,52 @@ class EventHandlers:
     ) -> None:
         """updatePodInCache: each kind of change is its own event (AssignedPodUpdated). A
         shrinking request moves every unschedulable pod with the general AssignedPodUpdate;
-        anything else only the cross-topology candidates. ``old_*`` None: unchanged."""
+        anything else only the cross-topology candidates. With QueueingHints every event is
+        a MoveAll with the general AssignedPodUpdate and the old and new pod, for the hints.
+        ``old_*`` None: unchanged."""
         events = pod_scheduling_properties_change(
             pod.labels if old_labels is None else old_labels,
             pod.labels,
             pod.requests if old_requests is None else old_requests,
             pod.requests,
         )
+        old = pod
+        if old_labels is not None:
+            old = copy.copy(pod)
+            old.labels = dict(old_labels)
         for event in events:
-            if event.action & ActionType.UPDATE_POD_SCALE_DOWN:
+            if self._queue.queueing_hints:
+                self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_UPDATE, None, old, pod)
+            elif event.action & ActionType.UPDATE_POD_SCALE_DOWN:
                 self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_UPDATE)
             else:
                 self._queue.move_cross_topology(event, pod)
 
-    def delete_pod_from_cache(self, pod: Pod, *, was_assigned: bool) -> None:
-        """The pod object is gone: out of the cache and the queue; its node's room wakes pods."""
+    def delete_pod_from_cache(self, pod: Pod, *, was_assigned: bool, node: str | None = None) -> None:
+        """The pod object is gone: out of the cache and the queue; its node's room wakes pods.
+        ``node``: the node it was on when the object does not name it (an assumed pod)."""
         self._cache.remove_pod(pod)
         self._queue.delete(pod, emit=False)
         if was_assigned:
-            self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+            self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, None, as_assigned(pod, node), None)
 
     # -- nodes (addNodeToCache, updateNodeInCache)
 
     def node_added(self, info: NodeInfo) -> None:
-        self._queue.move_all_to_active_or_backoff(NODE_ADD, lambda p: admits(p, info))
+        self._queue.move_all_to_active_or_backoff(NODE_ADD, lambda p: admits(p, info), None, info.node)
 
-    def node_updated(self, info: NodeInfo, events: Sequence[ClusterEvent]) -> None:
+    def node_updated(self, info: NodeInfo, events: Sequence[ClusterEvent], old: Node | None = None) -> None:
         """updateNodeInCache: every event of the update (node_scheduling_properties_change), each
-        with the pre-check against the node as it is now."""
+        with the pre-check against the node as it is now. ``old``: the node before, for the hints."""
         for event in events:
-            self._queue.move_all_to_active_or_backoff(event, lambda p: admits(p, info))
+            self._queue.move_all_to_active_or_backoff(event, lambda p: admits(p, info), old, info.node)
+
+
+def as_assigned(pod: Pod, node: str | None) -> Pod:
+    """The pod as the informer's object has it: bound to ``node`` (an assumed pod is, upstream,
+    a copy with spec.nodeName set)."""
+    if pod.node_name or not node:
+        return pod
+    bound = copy.copy(pod)
+    bound.node_name = node
+    return bound

@@ -12,7 +12,7 @@ pop and the ``queue_move`` trace event — is here.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from .framework import ClusterEvent, QueuedPodInfo
 from .model import Pod
@@ -91,6 +91,11 @@ class PodQueue(Protocol):
     scheduling_cycle: int
     now_ms: int
 
+    @property
+    def queueing_hints(self) -> bool:
+        """The SchedulerQueueingHints gate (only the priority queue can have it on)."""
+        ...
+
     # -- lookups
 
     def sizes(self) -> dict[str, int]:
@@ -117,15 +122,25 @@ class PodQueue(Protocol):
 
     def delete(self, pod: Pod, emit: bool = True) -> None: ...
 
-    def update(self, pod: Pod) -> None:
-        """The unscheduled pod object changed (the informer's Update)."""
+    def update(self, pod: Pod, old: Pod | None = None) -> None:
+        """The unscheduled pod object changed (the informer's Update); ``old``: as it was."""
+        ...
+
+    def done(self, pod: Pod) -> None:
+        """Done: the pod popped for scheduling is bound, re-queued or gone."""
         ...
 
     # -- the informers' side (cluster events) and the periodic flushes
 
     def move_all_to_active_or_backoff(
-        self, event: ClusterEvent, pre_check: Callable[[Pod], bool] | None = None
-    ) -> int: ...
+        self,
+        event: ClusterEvent,
+        pre_check: Callable[[Pod], bool] | None = None,
+        old: Any = None,
+        new: Any = None,
+    ) -> int:
+        """A cluster event; ``old`` / ``new`` are its objects (for the QueueingHints)."""
+        ...
 
     def move_cross_topology(self, event: ClusterEvent, pod: Pod) -> int:
         """An assigned pod was added or updated (``pod``): move the parked pods it may help."""

@@ -93,8 +93,12 @@ _WRAPPER_SPEC_FIELDS = (
     "tieBreak",
     "bindLatency",
     "nodeUsageEvery",
+    "featureGates",
     "configuration",
 )
+# The feature gates spec.featureGates may set (pkg/features/kube_features.go), with their
+# v1.31.13 defaults: kubeviz models the one that changes how the queue moves pods.
+FEATURE_GATES = {"SchedulerQueueingHints": False}
 _DEFAULT_WEIGHTS = dict(DEFAULT_PLUGINS)
 
 
@@ -347,6 +351,13 @@ class _PolicyReader:
             r.error("spec.tieBreak", f"{tie_break} needs schedulerMode framework (the legacy scheduler has its own)")
         bind_latency = r.duration_ms(spec.get("bindLatency"), "spec.bindLatency", 0) or 0
         usage_every = r.duration_ms(spec.get("nodeUsageEvery"), "spec.nodeUsageEvery", 10_000) or 10_000
+        gates = self.feature_gates(spec.get("featureGates"), "spec.featureGates")
+        queueing_hints = gates["SchedulerQueueingHints"]
+        if queueing_hints and (queue_mode != "priority" or scheduler_mode != "framework"):
+            r.error(
+                "spec.featureGates.SchedulerQueueingHints",
+                "needs queueMode priority and schedulerMode framework (the FIFO queue has no hints)",
+            )
         configuration = spec.get("configuration")
         if configuration is None:
             configuration = {"apiVersion": CONFIG_API_VERSION, "kind": "KubeSchedulerConfiguration"}
@@ -363,7 +374,22 @@ class _PolicyReader:
             tie_break=tie_break,
             bind_latency_ms=bind_latency,
             node_usage_every_ms=usage_every,
+            queueing_hints=queueing_hints,
         )
+
+    def feature_gates(self, value: Any, path: str) -> dict[str, bool]:
+        """``featureGates: {Name: bool}`` as kube-scheduler's ``--feature-gates`` takes them;
+        only the gates in FEATURE_GATES are known."""
+        r = self.r
+        gates = dict(FEATURE_GATES)
+        obj = r.mapping(value, path)
+        for name, on in obj.items():
+            gate_path = key_path(path, str(name))
+            if name not in FEATURE_GATES:
+                r.error(gate_path, f"unknown feature gate; kubeviz models {', '.join(sorted(FEATURE_GATES))}")
+                continue
+            gates[name] = r.boolean(on, gate_path)
+        return gates
 
 
 def _merge_multi_point(custom: _PluginSet) -> list[_Entry]:
@@ -430,6 +456,7 @@ def _load(text: str, source: str, policy_source: str) -> Policy:
         tie_break=policy.tie_break,
         bind_latency_ms=policy.bind_latency_ms,
         node_usage_every_ms=policy.node_usage_every_ms,
+        queueing_hints=policy.queueing_hints,
         source=policy_source,
     )
 

@@ -1,9 +1,12 @@
 """The scheduling queue: activeQ, backoffQ, unschedulable pods and the nominator.
 
-Follows ``pkg/scheduler/internal/queue/scheduling_queue.go`` with QueueingHints off (the
+Follows ``pkg/scheduler/internal/queue/scheduling_queue.go``. With QueueingHints off (the
 default through v1.31): a pod that fails goes to backoffQ if a cluster event arrived since
 it was popped (``moveRequestCycle``), otherwise to unschedulablePods; a cluster event moves
 an unschedulable pod only if one of the plugins that rejected it registered that event.
+With the SchedulerQueueingHints gate on (``hints``, queueing_hints.py) the rejecting plugins'
+hint functions decide both, over the event itself and over the events that arrived while the
+pod was in flight.
 
 The periodic flushers run on the simulation's virtual clock at the same cadence as
 upstream (``flushBackoffQCompleted`` every 1 s, ``flushUnschedulablePodsLeftover`` every
@@ -15,10 +18,13 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Mapping
+from typing import Any
 
-from .framework import ClusterEvent, QueuedPodInfo
+from .framework import ActionType, ClusterEvent, QueuedPodInfo
+from .framework.events import pod_scheduling_properties_change
 from .model import Pod
 from .pod_queue import ACTIVE, BACKOFF, NONE, UNSCHEDULABLE, Nominator, emit_queue_move, start_attempt
+from .queueing_hints import HintAnswer, InFlightEvents, QueueingHintMap, Strategy, pod_uid
 from .trace import Trace
 from .trace_events import MoveVerdict
 
@@ -42,6 +48,11 @@ MAX_IN_UNSCHEDULABLE_MS = 5 * 60_000  # DefaultPodMaxInUnschedulablePodsDuration
 # The plugin whose rejections an assigned pod's add or update may lift (cross topology).
 POD_TOPOLOGY_SPREAD = "PodTopologySpread"
 UNSCHEDULABLE_TIMEOUT = ClusterEvent("*", 0, "UnschedulableTimeout")  # type: ignore[arg-type]
+# framework/events.go UnscheduledPodUpdate: what an in-flight pod's own update is recorded as.
+UNSCHEDULED_POD_UPDATE = ClusterEvent("Pod", ActionType.UPDATE, "UnschedulablePodUpdate")
+# The queue_move triggers of a failed attempt.
+_FAILED = "ScheduleAttemptFailure"
+_FAILED_CHANGED = "ScheduleAttemptFailure (cluster changed during the attempt)"
 
 
 class _ActiveEntry:
@@ -68,12 +79,17 @@ class SchedulingQueue:
         initial_backoff_ms: int = 1_000,
         max_backoff_ms: int = 10_000,
         events_by_plugin: Mapping[str, tuple[ClusterEvent, ...]] | None = None,
+        hints: QueueingHintMap | None = None,
         trace: Trace | None = None,
     ) -> None:
+        """``hints``: the SchedulerQueueingHints gate is on and these are the profiles' hint
+        functions; None (the default, as in v1.31) moves pods by ``events_by_plugin``."""
         self._less = less
         self.initial_backoff_ms = initial_backoff_ms
         self.max_backoff_ms = max_backoff_ms
         self.events_by_plugin = dict(events_by_plugin or {})
+        self.hints = hints
+        self._in_flight = InFlightEvents()
         self._trace = trace
         self._active: list[_ActiveEntry] = []
         self._backoff: list[tuple[int, int, QueuedPodInfo]] = []  # (expiry, seq, info)
@@ -119,11 +135,13 @@ class SchedulingQueue:
         initial_backoff_ms: int,
         max_backoff_ms: int,
         events_by_plugin: Mapping[str, tuple[ClusterEvent, ...]],
+        hints: QueueingHintMap | None = None,
     ) -> None:
         """Keep every queued pod where it is under a new configuration (a policy switch):
         activeQ re-sorted by the new QueueSort, backoffQ re-timed from each pod's attempts and
         timestamp with the new bounds, unschedulable pods moved by the new plugins' events.
-        No pod moves, so no event is emitted."""
+        No pod moves, so no event is emitted. Switching the QueueingHints gate forgets the events
+        recorded for pods in flight (with it off, none are kept)."""
         active: dict[int, QueuedPodInfo] = {}
         for entry in self._active:
             info = entry.info
@@ -135,6 +153,9 @@ class SchedulingQueue:
         self.initial_backoff_ms = initial_backoff_ms
         self.max_backoff_ms = max_backoff_ms
         self.events_by_plugin = dict(events_by_plugin)
+        if (hints is None) != (self.hints is None):
+            self._in_flight.clear()
+        self.hints = hints
         self._active = [_ActiveEntry(info, less) for info in active.values()]
         heapq.heapify(self._active)
         self._backoff = [(self.backoff_expiry_ms(info), info.seq, info) for info in backing_off.values()]
@@ -212,21 +233,70 @@ class SchedulingQueue:
             del self._infos[key]
             start_attempt(info, self.now_ms)
             self.scheduling_cycle += 1
+            if self.hints is not None:
+                self._in_flight.popped(pod_uid(info.pod))
             return info
         return None
 
     def add_unschedulable_if_not_present(self, info: QueuedPodInfo, pod_scheduling_cycle: int) -> None:
-        """After a failed attempt: backoffQ if a move request came since the pop, else unschedulable."""
+        """After a failed attempt: backoffQ if a move request came since the pop, else
+        unschedulable. With QueueingHints the events that came while the pod was in flight
+        decide instead (determineSchedulingHintForInFlightPod); either way the pod is Done."""
         key = info.pod.key
         if key in self._where:
+            self.done(info.pod)
             return
         info.timestamp_ms = self.now_ms
         rejectors = info.unschedulable_plugins | info.pending_plugins
+        if self.hints is not None:
+            strategy, heard = self._in_flight_strategy(info)
+            self.done(info.pod)
+            if not rejectors:
+                trigger = "SchedulerError"
+            else:
+                trigger = _FAILED if strategy == Strategy.QUEUE_SKIP else _FAILED_CHANGED
+            self._requeue_via_hint(info, strategy, trigger)
+            return
         if self.move_request_cycle >= pod_scheduling_cycle or not rejectors:
-            trigger = "ScheduleAttemptFailure (cluster changed during the attempt)" if rejectors else "SchedulerError"
-            self._move(info, BACKOFF, trigger)
+            self._move(info, BACKOFF, _FAILED_CHANGED if rejectors else "SchedulerError")
         else:
-            self._move(info, UNSCHEDULABLE, "ScheduleAttemptFailure")
+            self._move(info, UNSCHEDULABLE, _FAILED)
+
+    def _in_flight_strategy(self, info: QueuedPodInfo) -> tuple[Strategy, list[HintAnswer]]:
+        """determineSchedulingHintForInFlightPod: replay the events since the pod's pop."""
+        events = self._in_flight.since(pod_uid(info.pod))
+        if events is None or not (info.unschedulable_plugins | info.pending_plugins):
+            return Strategy.QUEUE_AFTER_BACKOFF, []
+        strategy = Strategy.QUEUE_SKIP
+        heard: list[HintAnswer] = []
+        for recorded in events:
+            got, answers = self.hints.worth_requeuing(info, recorded.event, recorded.old, recorded.new)  # type: ignore[union-attr]
+            heard.extend(answers)
+            if got == Strategy.QUEUE_IMMEDIATELY:
+                return got, heard
+            if got == Strategy.QUEUE_AFTER_BACKOFF:
+                strategy = got
+                if not info.pending_plugins:
+                    return strategy, heard
+        return strategy, heard
+
+    def _requeue_via_hint(self, info: QueuedPodInfo, strategy: Strategy, trigger: str) -> str:
+        """requeuePodViaQueueingHint: skip → unschedulable; after backoff → backoffQ while
+        backing off, else activeQ; immediately → activeQ. Returns the lane."""
+        if strategy == Strategy.QUEUE_SKIP:
+            to = UNSCHEDULABLE
+        elif strategy == Strategy.QUEUE_AFTER_BACKOFF and self.is_backing_off(info):
+            to = BACKOFF
+        else:
+            to = ACTIVE
+        if self._where.get(info.pod.key) != to:
+            self._move(info, to, trigger)
+        return to
+
+    def done(self, pod: Pod) -> None:
+        """Done: the pod's scheduling and binding are over (only QueueingHints keep track)."""
+        if self.hints is not None:
+            self._in_flight.done(pod_uid(pod))
 
     def delete(self, pod: Pod, emit: bool = True) -> None:
         key = pod.key
@@ -237,19 +307,39 @@ class SchedulingQueue:
         if where is not None and emit:
             emit_queue_move(self._trace, key, where, NONE, "PodDelete")
 
-    def update(self, pod: Pod) -> None:
-        """Update of an unscheduled pod: unschedulable → backoff/active (QHints off)."""
+    def update(self, pod: Pod, old: Pod | None = None) -> None:
+        """Update of an unscheduled pod (``old``: the object before). QHints off: a parked pod
+        goes to backoff/active. QHints on: a pod in flight has the update recorded; a parked
+        one is moved only if a rejector's hint says Queue for one of the update's events
+        (PodSchedulingPropertiesChange)."""
+        if self.hints is not None and self._in_flight.in_flight(pod_uid(pod)):
+            self._in_flight.record(UNSCHEDULED_POD_UPDATE, old, pod)
+            return
         info = self._infos.get(pod.key)
         if info is None:
             self.add(pod, trigger="PodUpdate")
             return
         info.pod = pod
-        if self._where.get(pod.key) == UNSCHEDULABLE:
+        if self._where.get(pod.key) != UNSCHEDULABLE:
+            return
+        if self.hints is None:
             self._requeue_after_backoff(info, "UnscheduledPodUpdate")
+            return
+        for event in _pod_update_events(old or pod, pod):
+            strategy, _ = self.hints.worth_requeuing(info, event, old or pod, pod)
+            if self._requeue_via_hint(info, strategy, "UnscheduledPodUpdate") != UNSCHEDULABLE:
+                return
 
     # -- cluster events ------------------------------------------------------------------
 
+    @property
+    def queueing_hints(self) -> bool:
+        """The SchedulerQueueingHints gate: the event handlers call MoveAll for assigned pods too."""
+        return self.hints is not None
+
     def is_event_of_interest(self, event: ClusterEvent) -> bool:
+        if self.hints is not None:
+            return self.hints.is_event_of_interest(event)
         if event.wildcard:
             return True
         return any(event.matches(reg) for events in self.events_by_plugin.values() for reg in events)
@@ -265,14 +355,21 @@ class SchedulingQueue:
                     return True
         return False
 
-    def move_all_to_active_or_backoff(self, event: ClusterEvent, pre_check: Callable[[Pod], bool] | None = None) -> int:
+    def move_all_to_active_or_backoff(
+        self,
+        event: ClusterEvent,
+        pre_check: Callable[[Pod], bool] | None = None,
+        old: Any = None,
+        new: Any = None,
+    ) -> int:
         """MoveAllToActiveOrBackoffQueue: the unschedulable pods that pass ``pre_check``;
         returns how many moved. An event no enabled plugin registered moves nobody and is no
-        move request (it returns before ``moveRequestCycle`` is set)."""
+        move request (it returns before ``moveRequestCycle`` is set). ``old`` / ``new``: the
+        event's objects, for the QueueingHints."""
         if not self.is_event_of_interest(event):
             return 0
         candidates = [info for info in self._unschedulable.values() if pre_check is None or pre_check(info.pod)]
-        return self._move_pods(candidates, event)
+        return self._move_pods(candidates, event, old, new)
 
     def move_cross_topology(self, event: ClusterEvent, pod: Pod) -> int:
         """AssignedPodAdded / AssignedPodUpdated with QueueingHints off: only the pods of
@@ -285,14 +382,21 @@ class SchedulingQueue:
 
     def listeners(self, event: ClusterEvent) -> list[str]:
         """The enabled plugins that registered a matching event (isEventOfInterest's answer)."""
+        if self.hints is not None:
+            return self.hints.listeners(event)
         return sorted(name for name, events in self.events_by_plugin.items() if any(event.matches(r) for r in events))
 
     def verdicts(
-        self, event: ClusterEvent, pre_check: Callable[[Pod], bool] | None = None, assigned: Pod | None = None
+        self,
+        event: ClusterEvent,
+        pre_check: Callable[[Pod], bool] | None = None,
+        assigned: Pod | None = None,
+        old: Any = None,
+        new: Any = None,
     ) -> list[MoveVerdict]:
         """What ``event`` will do to each parked pod and why, asked before the move (for the
         trace and the narration): the same tests as :meth:`move_all_to_active_or_backoff`, or,
-        with ``assigned``, :meth:`move_cross_topology`."""
+        with ``assigned`` and QueueingHints off, :meth:`move_cross_topology`."""
         verdicts: list[MoveVerdict] = []
         listened = self.is_event_of_interest(event)
         for info in self._unschedulable.values():
@@ -301,6 +405,21 @@ class SchedulingQueue:
                 why = f"no enabled plugin listens for {event.label}"
             elif info.gated:
                 why = "gated"
+            elif self.hints is not None:
+                if pre_check is not None and not pre_check(info.pod):
+                    why = "the node fails its pre-check (resources, node name, node affinity, ports, NoSchedule taints)"
+                    verdicts.append({"pod": info.pod.key, "moves": False, "why": why})
+                    continue
+                strategy, answers = self.hints.worth_requeuing(info, event, old, new)
+                moves = strategy != Strategy.QUEUE_SKIP
+                if answers:
+                    why = "; ".join(a.describe() for a in answers)
+                elif moves:
+                    why = "no rejector plugin recorded" if not rejectors else f"{event.label} is a wildcard"
+                else:
+                    why = f"its rejectors ({', '.join(rejectors)}) do not listen for {event.label}"
+                verdicts.append({"pod": info.pod.key, "moves": moves, "why": why})
+                continue
             elif assigned is not None and not _cross_topology(info, assigned):
                 why = "not rejected by PodTopologySpread, and no required affinity term of it matches the pod"
             elif pre_check is not None and not pre_check(info.pod):
@@ -317,15 +436,26 @@ class SchedulingQueue:
             verdicts.append({"pod": info.pod.key, "moves": False, "why": why})
         return verdicts
 
-    def _move_pods(self, candidates: list[QueuedPodInfo], event: ClusterEvent) -> int:
-        """movePodsToActiveOrBackoffQueue; the caller checked isEventOfInterest."""
+    def _move_pods(self, candidates: list[QueuedPodInfo], event: ClusterEvent, old: Any = None, new: Any = None) -> int:
+        """movePodsToActiveOrBackoffQueue; the caller checked isEventOfInterest. With
+        QueueingHints the event is also recorded for the pods in flight."""
         moved = 0
         for info in candidates:
-            if info.gated or not self._worth_requeuing(info, event):
+            if info.gated:
                 continue
-            self._requeue_after_backoff(info, event.label)
+            if self.hints is not None:
+                strategy, _ = self.hints.worth_requeuing(info, event, old, new)
+                if strategy == Strategy.QUEUE_SKIP:
+                    continue
+                self._requeue_via_hint(info, strategy, event.label)
+            elif not self._worth_requeuing(info, event):
+                continue
+            else:
+                self._requeue_after_backoff(info, event.label)
             moved += 1
         self.move_request_cycle = self.scheduling_cycle
+        if self.hints is not None:
+            self._in_flight.record(event, old, new)
         return moved
 
     # -- periodic flushes ----------------------------------------------------------------
@@ -352,6 +482,8 @@ class SchedulingQueue:
             for info in self._unschedulable.values()
             if self.now_ms - info.timestamp_ms > MAX_IN_UNSCHEDULABLE_MS and not info.gated
         ]
+        if self.hints is not None:
+            return self._move_pods(stale, UNSCHEDULABLE_TIMEOUT) if stale else 0
         for info in stale:
             self._requeue_after_backoff(info, UNSCHEDULABLE_TIMEOUT.label)
         if stale:
@@ -407,3 +539,9 @@ def affinity_matches(unscheduled: Pod, added: Pod) -> bool:
         ):
             return True
     return False
+
+
+def _pod_update_events(old: Pod, new: Pod) -> list[ClusterEvent]:
+    """framework/events.go PodSchedulingPropertiesChange (label change, a request scaled down,
+    else the other update), for an unscheduled pod's update."""
+    return pod_scheduling_properties_change(old.labels, new.labels, old.requests, new.requests)

@@ -332,6 +332,7 @@ class Scheduler:
         pod = info.pod
         fwk = self.profiles.get(pod.scheduler_name)
         if fwk is None:  # not ours: upstream never queues it; we drop it the same way
+            self.queue.done(pod)
             return None
         trace = self.trace
         trace.cycle = self.queue.scheduling_cycle

@@ -35,7 +35,7 @@ from .config import Policy, default_policy
 from .controllers import ControllerManager
 from .disruption import update_pdb_status
 from .drain import NodeDrains
-from .event_handlers import ASSIGNED_POD_DELETE, EventHandlers, node_scheduling_properties_change
+from .event_handlers import ASSIGNED_POD_DELETE, EventHandlers, as_assigned, node_scheduling_properties_change
 from .fastpath import FastScheduler
 from .framework import ClusterEvent, Handle, QueuedPodInfo
 from .framework.runtime import Framework
@@ -48,6 +48,7 @@ from .pod_store import PodStore
 from .podgc import REASON as PODGC_REASON
 from .podgc import PodGC
 from .queue import SchedulingQueue
+from .queueing_hints import QueueingHintMap
 from .reservation import Reservations
 from .run_end import (
     DEFAULT_MAX_EVENTS,
@@ -212,6 +213,7 @@ class Simulation:
                 initial_backoff_ms=self.policy.pod_initial_backoff_seconds * 1000,
                 max_backoff_ms=self.policy.pod_max_backoff_seconds * 1000,
                 events_by_plugin=_queue_events(self.profiles),
+                hints=_queue_hints(self.policy, self.profiles),
                 trace=self.trace,
             )
         self.handlers = EventHandlers(self.cache, self.queue, lambda pod: pod.scheduler_name in self.profiles)
@@ -266,6 +268,7 @@ class Simulation:
             handle.now_ms = lambda: self.now_ms
             handle.rng = self.rng
             handle.workload_pods = self.workload_pods
+            handle.queueing_hints = policy.queueing_hints
             profiles[profile.scheduler_name] = Framework(profile, REGISTRY, handle)
         return profiles
 
@@ -310,6 +313,7 @@ class Simulation:
                 initial_backoff_ms=policy.pod_initial_backoff_seconds * 1000,
                 max_backoff_ms=policy.pod_max_backoff_seconds * 1000,
                 events_by_plugin=_queue_events(self.profiles),
+                hints=_queue_hints(policy, self.profiles),
             )
         self.scheduler = self._build_scheduler()
         self.scheduler.next_start_node_index = old.next_start_node_index
@@ -624,23 +628,28 @@ class Simulation:
             return
         if self.cache.node(req.node) is None:
             self.scheduler.handle_binding_failure(req, f'node "{req.node}" not found')
-            self._retry_others_after_binding_failure(req.pod)
+            self._retry_others_after_binding_failure(req)
             return
         status = self.scheduler.finish_binding(req)
         if not status.ok:
             self.scheduler.handle_binding_failure(req, status.message())
-            self._retry_others_after_binding_failure(req.pod)
+            self._retry_others_after_binding_failure(req)
             return
+        self.queue.done(req.pod)  # the binding cycle is over (schedule_one.go ScheduleOne)
         if req.pod.gpu is not None:
             self.trace.emit("bound", pod=req.pod.key, node=req.node, gpus=list(req.pod.gpu_index))
         else:
             self.trace.emit("bound", pod=req.pod.key, node=req.node)
         self.kubelet.bound(req.pod)
 
-    def _retry_others_after_binding_failure(self, pod: Pod) -> None:
+    def _retry_others_after_binding_failure(self, req: BindRequest) -> None:
         """handleBindingCycleError (schedule_one.go): the failed pod's room is free again, as if
-        an assigned pod were deleted; every other pod may retry."""
-        self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, lambda p: p is not pod)
+        an assigned pod were deleted; every other pod may retry (the event's object is the
+        assumed pod, bound to the node)."""
+        pod = req.pod
+        self.queue.move_all_to_active_or_backoff(
+            ASSIGNED_POD_DELETE, lambda p: p is not pod, as_assigned(pod, req.node), None
+        )
 
     # -- pods ----------------------------------------------------------------------------
 
@@ -707,7 +716,7 @@ class Simulation:
         self.trace.emit("pod_deleted", pod=pod.key, node=node, reason=reason)
         # Hold the place before the deletion wakes the pending pods (reservation.py).
         self.reservations.pod_removed(pod, node)
-        self.handlers.delete_pod_from_cache(pod, was_assigned=bool(node))
+        self.handlers.delete_pod_from_cache(pod, was_assigned=bool(node), node=node)
         self.controllers.on_pod_event(pod)
 
     # -- nodes ---------------------------------------------------------------------------
@@ -737,7 +746,7 @@ class Simulation:
         info.node.unschedulable = value
         info.generation += 1
         self.trace.emit("node_updated", node=name, change="cordon" if value else "uncordon", unschedulable=value)
-        self.handlers.node_updated(info, node_scheduling_properties_change(old, info.node))
+        self.handlers.node_updated(info, node_scheduling_properties_change(old, info.node), old)
 
     def _remove_node(self, name: str) -> None:
         """deleteNodeFromCache moves nobody (eventhandlers.go): the cache forgets the node, and
@@ -958,6 +967,11 @@ def _queue_events(profiles: Mapping[str, Framework]) -> dict[str, tuple[ClusterE
     for fwk in profiles.values():
         events.update(fwk.events_to_register())
     return events
+
+
+def _queue_hints(policy: Policy, profiles: Mapping[str, Framework]) -> QueueingHintMap | None:
+    """The profiles' QueueingHintFns when the policy turns SchedulerQueueingHints on, else None."""
+    return QueueingHintMap.of(profiles) if policy.queueing_hints else None
 
 
 def _queue_kind(policy: Policy) -> str:

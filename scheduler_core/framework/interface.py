@@ -20,6 +20,7 @@ from ..model import Pod
 from .types import (
     SUCCESS,
     ClusterEvent,
+    ClusterEventWithHint,
     CycleState,
     NodeScore,
     PostFilterResult,
@@ -81,6 +82,9 @@ class Handle:
         self.workload_pods: Callable[[], Sequence[Pod]] = lambda: ()
         # caches the profile's plugins share, by name (the GPU plugins' per-node arrays)
         self.shared: dict[str, Any] = {}
+        # the SchedulerQueueingHints feature gate (feature.Features.EnableSchedulingQueueHint):
+        # a plugin may register other events with it on (TaintToleration does)
+        self.queueing_hints = False
 
     def get_snapshot(self) -> Snapshot:
         assert self.snapshot is not None, "no snapshot: plugins run inside a scheduling cycle"
@@ -95,7 +99,15 @@ class Plugin:
 
     def events_to_register(self) -> tuple[ClusterEvent, ...]:
         """Cluster events after which a pod this plugin rejected is worth retrying."""
-        return ()
+        return tuple(e.event for e in self.events_to_register_with_hints())
+
+    def events_to_register_with_hints(self) -> tuple[ClusterEventWithHint, ...]:
+        """EnqueueExtensions.EventsToRegister: the events, each with the QueueingHintFn that
+        judges it when the SchedulerQueueingHints gate is on. A plugin that overrides only
+        :meth:`events_to_register` has no hints: every event it registered says Queue."""
+        if type(self).events_to_register is Plugin.events_to_register:
+            return ()
+        return tuple(ClusterEventWithHint(e) for e in self.events_to_register())
 
 
 class QueueSortPlugin(Plugin):

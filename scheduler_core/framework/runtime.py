@@ -42,13 +42,24 @@ from .types import (
     PostFilterResult,
     PreFilterResult,
     QueuedPodInfo,
+    QueueingHintFn,
     SchedulingError,
     Status,
 )
 
-__all__ = ["Framework", "ScoreResult", "PluginScores"]
+__all__ = ["Framework", "ScoreResult", "PluginScores", "QueueingHintFunction"]
 
 P = TypeVar("P", bound=Plugin)
+
+
+@dataclass(slots=True, frozen=True)
+class QueueingHintFunction:
+    """internal/queue QueueingHintFunction: one plugin's hint for one registered event."""
+
+    event: ClusterEvent
+    plugin: str
+    hint: QueueingHintFn | None = None
+    hint_name: str = ""
 
 
 @dataclass(slots=True)
@@ -138,6 +149,26 @@ class Framework:
                 registered = (*registered, ClusterEvent("Node", ActionType.UPDATE_NODE_TAINT, "NodeTaintChange"))
             events[name] = registered
         return events
+
+    def queueing_hint_map(self) -> tuple[QueueingHintFunction, ...]:
+        """buildQueueingHintMap with the SchedulerQueueingHints gate on (scheduler.go, v1.31.13):
+        every registered event with its plugin and hint function (None: defaultQueueingHintFn,
+        Queue), plus the UpdateNodeTaint event — always with the default hint — for a plugin that
+        registers Node Add but not UpdateNodeTaint."""
+        entries: list[QueueingHintFunction] = []
+        for name, plugin in self.plugins.items():
+            registered = plugin.events_to_register_with_hints()
+            node_add = node_taint = False
+            for e in registered:
+                entries.append(QueueingHintFunction(e.event, name, e.hint, e.hint_name))
+                if e.event.resource == "Node":
+                    node_add = node_add or bool(e.event.action & ActionType.ADD)
+                    node_taint = node_taint or bool(e.event.action & ActionType.UPDATE_NODE_TAINT)
+            if node_add and not node_taint:
+                entries.append(
+                    QueueingHintFunction(ClusterEvent("Node", ActionType.UPDATE_NODE_TAINT, "NodeTaintChange"), name)
+                )
+        return tuple(entries)
 
     # -- filtering -----------------------------------------------------------------------
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum, IntFlag
 from typing import Any
@@ -21,6 +21,9 @@ __all__ = [
     "QueuedPodInfo",
     "ActionType",
     "ClusterEvent",
+    "ClusterEventWithHint",
+    "QueueingHint",
+    "QueueingHintFn",
     "SchedulingError",
     "PluginArgsError",
     "FitError",
@@ -278,3 +281,33 @@ class ClusterEvent:
         if registered.wildcard:
             return True
         return self.resource == registered.resource and bool(self.action & registered.action)
+
+
+class QueueingHint(IntEnum):
+    """framework/types.go QueueingHint (v1.31.13): what a plugin's hint says of an event for a
+    pod it rejected. ``QUEUE`` — the event may make the pod schedulable: retry it;
+    ``QUEUE_SKIP`` — it cannot: leave the pod parked."""
+
+    QUEUE_SKIP = 0
+    QUEUE = 1
+
+    @property
+    def label(self) -> str:
+        return "Queue" if self is QueueingHint.QUEUE else "QueueSkip"
+
+
+# QueueingHintFn(pod, oldObj, newObj): the parked pod and the event's objects (old None for an
+# add, new None for a delete). Besides the hint it returns the reason upstream logs with it, for
+# the trace's narration.
+QueueingHintFn = Callable[[Pod, Any, Any], tuple[QueueingHint, str]]
+
+
+@dataclass(slots=True, frozen=True)
+class ClusterEventWithHint:
+    """framework/types.go ClusterEventWithHint: an event a plugin registers and, with the
+    SchedulerQueueingHints gate on, the function that judges each such event for a pod the
+    plugin rejected (None: defaultQueueingHintFn, always Queue)."""
+
+    event: ClusterEvent
+    hint: QueueingHintFn | None = None
+    hint_name: str = ""  # the upstream function's name, for the trace (isSchedulableAfterNodeChange)

@@ -31,6 +31,7 @@ import heapq
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..framework import ClusterEvent, QueuedPodInfo
 from ..model import Pod
@@ -221,7 +222,7 @@ class FifoQueue:
         if where != NONE and emit:
             emit_queue_move(self._trace, key, where, NONE, "PodDelete")
 
-    def update(self, pod: Pod) -> None:
+    def update(self, pod: Pod, old: Pod | None = None) -> None:
         """FIFO.Update from the reflector: in the FIFO → replaced in place; sleeping or absent →
         added at the back (the backoff goroutine's later AddIfNotPresent then does nothing)."""
         current = self._fifo.get(pod.key)
@@ -237,10 +238,22 @@ class FifoQueue:
 
     # -- cluster events ------------------------------------------------------------------
 
+    # v1.5 had no QueueingHints (and no in-flight bookkeeping).
+    queueing_hints = False
+
+    def done(self, pod: Pod) -> None:
+        return None
+
     def is_event_of_interest(self, event: ClusterEvent) -> bool:
         return False
 
-    def move_all_to_active_or_backoff(self, event: ClusterEvent, pre_check: Callable[[Pod], bool] | None = None) -> int:
+    def move_all_to_active_or_backoff(
+        self,
+        event: ClusterEvent,
+        pre_check: Callable[[Pod], bool] | None = None,
+        old: Any = None,
+        new: Any = None,
+    ) -> int:
         """v1.5 had no event-driven requeue: nothing moves. The event is only counted, so the
         queue can tell a retry that may succeed from one that cannot (see the module doc)."""
         self.cluster_events += 1

@@ -19,6 +19,7 @@ from ..framework import (
     SUCCESS,
     ActionType,
     ClusterEvent,
+    ClusterEventWithHint,
     CycleState,
     FilterPlugin,
     Handle,
@@ -27,6 +28,7 @@ from ..framework import (
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
+    QueueingHint,
     ScorePlugin,
     Status,
 )
@@ -206,14 +208,22 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self.hard_pod_affinity_weight: int = weight
         self.ignore_preferred_terms_of_existing_pods: bool = ignore
 
-    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+    def events_to_register_with_hints(self) -> tuple[ClusterEventWithHint, ...]:
         # interpodaffinity/plugin.go EventsToRegister (v1.31.13): a pod added, deleted or
         # relabelled can satisfy or break a term (not any other pod update); a node added,
         # relabelled or retainted can enter a topology domain.
         return (
-            ClusterEvent("Pod", ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE, "PodChange"),
-            ClusterEvent(
-                "Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT, "NodeChange"
+            ClusterEventWithHint(
+                ClusterEvent("Pod", ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE, "PodChange"),
+                is_schedulable_after_pod_change,
+                "isSchedulableAfterPodChange",
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    "Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT, "NodeChange"
+                ),
+                is_schedulable_after_node_change,
+                "isSchedulableAfterNodeChange",
             ),
         )
 
@@ -391,3 +401,50 @@ def _satisfy_existing_pods_anti_affinity(s: _PreFilterState, labels: Mapping[str
     if not counts:
         return True
     return all(counts.get(pair, 0) <= 0 for pair in labels.items())
+
+
+# -- QueueingHints (interpodaffinity/plugin.go, v1.31.13; asked only with the SchedulerQueueingHints gate on)
+
+
+def _no_namespace_labels(_namespace: str) -> Mapping[str, str]:
+    # The hints match with nil namespace labels (podMatchesAllAffinityTerms → Matches(pod, nil)):
+    # a namespaceSelector then matches only if it matches an empty label set.
+    return {}
+
+
+def is_schedulable_after_pod_change(pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str]:
+    """isSchedulableAfterPodChange: an unscheduled pod never helps; an update helps when the
+    pod now matches all the pending pod's required affinity terms (and did not) or no longer
+    matches all its anti-affinity terms; an added pod when it matches all affinity terms; a
+    deleted one when it matched all anti-affinity terms."""
+    if (new is not None and not new.node_name) or (old is not None and not old.node_name):
+        return QueueingHint.QUEUE_SKIP, "the added/updated/deleted pod is unscheduled"
+    terms = _required_affinity_terms(pod)
+    anti = _required_anti_affinity_terms(pod)
+    ns = pod.namespace
+
+    def all_match(ts: Sequence[PodAffinityTerm], target: Pod) -> bool:
+        return _matches_all(ts, ns, target, _no_namespace_labels)
+
+    if new is not None and old is not None:
+        if not all_match(terms, old) and all_match(terms, new):
+            return QueueingHint.QUEUE, "a scheduled pod was updated to match the pod's affinity"
+        if all_match(anti, old) and not all_match(anti, new):
+            return QueueingHint.QUEUE, "a scheduled pod was updated not to match the pod's anti-affinity"
+        return QueueingHint.QUEUE_SKIP, "a scheduled pod was updated, but not into the pod's affinity or out of its anti-affinity"
+    if new is not None:
+        if all_match(terms, new):
+            return QueueingHint.QUEUE, "a scheduled pod was added and it matches the pod's affinity"
+        return QueueingHint.QUEUE_SKIP, "a scheduled pod was added and it doesn't match the pod's affinity"
+    if all_match(anti, old):
+        return QueueingHint.QUEUE, "a scheduled pod was deleted and it matches the pod's anti-affinity"
+    return QueueingHint.QUEUE_SKIP, "a scheduled pod was deleted but it doesn't match the pod's anti-affinity"
+
+
+def is_schedulable_after_node_change(pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str]:
+    """isSchedulableAfterNodeChange: Queue when the node has the topology key of one of the pod's
+    required affinity or anti-affinity terms."""
+    for term in (*_required_affinity_terms(pod), *_required_anti_affinity_terms(pod)):
+        if term.topology_key in new.labels:
+            return QueueingHint.QUEUE, f"a node with the pod's topologyKey {term.topology_key} was added/updated"
+    return QueueingHint.QUEUE_SKIP, "the node doesn't have any topologyKey of the pod's affinity/anti-affinity"

@@ -12,6 +12,7 @@ from ..framework import (
     SUCCESS,
     ActionType,
     ClusterEvent,
+    ClusterEventWithHint,
     CycleState,
     FilterPlugin,
     Handle,
@@ -20,6 +21,7 @@ from ..framework import (
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
+    QueueingHint,
     ScorePlugin,
     Status,
 )
@@ -67,9 +69,25 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
             self.added_required = added.required
             self.added_preferred = added.preferred
 
-    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+    def events_to_register_with_hints(self) -> tuple[ClusterEventWithHint, ...]:
         # node_affinity.go EventsToRegister (v1.31.13): Node Add | Update.
-        return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE, "NodeChange"),)
+        return (
+            ClusterEventWithHint(
+                ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE, "NodeChange"),
+                self.is_schedulable_after_node_change,
+                "isSchedulableAfterNodeChange",
+            ),
+        )
+
+    def is_schedulable_after_node_change(self, pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str]:
+        """node_affinity.go isSchedulableAfterNodeChange: Queue when the new node matches the
+        scheduler-enforced affinity and the pod's nodeSelector and required terms (the old node
+        is not looked at: the pre-check already asked the node as it is now)."""
+        if self.added_required is not None and not self.added_required.matches(new):
+            return QueueingHint.QUEUE_SKIP, "the node didn't match scheduler-enforced node affinity"
+        if required_node_affinity_matches(pod, new):
+            return QueueingHint.QUEUE, "node was created or updated, and matches with the pod's NodeAffinity"
+        return QueueingHint.QUEUE_SKIP, "node was created or updated, but it doesn't match the pod's NodeAffinity"
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ..framework import (
     SUCCESS,
     ActionType,
     ClusterEvent,
+    ClusterEventWithHint,
     CycleState,
     FilterPlugin,
     PreFilterPlugin,
     PreFilterResult,
+    QueueingHint,
     Status,
 )
 from ..framework.types import SKIP
@@ -36,11 +39,16 @@ def _conflicts(port: ContainerPort, used: dict[tuple[str, str, int], int]) -> bo
 class NodePorts(PreFilterPlugin, FilterPlugin):
     name = "NodePorts"
 
-    def events_to_register(self) -> tuple[ClusterEvent, ...]:
-        # node_ports.go EventsToRegister (v1.31.13): Pod Delete, Node Add | Update.
+    def events_to_register_with_hints(self) -> tuple[ClusterEventWithHint, ...]:
+        # node_ports.go EventsToRegister (v1.31.13): Pod Delete with a hint; Node Add | Update
+        # without one ("the scheduling of Pods will be always retried", the same as Queue).
         return (
-            ClusterEvent("Pod", ActionType.DELETE, "AssignedPodDelete"),
-            ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE, "NodeChange"),
+            ClusterEventWithHint(
+                ClusterEvent("Pod", ActionType.DELETE, "AssignedPodDelete"),
+                is_schedulable_after_pod_deleted,
+                "isSchedulableAfterPodDeleted",
+            ),
+            ClusterEventWithHint(ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE, "NodeChange")),
         )
 
     def pre_filter(
@@ -58,3 +66,26 @@ class NodePorts(PreFilterPlugin, FilterPlugin):
         if used and any(_conflicts(p, used) for p in ports):
             return Status.unschedulable(ERR_REASON)
         return SUCCESS
+
+
+def _used_ports(pod: Pod) -> dict[tuple[str, str, int], int]:
+    """HostPortInfo.Add over the pod's container host ports (an empty IP is 0.0.0.0, TCP by default)."""
+    used: dict[tuple[str, str, int], int] = {}
+    for port in pod.host_ports:
+        key = (port.host_ip or _ANY_IP, port.protocol or "TCP", port.host_port)
+        used[key] = used.get(key, 0) + 1
+    return used
+
+
+def is_schedulable_after_pod_deleted(pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str]:
+    """node_ports.go isSchedulableAfterPodDeleted: Queue when the deleted pod was scheduled and
+    held a host port the pending pod asks for (the pod would not fit a node holding only the
+    deleted pod's ports)."""
+    if not old.node_name:
+        return QueueingHint.QUEUE_SKIP, "the deleted pod is unscheduled and it doesn't make the pod schedulable"
+    used = _used_ports(old)
+    if not used:
+        return QueueingHint.QUEUE_SKIP, "the deleted pod doesn't use any host ports"
+    if not any(_conflicts(p, used) for p in pod.host_ports):
+        return QueueingHint.QUEUE_SKIP, "the deleted pod and the pod don't have any common port(s)"
+    return QueueingHint.QUEUE, "the deleted pod and the pod have common port(s), deleting it may make the pod schedulable"

@@ -18,7 +18,7 @@ counted with the non-zero defaults (100m, 200MiB) for containers that request no
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +26,7 @@ from ..framework import (
     SUCCESS,
     ActionType,
     ClusterEvent,
+    ClusterEventWithHint,
     Code,
     CycleState,
     FilterPlugin,
@@ -34,10 +35,11 @@ from ..framework import (
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
+    QueueingHint,
     ScorePlugin,
     Status,
 )
-from ..model import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Pod
+from ..model import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Node, Pod
 from ..state import NodeInfo
 from .resource_allocation import (
     DEFAULT_RESOURCES,
@@ -67,6 +69,10 @@ __all__ = [
     "MOST_ALLOCATED",
     "REQUESTED_TO_CAPACITY_RATIO",
     "REASON_TOO_MANY_PODS",
+    "fit_checks",
+    "fits_empty_node",
+    "is_schedulable_after_node_change",
+    "is_schedulable_after_pod_change",
 ]
 
 _PRE_FILTER_KEY = "PreFilterNodeResourcesFit"
@@ -230,12 +236,20 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         # The Fit strategies score with non-zero requests (useRequested=false).
         self.scorer = ResourceAllocationScorer(parsed.strategy, parsed.resources, scorer, use_requested=False)
 
-    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+    def events_to_register_with_hints(self) -> tuple[ClusterEventWithHint, ...]:
         # fit.go EventsToRegister (v1.31.13): Pod Delete (UpdatePodScaleDown only with
         # InPlacePodVerticalScaling, alpha and off in v1.31), Node Add | Update.
         return (
-            ClusterEvent("Pod", ActionType.DELETE, "AssignedPodDelete"),
-            ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE, "NodeChange"),
+            ClusterEventWithHint(
+                ClusterEvent("Pod", ActionType.DELETE, "AssignedPodDelete"),
+                is_schedulable_after_pod_change,
+                "isSchedulableAfterPodChange",
+            ),
+            ClusterEventWithHint(
+                ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE, "NodeChange"),
+                is_schedulable_after_node_change,
+                "isSchedulableAfterNodeChange",
+            ),
         )
 
     # -- filtering
@@ -246,16 +260,7 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         Zero amounts are left out (the ``req > 0`` guard), as are names upstream's Resource
         type drops and ignored extended resources (ignoredResources, ignoredResourceGroups).
         """
-        checks = [(r, request[r], f"Insufficient {r}") for r in (CPU, MEMORY, EPHEMERAL_STORAGE) if request.get(r, 0)]
-        for r in sorted(request):
-            if r in (CPU, MEMORY, EPHEMERAL_STORAGE) or not request[r] or not is_scalar_resource_name(r):
-                continue
-            if is_extended_resource_name(r) and (
-                r in self.ignored_resources or r.split("/", 1)[0] in self.ignored_resource_groups
-            ):
-                continue
-            checks.append((r, request[r], f"Insufficient {r}"))
-        return tuple(checks)
+        return fit_checks(request, self.ignored_resources, self.ignored_resource_groups)
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
@@ -305,3 +310,55 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """The strategy's score, 0..100; no NormalizeScore."""
         return self.scorer.score(node_info, self.score_requests(state, pod))
+
+
+def fit_checks(
+    request: Mapping[str, int],
+    ignored_resources: Collection[str] = (),
+    ignored_resource_groups: Collection[str] = (),
+) -> tuple[tuple[str, int, str], ...]:
+    """The (resource, amount, reason) triples ``fitsRequest`` checks, in its order: cpu, memory,
+    ephemeral-storage, then scalar resources by name; zero amounts and ignored extended
+    resources left out."""
+    checks = [(r, request[r], f"Insufficient {r}") for r in (CPU, MEMORY, EPHEMERAL_STORAGE) if request.get(r, 0)]
+    for r in sorted(request):
+        if r in (CPU, MEMORY, EPHEMERAL_STORAGE) or not request[r] or not is_scalar_resource_name(r):
+            continue
+        if is_extended_resource_name(r) and (r in ignored_resources or r.split("/", 1)[0] in ignored_resource_groups):
+            continue
+        checks.append((r, request[r], f"Insufficient {r}"))
+    return tuple(checks)
+
+
+# -- QueueingHints (fit.go, v1.31.13; asked only with the SchedulerQueueingHints gate on)
+
+
+def is_schedulable_after_pod_change(pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str]:
+    """isSchedulableAfterPodChange: a deleted pod frees room if it was scheduled; an update
+    never does (it could only by a resize, and InPlacePodVerticalScaling is off in v1.31)."""
+    if new is None:
+        if not old.node_name:
+            return QueueingHint.QUEUE_SKIP, "the deleted pod was unscheduled and it wouldn't make the pod schedulable"
+        return QueueingHint.QUEUE, "another scheduled pod was deleted, and it may make the pod schedulable"
+    return QueueingHint.QUEUE_SKIP, "another pod was modified, but InPlacePodVerticalScaling is disabled"
+
+
+def is_schedulable_after_node_change(pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str]:
+    """isSchedulableAfterNodeChange: Queue when the pod would fit the node were it empty
+    (``isFit``: ``Fits`` on a NodeInfo holding the node alone, no resource ignored)."""
+    if fits_empty_node(pod, new):
+        return QueueingHint.QUEUE, "node was updated, and may fit with the pod's resource requirements"
+    return QueueingHint.QUEUE_SKIP, "node was created or updated, but it doesn't have enough resource(s) for the pod"
+
+
+def fits_empty_node(pod: Pod, node: Node | None) -> bool:
+    """fit.go ``isFit``: ``fitsRequest`` against the node with nothing on it."""
+    if node is None:
+        return False
+    allocatable = node.allocatable
+    if too_many_pods(0, allocatable.get(PODS, 0)):
+        return False
+    return not any(
+        insufficient(amount, free_amount(allocatable.get(resource, 0), 0))
+        for resource, amount, _ in fit_checks(pod.requests)
+    )

@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from ..framework import SUCCESS, ActionType, ClusterEvent, CycleState, FilterPlugin, Status
+from typing import Any
+
+from ..framework import (
+    SUCCESS,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    CycleState,
+    FilterPlugin,
+    QueueingHint,
+    Status,
+)
 from ..model import NO_SCHEDULE, Pod, Taint, tolerations_tolerate
 from ..state import NodeInfo
 
@@ -14,9 +25,15 @@ _UNSCHEDULABLE_TAINT = Taint(key="node.kubernetes.io/unschedulable", effect=NO_S
 class NodeUnschedulable(FilterPlugin):
     name = "NodeUnschedulable"
 
-    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+    def events_to_register_with_hints(self) -> tuple[ClusterEventWithHint, ...]:
         # node_unschedulable.go EventsToRegister (v1.31.13): Node Add | Update.
-        return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE, "NodeChange"),)
+        return (
+            ClusterEventWithHint(
+                ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE, "NodeChange"),
+                is_schedulable_after_node_change,
+                "isSchedulableAfterNodeChange",
+            ),
+        )
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         if not node_info.node.unschedulable:
@@ -24,3 +41,11 @@ class NodeUnschedulable(FilterPlugin):
         if tolerations_tolerate(pod.tolerations, _UNSCHEDULABLE_TAINT):
             return SUCCESS
         return Status.unresolvable(ERR_REASON_UNSCHEDULABLE)
+
+
+def is_schedulable_after_node_change(pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str]:
+    """node_unschedulable.go isSchedulableAfterNodeChange: Queue when the node is schedulable
+    now (``spec.unschedulable`` false), whatever else changed."""
+    if not new.unschedulable:
+        return QueueingHint.QUEUE, "node was created or updated, pod may be schedulable now"
+    return QueueingHint.QUEUE_SKIP, "node was created or updated, but it is still unschedulable"

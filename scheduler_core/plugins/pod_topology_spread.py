@@ -32,6 +32,7 @@ from ..framework import (
     SUCCESS,
     ActionType,
     ClusterEvent,
+    ClusterEventWithHint,
     CycleState,
     FilterPlugin,
     Handle,
@@ -40,6 +41,7 @@ from ..framework import (
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
+    QueueingHint,
     ScorePlugin,
     Status,
 )
@@ -406,17 +408,56 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         self.system_defaulted = defaulting == SYSTEM_DEFAULTING
         self.default_constraints = SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else constraints
 
-    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+    def events_to_register_with_hints(self) -> tuple[ClusterEventWithHint, ...]:
         """podtopologyspread/plugin.go EventsToRegister (v1.31.13): Pod Add | UpdatePodLabel |
         Delete; Node Add | Delete | UpdateNodeLabel | UpdateNodeTaint."""
         return (
-            ClusterEvent("Pod", ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE, "PodChange"),
-            ClusterEvent(
-                "Node",
-                ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT,
-                "NodeChange",
+            ClusterEventWithHint(
+                ClusterEvent("Pod", ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE, "PodChange"),
+                self.is_schedulable_after_pod_change,
+                "isSchedulableAfterPodChange",
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    "Node",
+                    ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT,
+                    "NodeChange",
+                ),
+                self.is_schedulable_after_node_change,
+                "isSchedulableAfterNodeChange",
             ),
         )
+
+    # QueueingHints (plugin.go, v1.31.13; asked only with the SchedulerQueueingHints gate on)
+
+    def is_schedulable_after_pod_change(self, pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str]:
+        """isSchedulableAfterPodChange: only a scheduled pod of the same namespace counts
+        (involvedInTopologySpreading); an update whose label change flips a hard constraint's
+        selector, an added or deleted pod that a hard constraint selects."""
+        for other in (new, old):
+            if other is not None and (not other.node_name or other.namespace != pod.namespace):
+                return QueueingHint.QUEUE_SKIP, "the pod is unscheduled or of another namespace"
+        constraints = self._constraints(pod, DO_NOT_SCHEDULE)
+        if new is not None and old is not None:
+            if dict(new.labels) == dict(old.labels):
+                return QueueingHint.QUEUE_SKIP, "the updated pod's labels did not change"
+            if any(c.matches(old.labels) != c.matches(new.labels) for c in constraints):
+                return QueueingHint.QUEUE, "a scheduled pod's label change makes it match or unmatch a spread constraint"
+            return QueueingHint.QUEUE_SKIP, "a scheduled pod's label change is unrelated to the spread constraints"
+        changed = new if new is not None else old
+        verb = "created" if new is not None else "deleted"
+        if any(c.matches(changed.labels) for c in constraints):
+            return QueueingHint.QUEUE, f"a scheduled pod that matches the spread constraints was {verb}"
+        return QueueingHint.QUEUE_SKIP, f"a scheduled pod was {verb}, but the spread constraints do not select it"
+
+    def is_schedulable_after_node_change(self, pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str]:
+        """isSchedulableAfterNodeChange: Queue when the node (the new one, or the deleted one)
+        has the topology key of every hard constraint (nodeLabelsMatchSpreadConstraints)."""
+        node = new if new is not None else old
+        constraints = self._constraints(pod, DO_NOT_SCHEDULE)
+        if all(c.topology_key in node.labels for c in constraints):
+            return QueueingHint.QUEUE, "a node that matches the spread constraints' topology keys was added/updated"
+        return QueueingHint.QUEUE_SKIP, "the node lacks a topology key of the pod's spread constraints"
 
     # constraints
 

@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ..framework import (
     MAX_NODE_SCORE,
     SUCCESS,
     ActionType,
     ClusterEvent,
+    ClusterEventWithHint,
     CycleState,
     FilterPlugin,
     NodeScore,
     PreScorePlugin,
+    QueueingHint,
     ScorePlugin,
     Status,
 )
-from ..model import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, Pod, Toleration, tolerations_tolerate
+from ..model import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, Pod, Taint, Toleration, tolerations_tolerate
 from ..state import NodeInfo
 from .helper import default_normalize_score
 
@@ -27,18 +30,32 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
     name = "TaintToleration"
     has_normalize = True
 
-    def events_to_register(self) -> tuple[ClusterEvent, ...]:
-        # taint_toleration.go EventsToRegister (v1.31.13): Node Add | Update (Pod Update only
-        # with QueueingHints, off in v1.31).
-        return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE, "NodeChange"),)
+    def events_to_register_with_hints(self) -> tuple[ClusterEventWithHint, ...]:
+        # taint_toleration.go EventsToRegister (v1.31.13): Node Add | Update; with the
+        # SchedulerQueueingHints gate on also Pod Update (a pending pod gaining a toleration).
+        events = (
+            ClusterEventWithHint(
+                ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE, "NodeChange"),
+                is_schedulable_after_node_change,
+                "isSchedulableAfterNodeChange",
+            ),
+        )
+        if not self.handle.queueing_hints:
+            return events
+        return (
+            *events,
+            ClusterEventWithHint(
+                ClusterEvent("Pod", ActionType.UPDATE, "PodUpdate"),
+                is_schedulable_after_pod_change,
+                "isSchedulableAfterPodChange",
+            ),
+        )
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         """The first NoSchedule/NoExecute taint the pod does not tolerate rejects the node."""
-        for taint in node_info.node.taints:
-            if taint.effect not in (NO_SCHEDULE, NO_EXECUTE):
-                continue
-            if not tolerations_tolerate(pod.tolerations, taint):
-                return Status.unresolvable(f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}")
+        taint = untolerated_taint(node_info.node.taints, pod.tolerations)
+        if taint is not None:
+            return Status.unresolvable(f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}")
         return SUCCESS
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status:
@@ -64,3 +81,32 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> None:
         default_normalize_score(MAX_NODE_SCORE, True, scores)
+
+
+def untolerated_taint(taints: Sequence[Taint], tolerations: Sequence[Toleration]) -> Taint | None:
+    """FindMatchingUntoleratedTaint with DoNotScheduleTaintsFilterFunc: the first NoSchedule or
+    NoExecute taint no toleration tolerates, or None."""
+    for taint in taints:
+        if taint.effect in (NO_SCHEDULE, NO_EXECUTE) and not tolerations_tolerate(tolerations, taint):
+            return taint
+    return None
+
+
+# -- QueueingHints (taint_toleration.go, v1.31.13; asked only with the SchedulerQueueingHints gate on)
+
+
+def is_schedulable_after_node_change(pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str]:
+    """isSchedulableAfterNodeChange: Queue when the node had a taint the pod does not tolerate
+    (a new node counts as having had one) and now has none."""
+    was_untolerated = old is None or untolerated_taint(old.taints, pod.tolerations) is not None
+    if was_untolerated and untolerated_taint(new.taints, pod.tolerations) is None:
+        return QueueingHint.QUEUE, "node was created or updated, and this may make the pod schedulable"
+    return QueueingHint.QUEUE_SKIP, "node was created or updated, but it doesn't change the TaintToleration decision"
+
+
+def is_schedulable_after_pod_change(pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str]:
+    """isSchedulableAfterPodChange: Queue when the update is the pending pod's own and changed
+    how many tolerations it has (the API only lets tolerations be added)."""
+    if (pod.uid or pod.key) == (new.uid or new.key) and len(old.tolerations) != len(new.tolerations):
+        return QueueingHint.QUEUE, "a new toleration is added for the pod, and it may make it schedulable"
+    return QueueingHint.QUEUE_SKIP, "the update does not add a toleration to the pod"
