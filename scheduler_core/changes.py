@@ -106,7 +106,7 @@ class ClusterChanges:
         self._cache.update_node(new)
         info = self._cache.node(new.name)
         assert info is not None
-        notes = [self._note(event, lambda p: admits(p, info), old=old, new=new) for event in events]
+        notes = [self.note(event, lambda p: admits(p, info), old=old, new=new) for event in events]
         fields: te.NodeUpdatedFields = {"node": new.name, "change": change, "unschedulable": new.unschedulable}
         if change == "labels":
             fields["labels"] = dict(new.labels)
@@ -134,9 +134,9 @@ class ClusterChanges:
             updated = copy.copy(pod)  # the new object, as AssignedPodUpdated sees it
             updated.labels = labels
             if queue.queueing_hints:  # one MoveAll with the general AssignedPodUpdate per event
-                notes = [self._note(event, None, old=pod, new=updated, as_event=ASSIGNED_POD_UPDATE) for event in events]
+                notes = [self.note(event, None, old=pod, new=updated, as_event=ASSIGNED_POD_UPDATE) for event in events]
             else:
-                notes = [self._note(event, None, assigned=updated) for event in events]
+                notes = [self.note(event, None, assigned=updated) for event in events]
             placed = self._cache.node(node) is not None and self._cache.pod_nodes.get(pod.key) == node
             if placed:
                 self._cache.remove_pod(pod)
@@ -148,12 +148,14 @@ class ClusterChanges:
             return
         before = copy.copy(pod)  # the old object, for the queue's Update (and its hints)
         pod.labels = labels
-        self._trace.emit("pod_updated", pod=pod.key, node=None, change="labels", labels=dict(labels), events=[])
+        # With QueueingHints the parked pod's own update is judged by its rejectors' hints.
+        notes = queue.update_notes(pod, before) if isinstance(queue, SchedulingQueue) else []
+        self._trace.emit("pod_updated", pod=pod.key, node=None, change="labels", labels=dict(labels), events=notes)
         # updatePodInSchedulingQueue skips an assumed pod (its binding is under way)
         if not self._cache.is_assumed(pod) and queue.where(pod) != NONE:
             queue.update(pod, before)
 
-    def _note(
+    def note(
         self,
         event: ClusterEvent,
         pre_check: Callable[[Pod], bool] | None,

@@ -26,7 +26,7 @@ from .model import Pod
 from .pod_queue import ACTIVE, BACKOFF, NONE, UNSCHEDULABLE, Nominator, emit_queue_move, start_attempt
 from .queueing_hints import HintAnswer, InFlightEvents, QueueingHintMap, Strategy, pod_uid
 from .trace import Trace
-from .trace_events import MoveVerdict
+from .trace_events import ClusterEventNote, MoveVerdict
 
 __all__ = [
     "SchedulingQueue",
@@ -409,16 +409,8 @@ class SchedulingQueue:
                 if pre_check is not None and not pre_check(info.pod):
                     why = "the node fails its pre-check (resources, node name, node affinity, ports, NoSchedule taints)"
                     verdicts.append({"pod": info.pod.key, "moves": False, "why": why})
-                    continue
-                strategy, answers = self.hints.worth_requeuing(info, event, old, new)
-                moves = strategy != Strategy.QUEUE_SKIP
-                if answers:
-                    why = "; ".join(a.describe() for a in answers)
-                elif moves:
-                    why = "no rejector plugin recorded" if not rejectors else f"{event.label} is a wildcard"
                 else:
-                    why = f"its rejectors ({', '.join(rejectors)}) do not listen for {event.label}"
-                verdicts.append({"pod": info.pod.key, "moves": moves, "why": why})
+                    verdicts.append(self.hint_verdict(info, event, old, new))
                 continue
             elif assigned is not None and not _cross_topology(info, assigned):
                 why = "not rejected by PodTopologySpread, and no required affinity term of it matches the pod"
@@ -435,6 +427,32 @@ class SchedulingQueue:
                 continue
             verdicts.append({"pod": info.pod.key, "moves": False, "why": why})
         return verdicts
+
+    def hint_verdict(self, info: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> MoveVerdict:
+        """With QueueingHints: what the rejector plugins' hints say of ``event`` for one parked
+        pod, each answer with its reason."""
+        assert self.hints is not None
+        rejectors = sorted(info.unschedulable_plugins | info.pending_plugins)
+        strategy, answers = self.hints.worth_requeuing(info, event, old, new)
+        moves = strategy != Strategy.QUEUE_SKIP
+        if answers:
+            why = "; ".join(a.describe() for a in answers)
+        elif moves:
+            why = "no plugin rejected it" if not rejectors else f"{event.label} moves every pod"
+        else:
+            why = f"its rejectors ({', '.join(rejectors)}) do not listen for {event.label}"
+        return {"pod": info.pod.key, "moves": moves, "why": why}
+
+    def update_notes(self, pod: Pod, old: Pod) -> list[ClusterEventNote]:
+        """With QueueingHints, what :meth:`update` will do to a parked pod: the update's events
+        (PodSchedulingPropertiesChange), who listens, and the pod's verdict for each."""
+        info = self._unschedulable.get(pod.key)
+        if self.hints is None or info is None:
+            return []
+        return [
+            {"event": e.label, "listeners": self.hints.listeners(e), "parked": [self.hint_verdict(info, e, old, pod)]}
+            for e in _pod_update_events(old, pod)
+        ]
 
     def _move_pods(self, candidates: list[QueuedPodInfo], event: ClusterEvent, old: Any = None, new: Any = None) -> int:
         """movePodsToActiveOrBackoffQueue; the caller checked isEventOfInterest. With

@@ -93,13 +93,16 @@ def narrate(event: dict[str, Any]) -> str | None:
     if t == "bound":
         return f"{pod} is bound to {node}."
     if t == "pod_deletion_started":
+        start = f"{pod} is being deleted from {node} ({event.get('reason')}); it has {event['grace_ms'] / 1000:g}s to stop."
+        if "events" in event:  # QueueingHints: the update goes to the hints as AssignedPodUpdate
+            return f"{start} Its deletionTimestamp is a pod update. " + _event_notes(event["events"])
         return (
-            f"{pod} is being deleted from {node} ({event.get('reason')}); it has {event['grace_ms'] / 1000:g}s to stop."
-            " Its deletionTimestamp is an 'other' pod update, which no default plugin listens for:"
+            f"{start} Its deletionTimestamp is an 'other' pod update, which no default plugin listens for:"
             " no parked pod moves until it is gone."
         )
     if t == "pod_deleted":
-        return f"{pod} is gone" + (f" from {node}" if node else "") + f" ({event.get('reason')})."
+        gone = f"{pod} is gone" + (f" from {node}" if node else "") + f" ({event.get('reason')})."
+        return f"{gone} " + _event_notes(event["events"]) if "events" in event else gone
     if t == "pod_completed":
         return f"{pod} finished on {node} and freed its resources."
     if t == "queue_move" and event.get("to") in ("active", "backoff") and event.get("from") == "unschedulable":

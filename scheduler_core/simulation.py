@@ -35,7 +35,14 @@ from .config import Policy, default_policy
 from .controllers import ControllerManager
 from .disruption import update_pdb_status
 from .drain import NodeDrains
-from .event_handlers import ASSIGNED_POD_DELETE, EventHandlers, as_assigned, node_scheduling_properties_change
+from . import trace_events as te
+from .event_handlers import (
+    ASSIGNED_POD_DELETE,
+    ASSIGNED_POD_UPDATE,
+    EventHandlers,
+    as_assigned,
+    node_scheduling_properties_change,
+)
 from .fastpath import FastScheduler
 from .framework import ClusterEvent, Handle, QueuedPodInfo
 from .framework.runtime import Framework
@@ -699,7 +706,15 @@ class Simulation:
             return
         pod.deletion_timestamp_ms = self.now_ms
         self.store.set_not_ready(pod)
-        self.trace.emit("pod_deletion_started", pod=pod.key, node=pod.node_name or None, grace_ms=grace, reason=reason)
+        started: te.PodDeletionStartedFields = {
+            "pod": pod.key,
+            "node": pod.node_name or None,
+            "grace_ms": grace,
+            "reason": reason,
+        }
+        if self.queue.queueing_hints:  # the update is a MoveAll for the hints to judge
+            started["events"] = [self.changes.note(ASSIGNED_POD_UPDATE, None, old=pod, new=pod)]
+        self.trace.emit("pod_deletion_started", **started)
         self._push(self.now_ms + grace, _LIFECYCLE, "terminated", pod)
         # The deletion timestamp is a pod update the scheduler's informer sees (AssignedPodUpdate).
         self.handlers.assigned_pod_updated(pod)
@@ -713,7 +728,10 @@ class Simulation:
         node = pod.node_name or self.cache.pod_nodes.get(pod.key) or node
         self.store.forget(pod)
         self._usage_changed()
-        self.trace.emit("pod_deleted", pod=pod.key, node=node, reason=reason)
+        deleted: te.PodDeletedFields = {"pod": pod.key, "node": node, "reason": reason}
+        if self.queue.queueing_hints and node:
+            deleted["events"] = [self.changes.note(ASSIGNED_POD_DELETE, None, old=as_assigned(pod, node))]
+        self.trace.emit("pod_deleted", **deleted)
         # Hold the place before the deletion wakes the pending pods (reservation.py).
         self.reservations.pod_removed(pod, node)
         self.handlers.delete_pod_from_cache(pod, was_assigned=bool(node), node=node)

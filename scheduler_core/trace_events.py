@@ -195,12 +195,14 @@ class PodDeletionStartedFields(TypedDict):
     node: str | None
     grace_ms: int
     reason: str
+    events: NotRequired[list[ClusterEventNote]]  # with QueueingHints: what the update does to parked pods
 
 
 class PodDeletedFields(TypedDict):
     pod: str
     node: str | None
     reason: str
+    events: NotRequired[list[ClusterEventNote]]  # with QueueingHints: what the deletion does to parked pods
 
 
 class PodCompletedFields(TypedDict):

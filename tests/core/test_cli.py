@@ -246,7 +246,7 @@ def test_simulate_prints_the_scenarios_warnings_on_stderr(
             ("simulate", "mixed-small", "--policy", "binpacking"),
             "error: unknown policy 'binpacking': did you mean 'bin-packing'? Built-in policies: bin-packing, default, "
             "gpu-best-fit, gpu-clustering, gpu-dot-product, gpu-fgd, gpu-packing, gpu-random, legacy-v1.5, "
-            "no-preemption, rtcr-binpack, score-all-nodes, spread, upgrade-aware\n",
+            "no-preemption, queueing-hints, rtcr-binpack, score-all-nodes, spread, upgrade-aware\n",
         ),
         (("simulate", "mixed-smal"), "error: unknown scenario 'mixed-smal': did you mean 'mixed-small'? Built-in"),
         (
