@@ -293,6 +293,18 @@ def test_mixed_scenarios_trace_identical(policy_name: str, detail: str) -> None:
     _assert_same(lambda: _mixed(seed), policy_name, detail)
 
 
+@pytest.mark.parametrize("detail", [DETAIL_FULL, DETAIL_SUMMARY])
+def test_mixed_scenarios_trace_identical_with_queueing_hints(detail: str) -> None:
+    """The SchedulerQueueingHints gate on: the queue's hints see the same events either way."""
+    plain = _trace(_mixed(3), builtin_policy("queueing-hints"), detail, fast=False)
+    fast = _trace(_mixed(3), builtin_policy("queueing-hints"), detail, fast=True)
+    assert plain == fast
+    # and the gate changed how pods moved (not just the policy's name)
+    moves = [line for line in plain.splitlines() if '"type":"queue_move"' in line]
+    gate_off = _trace(_mixed(3), default_policy(), detail, fast=True)
+    assert moves != [line for line in gate_off.splitlines() if '"type":"queue_move"' in line]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [11])
 def test_more_seeds_default_policy(seed: int) -> None:

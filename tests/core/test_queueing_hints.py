@@ -15,6 +15,7 @@ import dataclasses
 import pytest
 
 from scheduler_core.config import Policy, default_policy
+from scheduler_core.framework import ActionType, QueueingHint
 from scheduler_core.errors import LoadError
 from scheduler_core.policy import builtin_policy, load_policy
 from scheduler_core.replay import narrate
@@ -455,3 +456,49 @@ def test_bad_feature_gates_name_the_field(spec: str, message: str) -> None:
     with pytest.raises(LoadError) as err:
         load_policy(text)
     assert message in str(err.value)
+
+
+# -- the structures ----------------------------------------------------------------------------
+
+
+def test_in_flight_events_are_kept_from_each_pods_pop_until_no_pod_needs_them() -> None:
+    from scheduler_core.framework.events import ASSIGNED_POD_DELETE, NODE_ADD
+    from scheduler_core.queueing_hints import InFlightEvents
+
+    log = InFlightEvents()
+    log.record(NODE_ADD, None, "n0")  # nobody in flight: dropped
+    log.popped("a")
+    log.record(NODE_ADD, None, "n1")
+    log.popped("b")
+    log.record(ASSIGNED_POD_DELETE, "x", None)
+    assert [e.new for e in log.since("a") or []] == ["n1", None]
+    assert [e.old for e in log.since("b") or []] == ["x"]
+    log.done("a")  # b still needs the deletion, not the node add before its pop
+    assert [e.old for e in log.since("b") or []] == ["x"]
+    log.done("b")
+    assert log.since("b") is None
+    assert len(log) == 0
+    log.popped("c")
+    assert log.since("c") == []
+
+
+def test_a_queue_from_a_pending_plugin_is_queue_immediately() -> None:
+    """isPodWorthRequeuing: a Pending plugin's Queue skips backoff; an Unschedulable one's does not."""
+    from scheduler_core.framework import ClusterEvent, QueuedPodInfo
+    from scheduler_core.framework.events import NODE_ADD
+    from scheduler_core.framework.runtime import QueueingHintFunction
+    from scheduler_core.model import Pod
+    from scheduler_core.queueing_hints import QueueingHintMap, Strategy
+
+    def queue(pod: object, old: object, new: object) -> tuple[QueueingHint, str]:
+        return QueueingHint.QUEUE, "always"
+
+    node_any = ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE)
+    hints = QueueingHintMap({"default-scheduler": [QueueingHintFunction(node_any, "P", queue, "h")]})
+    info = QueuedPodInfo(pod=Pod(name="p"), timestamp_ms=0)
+    info.unschedulable_plugins = {"P"}
+    assert hints.worth_requeuing(info, NODE_ADD, None, None)[0] == Strategy.QUEUE_AFTER_BACKOFF
+    info.unschedulable_plugins, info.pending_plugins = set(), {"P"}
+    assert hints.worth_requeuing(info, NODE_ADD, None, None)[0] == Strategy.QUEUE_IMMEDIATELY
+    info.pending_plugins = {"Other"}
+    assert hints.worth_requeuing(info, NODE_ADD, None, None)[0] == Strategy.QUEUE_SKIP
