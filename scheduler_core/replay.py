@@ -93,7 +93,8 @@ def narrate(event: dict[str, Any]) -> str | None:
     if t == "bound":
         return f"{pod} is bound to {node}."
     if t == "pod_deletion_started":
-        start = f"{pod} is being deleted from {node} ({event.get('reason')}); it has {event['grace_ms'] / 1000:g}s to stop."
+        grace = f"{event['grace_ms'] / 1000:g}s"
+        start = f"{pod} is being deleted from {node} ({event.get('reason')}); it has {grace} to stop."
         if "events" in event:  # QueueingHints: the update goes to the hints as AssignedPodUpdate
             return f"{start} Its deletionTimestamp is a pod update. " + _event_notes(event["events"])
         return (

@@ -30,12 +30,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import trace_events as te
 from .changes import ClusterChanges
 from .config import Policy, default_policy
 from .controllers import ControllerManager
 from .disruption import update_pdb_status
 from .drain import NodeDrains
-from . import trace_events as te
 from .event_handlers import (
     ASSIGNED_POD_DELETE,
     ASSIGNED_POD_UPDATE,

@@ -431,7 +431,10 @@ def is_schedulable_after_pod_change(pod: Pod, old: Any, new: Any) -> tuple[Queue
             return QueueingHint.QUEUE, "a scheduled pod was updated to match the pod's affinity"
         if all_match(anti, old) and not all_match(anti, new):
             return QueueingHint.QUEUE, "a scheduled pod was updated not to match the pod's anti-affinity"
-        return QueueingHint.QUEUE_SKIP, "a scheduled pod was updated, but not into the pod's affinity or out of its anti-affinity"
+        return (
+            QueueingHint.QUEUE_SKIP,
+            "a scheduled pod was updated, neither into the affinity nor out of the anti-affinity",
+        )
     if new is not None:
         if all_match(terms, new):
             return QueueingHint.QUEUE, "a scheduled pod was added and it matches the pod's affinity"

@@ -88,4 +88,4 @@ def is_schedulable_after_pod_deleted(pod: Pod, old: Any, new: Any) -> tuple[Queu
         return QueueingHint.QUEUE_SKIP, "the deleted pod doesn't use any host ports"
     if not any(_conflicts(p, used) for p in pod.host_ports):
         return QueueingHint.QUEUE_SKIP, "the deleted pod and the pod don't have any common port(s)"
-    return QueueingHint.QUEUE, "the deleted pod and the pod have common port(s), deleting it may make the pod schedulable"
+    return QueueingHint.QUEUE, "the deleted pod and the pod have common port(s): the pod may be schedulable now"

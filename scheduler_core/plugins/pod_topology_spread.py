@@ -442,7 +442,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
             if dict(new.labels) == dict(old.labels):
                 return QueueingHint.QUEUE_SKIP, "the updated pod's labels did not change"
             if any(c.matches(old.labels) != c.matches(new.labels) for c in constraints):
-                return QueueingHint.QUEUE, "a scheduled pod's label change makes it match or unmatch a spread constraint"
+                return QueueingHint.QUEUE, "a scheduled pod's label change flips a spread constraint's selector"
             return QueueingHint.QUEUE_SKIP, "a scheduled pod's label change is unrelated to the spread constraints"
         changed = new if new is not None else old
         verb = "created" if new is not None else "deleted"

@@ -83,7 +83,7 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
         default_normalize_score(MAX_NODE_SCORE, True, scores)
 
 
-def untolerated_taint(taints: Sequence[Taint], tolerations: Sequence[Toleration]) -> Taint | None:
+def untolerated_taint(taints: Sequence[Taint], tolerations: tuple[Toleration, ...]) -> Taint | None:
     """FindMatchingUntoleratedTaint with DoNotScheduleTaintsFilterFunc: the first NoSchedule or
     NoExecute taint no toleration tolerates, or None."""
     for taint in taints:

@@ -15,8 +15,8 @@ import dataclasses
 import pytest
 
 from scheduler_core.config import Policy, default_policy
-from scheduler_core.framework import ActionType, QueueingHint
 from scheduler_core.errors import LoadError
+from scheduler_core.framework import ActionType, QueueingHint
 from scheduler_core.policy import builtin_policy, load_policy
 from scheduler_core.replay import narrate
 from scheduler_core.scenario import builtin_scenario, load_scenario
@@ -237,9 +237,11 @@ FULL = """\
     - {name: b, allocatable: {cpu: '1', memory: 8Gi}}
   objects:
     - {apiVersion: v1, kind: Pod, metadata: {name: w},
-       spec: {nodeName: a, terminationGracePeriodSeconds: 0, containers: [{name: c, image: i, resources: {requests: {cpu: '2'}}}]}}
+       spec: {nodeName: a, terminationGracePeriodSeconds: 0,
+              containers: [{name: c, image: i, resources: {requests: {cpu: '2'}}}]}}
     - {apiVersion: v1, kind: Pod, metadata: {name: s},
-       spec: {nodeName: b, terminationGracePeriodSeconds: 0, containers: [{name: c, image: i, resources: {requests: {cpu: 500m}}}]}}
+       spec: {nodeName: b, terminationGracePeriodSeconds: 0,
+              containers: [{name: c, image: i, resources: {requests: {cpu: 500m}}}]}}
     - {apiVersion: v1, kind: Pod, metadata: {name: big},
        spec: {containers: [{name: c, image: i, resources: {requests: {cpu: '2'}}}]}}
   timeline:
@@ -270,11 +272,14 @@ ANTI = """\
     - {name: b, allocatable: {cpu: '4', memory: 8Gi}}
   objects:
     - {apiVersion: v1, kind: Pod, metadata: {name: db-0, labels: {app: db}},
-       spec: {nodeName: a, terminationGracePeriodSeconds: 0, containers: [{name: c, image: i}]}}
+       spec: {nodeName: a, terminationGracePeriodSeconds: 0,
+              containers: [{name: c, image: i}]}}
     - {apiVersion: v1, kind: Pod, metadata: {name: db-1, labels: {app: db}},
-       spec: {nodeName: b, terminationGracePeriodSeconds: 0, containers: [{name: c, image: i}]}}
+       spec: {nodeName: b, terminationGracePeriodSeconds: 0,
+              containers: [{name: c, image: i}]}}
     - {apiVersion: v1, kind: Pod, metadata: {name: web-0, labels: {app: web}},
-       spec: {nodeName: a, terminationGracePeriodSeconds: 0, containers: [{name: c, image: i}]}}
+       spec: {nodeName: a, terminationGracePeriodSeconds: 0,
+              containers: [{name: c, image: i}]}}
     - apiVersion: v1
       kind: Pod
       metadata: {name: db-2, labels: {app: db}}
@@ -317,7 +322,8 @@ SPREAD = """\
     - {apiVersion: v1, kind: Pod, metadata: {name: web-0, labels: {app: web}},
        spec: {nodeName: a, containers: [{name: c, image: i, resources: {requests: {cpu: 500m}}}]}}
     - {apiVersion: v1, kind: Pod, metadata: {name: filler, labels: {app: filler}},
-       spec: {nodeName: b, terminationGracePeriodSeconds: 0, containers: [{name: c, image: i, resources: {requests: {cpu: '1'}}}]}}
+       spec: {nodeName: b, terminationGracePeriodSeconds: 0,
+              containers: [{name: c, image: i, resources: {requests: {cpu: '1'}}}]}}
     - apiVersion: v1
       kind: Pod
       metadata: {name: web-1, labels: {app: web}}
@@ -364,7 +370,8 @@ PREEMPT = """\
   objects:
     - {apiVersion: scheduling.k8s.io/v1, kind: PriorityClass, metadata: {name: high}, value: 1000}
     - {apiVersion: v1, kind: Pod, metadata: {name: victim, labels: {app: v}},
-       spec: {nodeName: a, terminationGracePeriodSeconds: %s, containers: [{name: c, image: i, resources: {requests: {cpu: '2'}}}]}}
+       spec: {nodeName: a, terminationGracePeriodSeconds: %s,
+              containers: [{name: c, image: i, resources: {requests: {cpu: '2'}}}]}}
     - {apiVersion: v1, kind: Pod, metadata: {name: hp},
        spec: {priorityClassName: high, containers: [{name: c, image: i, resources: {requests: {cpu: '2'}}}]}}
 """
@@ -437,7 +444,7 @@ def test_the_gate_is_off_by_default_and_on_when_the_policy_says_so() -> None:
         ),
         (
             "featureGates: {SchedulerQueueingHints: 'yes'}",
-            "policy.yaml:5 spec.featureGates.SchedulerQueueingHints: expected true or false, got a string (\"yes\")",
+            'policy.yaml:5 spec.featureGates.SchedulerQueueingHints: expected true or false, got a string ("yes")',
         ),
         (
             "featureGates: [SchedulerQueueingHints]",

@@ -98,6 +98,14 @@ BUILTIN_COMPARISONS: dict[str, BuiltinComparison] = {
             "the other leaves it pending.",
         ),
         BuiltinComparison(
+            "queueing-hints",
+            "The queue: QueueingHints off vs on",
+            "queueing-hints",
+            ("default", "queueing-hints"),
+            "A pod wants a host port that is taken: with QueueingHints off every pod deletion and its own "
+            "relabelling retry it in vain; with them on NodePorts' hint keeps it parked until the port is free.",
+        ),
+        BuiltinComparison(
             "mixed-small",
             "Mixed workload: default vs legacy-v1.5",
             "mixed-small",

@@ -72,7 +72,9 @@ FIT_POD_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("pod", "old", "new", "hint"), [c[1:] for c in FIT_POD_CASES], ids=[c[0] for c in FIT_POD_CASES])
+@pytest.mark.parametrize(
+    ("pod", "old", "new", "hint"), [c[1:] for c in FIT_POD_CASES], ids=[c[0] for c in FIT_POD_CASES]
+)
 def test_fit_is_schedulable_after_pod_change(pod: Pod, old: Any, new: Any, hint: QueueingHint) -> None:
     assert node_resources_fit.is_schedulable_after_pod_change(pod, old, new)[0] == hint
 
@@ -109,8 +111,15 @@ NODE_AFFINITY_CASES = [
     ("a pod with no node affinity queues for any node", {}, make_pod("p"), {}, QUEUE),
     (
         "a node outside the scheduler-enforced affinity skips",
-        {"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["batch"]}]}]}}},
+        {
+            "addedAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["batch"]}]}
+                    ]
+                }
+            }
+        },
         make_pod("p"),
         {"pool": "web"},
         SKIP,
