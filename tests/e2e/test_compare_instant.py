@@ -141,7 +141,8 @@ def test_an_instant_comparison_steps_decision_by_decision(
 
         # Jump to the first divergence: a decision number, each column outlining its choice.
         page.locator("#next-divergence").click()
-        expect(page.locator("#compare-divergence .div-current")).to_contain_text(re.compile(r"At decision \d+ \(t=0\.0s\)"))
+        current = page.locator("#compare-divergence .div-current")
+        expect(current).to_contain_text(re.compile(r"At decision \d+ \(t=0\.0s\)"))
         expect(page.locator("#compare-col-0 .col-decision")).to_contain_text("chose")
         fits(page)
         page.screenshot(path=f"{SHOTS}/instant-laptop-divergence.png", full_page=True)
