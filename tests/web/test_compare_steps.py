@@ -294,3 +294,12 @@ async def test_the_socket_steps_an_instant_comparison_decision_by_decision() -> 
     assert _position(stepped) == 0
     await viewer.disconnect()
     await timed.disconnect()
+
+
+def test_the_comparison_page_shows_no_template_comment_either_way(client: Client, instant: Comparison) -> None:
+    from .test_no_template_comments_shown import _clean
+
+    for query in ({}, {"by": "time"}, {"decision": 12}, {"div": 0}):
+        response = client.get(instant.get_absolute_url(), query)
+        assert response.status_code == 200, query
+        _clean(response.content.decode())
