@@ -127,6 +127,10 @@ def test_an_instant_comparison_steps_decision_by_decision(
             differed = differed or now[0] != now[1]
             before = now
             if k == 6:
+                # Chips truncate on one line; the full name is the chip's title (hover or tap).
+                chip = page.locator('#compare-col-0 .node-pods .chip[data-pod*="/web-"]').first
+                expect(chip).to_have_attribute("title", re.compile(r"^default/web-[a-z0-9]+-[a-z0-9]{5} "))
+                expect(chip).to_have_css("text-overflow", "ellipsis")
                 fits(page)
                 page.screenshot(path=f"{SHOTS}/instant-laptop-d6.png", full_page=True)
         assert differed, "default and bin-packing placed every pod on the same node"
