@@ -1,15 +1,19 @@
 """The comparison page's websocket (``ws/compare/<uuid:comparison_id>/``): one viewer's playback
 of every column at once, on one virtual clock.
 
-The protocol is :mod:`kubeviz.web.live`'s, with positions in virtual milliseconds, plus
-``{"action": "divergence", "value": i}``: jump to the i-th attempt the policies decided
-differently. ``cancel`` stops every run of the comparison and is its owner's alone; the shared
-built-in comparisons belong to nobody, so no visitor can stop them.
+The protocol is :mod:`kubeviz.web.live`'s, with positions in virtual milliseconds — or, with
+``?by=decision`` in the socket's URL, decision numbers (every column after its own n-th
+scheduling decision: services/comparison_steps.py) — plus ``{"action": "divergence", "value":
+i}``: jump to the i-th attempt the policies decided differently. ``cancel`` stops every run of
+the comparison and is its owner's alone; the shared built-in comparisons belong to nobody, so no
+visitor can stop them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
+from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
@@ -21,12 +25,21 @@ from .models import Comparison, ComparisonRun, Run
 from .run_frames import render_playhead
 from .services.compare_recording import CompareRecording
 from .services.comparison_controls import cancel_comparison
+from .services.comparison_steps import StepByError, parse_step_by
 from .services.numbers import BadNumber, whole_number
 from .services.playhead import PlayheadError, Timeline
 
 __all__ = ["CompareConsumer", "CLOSE_NOT_FOUND", "CLOSE_FORBIDDEN", "MAX_MESSAGE_CHARS"]
 
 MESSAGE_TEMPLATE = "web/compare/partials/control_message.html"
+
+
+def _step_by_asked(scope: Mapping[str, Any]) -> str | None:
+    """``?by=`` of the socket's URL (the page passes how it counts)."""
+    raw = scope.get("query_string", b"")
+    text = raw.decode("latin-1") if isinstance(raw, bytes) else str(raw)
+    values = parse_qs(text).get("by")
+    return values[-1] if values else None
 
 
 class CompareConsumer(PlaybackConsumer):
@@ -39,6 +52,10 @@ class CompareConsumer(PlaybackConsumer):
     async def authorize(self) -> tuple[int, str, list[str]]:
         self.comparison_id = self.scope["url_route"]["kwargs"]["comparison_id"]
         self.divergence: int | None = None
+        try:
+            self.unit = parse_step_by(_step_by_asked(self.scope)) or "time"
+        except StepByError:
+            self.unit = "time"  # a bad link plays by time rather than failing
         return await self._authorize()
 
     @database_sync_to_async
@@ -49,10 +66,11 @@ class CompareConsumer(PlaybackConsumer):
         if not can_see_comparison(comparison, self.viewer):
             return CLOSE_FORBIDDEN, "", []
         run_ids = ComparisonRun.objects.filter(comparison=comparison).values_list("run_id", flat=True)
-        return 0, f"compare:{comparison.id}", [Run(id=run_id).group_name for run_id in run_ids]
+        # One recording per way of stepping: their positions mean different things.
+        return 0, f"compare:{comparison.id}:{self.unit}", [Run(id=run_id).group_name for run_id in run_ids]
 
     def make_source(self) -> Source:
-        return CompareRecording(self.comparison_id)
+        return CompareRecording(self.comparison_id, self.unit)
 
     async def get_frame(self, position: int) -> Frame:
         assert self.hub is not None
@@ -82,7 +100,7 @@ class CompareConsumer(PlaybackConsumer):
             return
         self.divergence = index
         try:
-            self.playhead.apply("seek", divs[index]["t_ms"], source.timeline())
+            self.playhead.apply("seek", source.divergence_position(index), source.timeline())
         except PlayheadError as err:
             await self._error(str(err))
             return
@@ -103,4 +121,8 @@ class CompareConsumer(PlaybackConsumer):
         return render_to_string(MESSAGE_TEMPLATE, {"oob": True, "message": message, "error": error})
 
     def render_playhead(self, timeline: Timeline) -> str:
-        return str(render_playhead(self.playhead, timeline, html_id=self.playhead_id, unit=self.unit))
+        assert self.hub is not None
+        source = self.hub.source
+        assert isinstance(source, CompareRecording)
+        where = source.playhead_where(self.playhead.position)
+        return str(render_playhead(self.playhead, timeline, html_id=self.playhead_id, unit=self.unit, where=where))

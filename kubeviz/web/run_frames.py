@@ -163,9 +163,15 @@ def stopped_message(playhead: Playhead, timeline: Timeline) -> str:
 
 
 def render_playhead(
-    playhead: Playhead, timeline: Timeline, *, html_id: str = "run-playhead", unit: str = "event"
+    playhead: Playhead,
+    timeline: Timeline,
+    *,
+    html_id: str = "run-playhead",
+    unit: str = "event",
+    where: str | None = None,
 ) -> str:
-    """One viewer's playhead line (oob). data-* keep the slider and buttons in step (run.js)."""
+    """One viewer's playhead line (oob). data-* keep the slider and buttons in step (run.js).
+    ``where`` replaces the unit's own "where" (a comparison stepped by decision says its own)."""
     done, total = timeline.decision_number(playhead.position)
     at_end = timeline.complete and playhead.position >= timeline.end and not timeline.empty
     if at_end:
@@ -178,6 +184,8 @@ def render_playhead(
         state = "Paused"
     if timeline.empty:
         where = "nothing recorded yet"
+    elif where is not None:
+        pass
     elif unit == "event":
         where = f"event {playhead.position} of {timeline.end} · decision {done} of {total}"
     else:

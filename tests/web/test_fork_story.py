@@ -36,14 +36,40 @@ def _story(parent: Run, user, seq: int, action: dict) -> tuple[dict, list]:
 
 
 def test_a_drain_fork_is_explained_by_its_action_first(parent, user):
-    """Draining node-a1 once everything is placed (event 150): its 4 pods are evicted; the two
-    that belong to a workload get replacements, and both go to other nodes (node-a1 is cordoned)."""
+    """Draining node-a1 once everything is placed (event 150): its 4 pods are evicted. They are
+    bare pods, so nothing replaces them; the two pods the scenario creates later (late-0, late-1)
+    are not counted as replacements."""
     story, _ = _story(parent, user, 150, {"action": "drain", "target": "node-a1"})
     assert story["text"] == (
         "node-a1 was drained at event 150 (t=0.0s): 4 pods on it were evicted; "
-        "their controllers made 2 new pods: 2 went to other nodes"
+        "nothing replaces them: no controller owns them"
     )
     assert story["seq"] == 153  # the action event: the step that emitted event 150 ended at 152
+
+
+def test_a_drain_counts_the_replacements_the_pods_controllers_made(builtins, started, user):
+    """A Deployment of 12 on three-zones, node-a1 drained after the last binding: its kube-proxy
+    (a bare pod) and the Deployment's 2 pods there are evicted; the ReplicaSet makes 2 new pods."""
+    from kubeviz.web.models import TraceEvent
+
+    from .test_compare_steps import instant_comparison
+
+    original = columns_of(instant_comparison())[0].run
+    last_bound = TraceEvent.objects.filter(run=original, type="bound").order_by("-seq").first()
+    assert last_bound is not None
+    on_a1 = TraceEvent.objects.filter(run=original, type="bound", data__node="node-a1").count()
+    story, _ = _story(original, user, last_bound.seq, {"action": "drain", "target": "node-a1"})
+    assert story["text"] == (
+        f"node-a1 was drained at event {last_bound.seq} (t=0.0s): {on_a1 + 1} pods on it were evicted; "
+        f"their controllers made {on_a1} new pods: {on_a1} went to other nodes"
+    )
+
+
+def test_a_fork_during_the_set_up_says_it_acted_after_it(parent, user):
+    """docs/forks.md: a fork at a set-up event acts once the set-up is done."""
+    story, _ = _story(parent, user, 3, {"action": "cordon", "target": "node-a2"})
+    assert story["text"].startswith("node-a2 was cordoned after the set-up (forked at event 3, t=0.0s)")
+    assert story["seq"] > 3
 
 
 def test_a_cordon_fork_counts_the_pods_it_sent_elsewhere(parent, user):

@@ -31,3 +31,14 @@ def test_the_cluster_table_shows_binary_units_and_every_label_key_as_it_is() -> 
 
 def test_pod_requests_read_in_cores_and_binary_units() -> None:
     assert _requests_text({"cpu": 700, "memory": 2118 * 2**20}) == "cpu 700m, memory 2.07 Gi"
+
+
+def test_the_cluster_page_prints_every_label_whole(client, builtins) -> None:
+    """The page itself, not only its rows: each label key=value as it is, none left empty."""
+    from kubeviz.web.models import Cluster
+
+    cluster = Cluster.objects.get(name="three-zones")
+    body = client.get(f"/clusters/{cluster.pk}/").content.decode()
+    assert '<span class="label" title="kubernetes.io/hostname=node-a1">kubernetes.io/hostname=node-a1</span>' in body
+    assert "topology.kubernetes.io/zone=zone-a</span>" in body
+    assert '<span class="label" title=""></span>' not in body

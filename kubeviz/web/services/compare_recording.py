@@ -1,11 +1,14 @@
 """A comparison as this web process serves it: one playhead per viewer over every column at once.
 
-The playhead of a comparison is a virtual time: every column shows its run after its last event
-at or before it, so no policy is shown ahead of another. "Step one decision" moves to the next
-virtual time at which any column decided something; "one event" to the next time any column did
-anything. Frames (every column, the clock and the divergence bar at one time) are rendered once
-and shared, like a run's (:mod:`kubeviz.web.services.recording`); each column's view state comes
-from that run's shared cursors.
+By time, the playhead of a comparison is a virtual time: every column shows its run after its
+last event at or before it, so no policy is shown ahead of another. "Step one decision" moves to
+the next virtual time at which any column decided something; "one event" to the next time any
+column did anything. By decision (a run where everything happens in an instant), it is a
+decision number: every column shows its run after its own n-th decision, and every step moves
+each column to its next one (:mod:`.comparison_steps`); a recording serves one way of stepping.
+Frames (every column, the clock and the divergence bar at one moment) are rendered once and
+shared, like a run's (:mod:`kubeviz.web.services.recording`); each column's view state comes from
+that run's shared cursors.
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ from ..node_view import NodeMemo, node_group
 from ..request_types import Viewer
 from ..run_frames import render_playhead
 from .comparison_divergences import comparison_divergences
-from .comparison_moment import column_prefix, moment_context, recording_context
+from .comparison_moment import column_prefix, moment_context, recording_context, seq_at
 from .comparison_results import RESULTS_TEMPLATE, results_context
+from .comparison_steps import Decisions, Steps, default_reason, default_step_by, playhead_where, read_new, slider_label
 from .comparisons import Column, columns_of
 from .playhead import DEFAULT_SPEED, Playhead, Timeline
 from .recording import DECISION_STOPS, FRAME_CACHE, RunRecording
@@ -57,15 +61,17 @@ def render_column_parts(context: dict[str, Any], runs: dict[Any, RunRecording] |
 
 
 class CompareRecording:
-    def __init__(self, comparison_id: Any) -> None:
+    def __init__(self, comparison_id: Any, by: str = "time") -> None:
         self.comparison_id = comparison_id
+        self.by = by
+        self.decisions = Decisions()
         self.comparison: Comparison | None = None
         self.columns: list[Column] = []
         self.runs: dict[Any, RunRecording] = {}
         self.stops: list[int] = []
         self.events: list[int] = []
         self._seen: dict[Any, int] = {}
-        self._frames: OrderedDict[tuple[int, int | None, bool], Frame] = OrderedDict()
+        self._frames: OrderedDict[tuple[Any, ...], Frame] = OrderedDict()
         self._recording: tuple[tuple[Any, ...], Part] | None = None
         self._results: str | None = None
         self.lock = threading.Lock()
@@ -99,6 +105,7 @@ class CompareRecording:
                     rows = TraceEvent.objects.filter(run_id=run.id, seq__gt=upto, seq__lte=run.last_seq)
                     events.update(rows.values_list("t_ms", flat=True).distinct())
                     stops.update(rows.filter(type__in=DECISION_STOPS).values_list("t_ms", flat=True).distinct())
+                    read_new(self.decisions, run, upto)
                     self._seen[run.id] = run.last_seq
             self.stops, self.events = sorted(stops), sorted(events)
             return self._key() != before
@@ -106,9 +113,19 @@ class CompareRecording:
     def _key(self) -> tuple[Any, ...]:
         return tuple((r.id, r.status, r.last_seq, round(100 * (r.progress or 0))) for c in self.columns for r in c.runs)
 
+    @property
+    def steps(self) -> Steps:
+        return Steps(self.by, self.columns, self.decisions)
+
+    def default_by(self) -> str:
+        """How this comparison opens when the link does not say (comparison_steps.default_step_by)."""
+        return default_step_by([c.run for c in self.columns], self.decisions)
+
     def timeline(self) -> Timeline:
         if not self.columns:
             return Timeline(complete=True, events=[])
+        if self.by == "decision":
+            return self.steps.decision_timeline()
         context = recording_context(self.columns)
         live_t = max(0, min((c.run.t_ms for c in self.columns if not c.run.done), default=context["end_ms"]))
         return Timeline(start=0, end=live_t, stops=self.stops, complete=context["done"], events=self.events)
@@ -120,19 +137,35 @@ class CompareRecording:
             self._recording = (key, Part("compare-recording", html.strip()))
         return self._recording[1]
 
+    def divergence_position(self, index: int) -> int:
+        """Where the playhead goes for divergence ``index`` of the stored ones."""
+        divs = (self.comparison.divergences if self.comparison is not None else None) or []
+        return self.steps.divergence_position(divs[index])
+
+    def playhead_where(self, position: int) -> str | None:
+        return playhead_where(self.by, position, self.timeline())
+
     def frame(self, position: int, divergence: int | None = None) -> Frame:
         with self.lock:
             assert self.comparison is not None
             end = self.timeline().end
             t = max(0, min(position, end))
             final = self.done and t >= end
-            key = (t, divergence, final)
+            key: tuple[Any, ...] = (t, divergence, final)
+            if self.by == "decision":  # what each column shows there moves on while runs are computed
+                steps = self.steps
+                key += tuple(steps.seq(c.run, t, seq_at) for c in self.columns)
             cached = self._frames.get(key)
             if cached is not None:
                 self._frames.move_to_end(key)
                 return cached
             context = moment_context(
-                self.comparison, self.columns, t_ms=t, divergence=divergence, state_of=self._state_of
+                self.comparison,
+                self.columns,
+                t_ms=t,
+                divergence=divergence,
+                state_of=self._state_of,
+                steps=self.steps,
             )
             frame = render_column_parts(context, self.runs)
             frame.parts.append(Part("compare-results", self._results_html() if final else _hidden_results()))
@@ -160,19 +193,32 @@ def _hidden_results() -> str:
 
 
 def page_context(
-    comparison: Comparison, user: Viewer | None, *, t_ms: int | None, divergence: int | None
+    comparison: Comparison,
+    user: Viewer | None,
+    *,
+    t_ms: int | None,
+    divergence: int | None,
+    by: str | None = None,
+    decision: int | None = None,
 ) -> dict[str, Any]:
-    """The comparison page at ``t_ms`` (default t=0) or at divergence ``divergence``, paused: the
-    frame a viewer there is sent, placed in the page."""
+    """The comparison page at ``t_ms`` (default t=0), at decision number ``decision`` or at
+    divergence ``divergence``, paused: the frame a viewer there is sent, placed in the page.
+    ``by`` (time / decision) is how the playhead counts; when not given, ``decision`` asks for
+    decisions, ``t_ms`` for time, and otherwise the comparison's own default
+    (comparison_steps.default_step_by)."""
     recording = CompareRecording(comparison.id)
     recording.refresh()
+    if by is None:
+        by = "decision" if decision is not None else "time" if t_ms is not None else recording.default_by()
+    recording.by = by
     timeline = recording.timeline()
     divs = comparison_divergences(comparison, recording.columns) or []
+    start = (decision if by == "decision" else t_ms) or 0
     if divergence is not None and 0 <= divergence < len(divs):
-        t_ms = divs[divergence]["t_ms"]
+        start = recording.steps.divergence_position(divs[divergence])
     else:
         divergence = None
-    playhead = Playhead(position=timeline.clamp(t_ms or 0))
+    playhead = Playhead(position=timeline.clamp(start))
     frame = recording.frame(playhead.position, divergence)
     parts = {p.id: in_page(p.html) for p in frame.parts}
     groups = {g.id: in_page(g.html) for g in frame.groups}
@@ -198,9 +244,20 @@ def page_context(
         "divergence_html": parts["compare-divergence"],
         "results_html": parts["compare-results"],
         "recording_html": in_page(recording.recording_part().html),
-        "playhead_html": in_page(render_playhead(playhead, timeline, html_id="compare-playhead", unit="time")),
+        "playhead_html": in_page(
+            render_playhead(
+                playhead,
+                timeline,
+                html_id="compare-playhead",
+                unit=by,
+                where=recording.playhead_where(playhead.position),
+            )
+        ),
         "speed": DEFAULT_SPEED,
         "can_cancel": can_cancel_comparison(runs, user) and not recording.done,
-        "slider": {"label": "Virtual time (ms)", "min": 0, "max": max(0, timeline.end), "value": playhead.position},
-        "ws_query": f"?at={playhead.position}",
+        "slider": {"label": slider_label(by), "min": 0, "max": max(0, timeline.end), "value": playhead.position},
+        "by": by,
+        "default_by": recording.default_by(),
+        "default_reason": default_reason([c.run for c in recording.columns], recording.decisions),
+        "ws_query": f"?at={playhead.position}&by={by}",
     }

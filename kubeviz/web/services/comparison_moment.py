@@ -1,9 +1,10 @@
-"""Every column of a comparison at one virtual time ``t``, the clock, and how far the recording got.
+"""Every column of a comparison at one moment, the clock, and how far the recording got.
 
-Each column shows its run after its last stored event with ``t_ms ≤ t``
-(:func:`~kubeviz.web.services.view_state.state_at`). While runs are in flight the live ``t`` is
-the smallest virtual time any unfinished column has reached, so no column is shown ahead of the
-others.
+By time, a moment is a virtual time ``t``: each column shows its run after its last stored
+event with ``t_ms ≤ t`` (:func:`~kubeviz.web.services.view_state.state_at`). While runs are in
+flight the live ``t`` is the smallest virtual time any unfinished column has reached, so no
+column is shown ahead of the others. By decision, a moment is a decision number: each column
+shows its run after its own n-th decision (:mod:`.comparison_steps`).
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from ..models import Comparison, Run, TraceEvent
 from ..node_view import GRID_AFTER, cell_id
 from ..run_frames import frame_header
 from .comparison_divergences import comparison_divergences
+from .comparison_steps import Decisions, Steps
 from .comparisons import Column
 from .divergence_bar import divergence_context
 from .fork_story import what_if_of
+from .playhead import Timeline
 from .view_state import state_at
 
 __all__ = [
@@ -96,7 +99,9 @@ def rollout_at(rollout: dict[str, Any], t_ms: int, stall_after_ms: int) -> dict[
     return {"status": "in progress", "duration": rendering.format_time(t_ms - started)}
 
 
-def _column_context(column: Column, state: ViewState, divergence: dict[str, Any] | None, t_ms: int) -> dict[str, Any]:
+def _column_context(
+    column: Column, state: ViewState, divergence: dict[str, Any] | None, t_ms: int, step: dict[str, Any] | None = None
+) -> dict[str, Any]:
     run = column.run
     grid = len(state.nodes) > GRID_AFTER
     rollouts = []
@@ -123,6 +128,7 @@ def _column_context(column: Column, state: ViewState, divergence: dict[str, Any]
         "highlight": column_highlight(column, divergence, grid),
         "rollouts": rollouts,
         "seq": state.seq,
+        "step": step,  # its own count of decisions at the moment (comparison_steps.Steps.column_step)
         "prefix": column_prefix(column),
         "state": state,
     }
@@ -142,18 +148,39 @@ def moment_context(
     t_ms: int,
     divergence: int | None = None,
     state_of: StateAt = _state_at,
+    steps: Steps | None = None,
 ) -> dict[str, Any]:
-    """Every column at virtual time ``t_ms``, the clock and the divergence bar (``divergence``: the
-    index of the one to show; else the first at or after ``t_ms``). ``state_of`` gives a run's view
-    state after an event (a recording's shared cursors, for a live viewer)."""
-    live_t, end, done = clock(columns)
-    t = max(0, min(int(t_ms), end))
+    """Every column at position ``t_ms`` (a virtual time; by decision, as ``steps`` counts, a
+    decision number), the clock and the divergence bar (``divergence``: the index of the one to
+    show; else the first at or after the position). ``state_of`` gives a run's view state after
+    an event (a recording's shared cursors, for a live viewer); ``steps`` how the playhead counts
+    (by time, reading the runs' decisions, when not given)."""
+    steps = steps or Steps("time", columns, Decisions.read(c.run for c in columns))
+    if steps.by == "decision":
+        timeline = steps.decision_timeline()
+    else:
+        live_t, end, done = clock(columns)
+        timeline = Timeline(start=0, end=end, complete=done)
+    position = max(0, min(int(t_ms), timeline.end))
     divs = comparison_divergences(comparison, columns)
-    div_ctx = divergence_context(divs, divergence, t, what_if_of(columns, divs))
-    rendered = [_column_context(column, state_of(column.run, seq_at(column.run, t)), div_ctx, t) for column in columns]
+    what_if = what_if_of(columns, divs)
+    if what_if is not None:
+        what_if = what_if | {"position": steps.position_of(columns[1].label, what_if["seq"], what_if["t_ms"])}
+    div_ctx = divergence_context(divs, divergence, position, what_if, steps)
+    states = [state_of(column.run, steps.seq(column.run, position, seq_at)) for column in columns]
+    rendered = [
+        _column_context(
+            column,
+            state,
+            div_ctx,
+            position if steps.by == "time" else state.t_ms,
+            steps.column_step(column.run, position),
+        )
+        for column, state in zip(columns, states, strict=True)
+    ]
     return {
         "comparison": comparison,
-        "clock": {"t_ms": t, "t": rendering.format_time(t)},
+        "clock": steps.clock(position, [state.t_ms for state in states], timeline),
         "columns": rendered,
         "divergence": div_ctx,
     }

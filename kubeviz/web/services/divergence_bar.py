@@ -1,53 +1,103 @@
 """The comparison page's divergence bar at a moment: every divergence in time order, the current
-one with why, its score rows, and previous / next from the viewer's virtual time."""
+one with why, its score rows, and previous / next from the viewer's position (a virtual time, or
+a decision number when the comparison steps by decision: services/comparison_steps.py)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from .. import rendering
 
-__all__ = ["divergence_context"]
+__all__ = ["Positions", "divergence_context"]
 
 
-def _current_divergence(divs: list[dict[str, Any]], index: int | None, t_ms: int) -> int:
-    """The divergence asked for, else the first at or after ``t_ms`` (else the last)."""
-    if index is not None and 0 <= index < len(divs):
+class Positions(Protocol):
+    """Where the playhead is for a divergence or a column's event (comparison_steps.Steps)."""
+
+    def divergence_position(self, div: dict[str, Any]) -> int: ...
+
+    def position_of(self, label: str, seq: int, t_ms: int) -> int: ...
+
+    def where(self, position: int, t_ms: int) -> str: ...
+
+
+class _ByTime:
+    """Positions are virtual times (a comparison stepped by time)."""
+
+    def divergence_position(self, div: dict[str, Any]) -> int:
+        return int(div["t_ms"])
+
+    def position_of(self, label: str, seq: int, t_ms: int) -> int:
+        return t_ms
+
+    def where(self, position: int, t_ms: int) -> str:
+        return f"t={rendering.format_time(t_ms)}"
+
+
+def _current_divergence(positions: list[int], index: int | None, position: int) -> int:
+    """The divergence asked for, else the first at or after ``position`` (else the last)."""
+    if index is not None and 0 <= index < len(positions):
         return index
-    for i, div in enumerate(divs):
-        if div["t_ms"] >= t_ms:
+    for i, at in enumerate(positions):
+        if at >= position:
             return i
-    return len(divs) - 1
+    return len(positions) - 1
 
 
-def _moments(div: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each column's own verdict of the attempt: a seek to its time, its event in the run."""
+def _moments(div: dict[str, Any], steps: Positions) -> list[dict[str, Any]]:
+    """Each column's own verdict of the attempt: a seek to its position, its event in the run."""
     out = []
     for policy, moment in (div.get("moments") or {}).items():
         if moment is None:
             continue
+        at = steps.position_of(policy, moment["seq"], moment["t_ms"])
         out.append(
-            {"policy": policy, "t_ms": moment["t_ms"], "t": rendering.format_time(moment["t_ms"]), "seq": moment["seq"]}
+            {
+                "policy": policy,
+                "t_ms": moment["t_ms"],
+                "t": rendering.format_time(moment["t_ms"]),
+                "seq": moment["seq"],
+                "position": at,
+                "where": steps.where(at, moment["t_ms"]),
+            }
         )
     return out
 
 
+def _neighbour(divs: list[dict[str, Any]], positions: list[int], index: int, **more: Any) -> dict[str, Any] | None:
+    """The previous or next divergence, for the bar's buttons (None past either end)."""
+    if not 0 <= index < len(divs):
+        return None
+    return {"index": index, "t_ms": divs[index]["t_ms"], "position": positions[index], **more}
+
+
 def divergence_context(
-    divs: list[dict[str, Any]] | None, index: int | None, t_ms: int, what_if: dict[str, Any] | None = None
+    divs: list[dict[str, Any]] | None,
+    index: int | None,
+    t_ms: int,
+    what_if: dict[str, Any] | None = None,
+    steps: Positions | None = None,
 ) -> dict[str, Any]:
     """The divergence bar: the list in time order, the current one with why, previous / next
-    from the viewer's moment (``t_ms``) in that order. ``what_if`` (services/fork_story.py) is a
-    fork's action and its effect, the bar's first explanation: the divergences follow from it."""
+    from the viewer's position (``t_ms``: a virtual time, or by decision a decision number as
+    ``steps`` counts) in that order. ``what_if`` (services/fork_story.py) is a fork's action and
+    its effect, the bar's first explanation: the divergences follow from it; its ``position`` is
+    where the playhead shows it (its ``t_ms`` by time)."""
+    steps = steps or _ByTime()
+    position = t_ms
     story = None
     if what_if is not None:
-        story = what_if | {"t": rendering.format_time(what_if["t_ms"])}
+        at = what_if.get("position", what_if["t_ms"])
+        t = what_if["t_ms"]
+        story = what_if | {"t": rendering.format_time(t), "position": at, "where": steps.where(at, t)}
     if divs is None:
         return {"pending": True, "what_if": story}
     if not divs:
         return {"pending": False, "items": False, "what_if": story}
-    current_index = _current_divergence(divs, index, t_ms)
+    positions = [steps.divergence_position(div) for div in divs]
+    current_index = _current_divergence(positions, index, position)
     current = divs[current_index]
-    at_it = current["t_ms"] == t_ms
+    at_it = positions[current_index] == position
     next_index = current_index + 1 if at_it else current_index
     chosen_nodes = [n for n in current["outcomes"].values() if n not in (None, "-")]
     score_rows = []
@@ -67,12 +117,17 @@ def divergence_context(
                 }
             )
     first = divs[0]
+
+    def where(i: int) -> str:
+        return steps.where(positions[i], divs[i]["t_ms"])
+
     because = current.get("because") or {}
     listed = [
         {
             "index": i,
             "number": i + 1,
             "t": rendering.format_time(div["t_ms"]),
+            "where": where(i),
             "pod": rendering.short_pod(div["pod"]),
             "attempt": div["attempt"],
             "mechanism": div.get("mechanism", ""),
@@ -86,19 +141,25 @@ def divergence_context(
         "items": True,
         "what_if": story,
         "count": len(divs),
-        "first": {"t": rendering.format_time(first["t_ms"]), "pod": rendering.short_pod(first["pod"])},
+        "first": {
+            "t": rendering.format_time(first["t_ms"]),
+            "where": where(0),
+            "pod": rendering.short_pod(first["pod"]),
+        },
         "index": current_index,
         "number": current_index + 1,
         "list": listed,
         "current": {
             "t": rendering.format_time(current["t_ms"]),
             "t_ms": current["t_ms"],
+            "where": where(current_index),
+            "position": positions[current_index],
             "pod": rendering.short_pod(current["pod"]),
             "attempt": current["attempt"],
             "why": current["why"],
             "mechanism": current.get("mechanism", ""),
             "because": [{"policy": p, "text": because[p]} for p in current["outcomes"] if p in because],
-            "moments": _moments(current),
+            "moments": _moments(current, steps),
             "outcomes": [
                 {"policy": policy, "node": node, "none": node is None, "missing": node == "-"}
                 for policy, node in current["outcomes"].items()
@@ -106,10 +167,6 @@ def divergence_context(
         },
         "at_it": at_it,
         "score_rows": score_rows,
-        "prev": {"index": current_index - 1, "t_ms": divs[current_index - 1]["t_ms"]} if current_index > 0 else None,
-        "next": (
-            {"index": next_index, "t_ms": divs[next_index]["t_ms"], "first": not at_it}
-            if next_index < len(divs)
-            else None
-        ),
+        "prev": _neighbour(divs, positions, current_index - 1),
+        "next": _neighbour(divs, positions, next_index, first=not at_it),
     }

@@ -5,7 +5,10 @@ learner who drained node-1 wants to read "node-1 was drained at event 60: its 4 
 evicted; 4 replacements were made and 3 went to other nodes, 1 is still pending", not a tie
 broken by the seed. :func:`fork_story` reads the fork's stored trace from its ``action`` event
 on (the one carrying ``fork_seq``) and counts what the action did: pods on the node then,
-pods deleted and created after it, where the new ones were bound.
+pods deleted and created after it, where the new ones were bound. "New pods" are the ones the
+evicted or deleted pods' own controllers made after the action (a ``controller_action``
+``create_pod`` of the same workload), not every pod the scenario creates later; a fork at a
+set-up event acts after the set-up (docs/forks.md) and the story says so.
 """
 
 from __future__ import annotations
@@ -18,11 +21,12 @@ from scheduler_core.fork import ForkAction, ForkError
 from .. import rendering
 from ..models import Run, TraceEvent
 from .comparisons import Column
+from .forks import setup_end
 
 __all__ = ["fork_story", "what_if_of"]
 
 # The events the story reads.
-STORY_TYPES = ("action", "pod_added", "bound", "pod_deleted", "pod_completed", "eviction")
+STORY_TYPES = ("action", "pod_added", "bound", "pod_deleted", "pod_completed", "eviction", "controller_action")
 _CACHE: dict[tuple[str, int], dict[str, Any] | None] = {}
 _CACHE_MAX = 256
 
@@ -36,6 +40,16 @@ class _After:
     created: list[str] = field(default_factory=list)  # pods the scheduler had to place
     bound: dict[str, str] = field(default_factory=dict)  # pod -> node, first binding after the action
     refused: set[str] = field(default_factory=set)  # evictions a PodDisruptionBudget refused
+    made_by: dict[str, str] = field(default_factory=dict)  # pod -> the workload whose controller made it
+    controller_made: set[str] = field(default_factory=set)  # pods a controller made after the action
+
+    def replacements(self, of: list[str]) -> list[str]:
+        """The pods created after the action by the controllers of the pods ``of``."""
+        workloads = {self.made_by[p] for p in of if p in self.made_by}
+        return [p for p in self.created if p in self.controller_made and self.made_by.get(p) in workloads]
+
+    def controllers_made(self) -> list[str]:
+        return [p for p in self.created if p in self.controller_made]
 
 
 def _read(run: Run, target_node: str) -> tuple[dict[str, Any] | None, _After]:
@@ -45,6 +59,12 @@ def _read(run: Run, target_node: str) -> tuple[dict[str, Any] | None, _After]:
     where: dict[str, str] = {}
     for e in events.values_list("data", flat=True).iterator(chunk_size=2000):
         kind = e["type"]
+        if kind == "controller_action":
+            if e.get("action") == "create_pod" and e.get("pod"):
+                after.made_by[e["pod"]] = e.get("workload", "")
+                if action is not None:
+                    after.controller_made.add(e["pod"])
+            continue
         if action is None:
             if kind == "action" and "fork_seq" in e:
                 action = e
@@ -80,12 +100,15 @@ def _placed(after: _After, pods: list[str], avoid: str | None) -> str:
     return ", ".join(parts)
 
 
-def _sentence(fork: ForkAction, action: dict[str, Any], after: _After, moved: int) -> str:
-    at = f"at event {action['fork_seq']} (t={rendering.format_time(action['t_ms'])})"
+def _sentence(fork: ForkAction, action: dict[str, Any], after: _After, moved: int, setup: bool = False) -> str:
+    t = rendering.format_time(action["t_ms"])
+    at = f"at event {action['fork_seq']} (t={t})"
+    if setup:  # forked during the set-up: it acted once the set-up was done (docs/forks.md)
+        at = f"after the set-up (forked at event {action['fork_seq']}, t={t})"
     target = fork.target
-    new = after.created
     if fork.action == "drain":
         evicted = [p for p in after.deleted if p in after.on_target]
+        new = after.replacements(evicted)
         were = "was" if len(evicted) == 1 else "were"
         text = f"{target} was drained {at}: {_plural(len(evicted), 'pod')} on it {were} evicted"
         if len(evicted) < len(after.on_target):
@@ -94,6 +117,9 @@ def _sentence(fork: ForkAction, action: dict[str, Any], after: _After, moved: in
             text += f", {_plural(len(after.refused), 'eviction')} refused at first by a PodDisruptionBudget"
         if new:
             text += f"; their controllers made {_plural(len(new), 'new pod')}: {_placed(after, new, target)}"
+        elif evicted and not any(p in after.made_by for p in evicted):
+            them = "it" if len(evicted) == 1 else "them"
+            text += f"; nothing replaces {them}: no controller owns {them}"
         return text
     if fork.action == "cordon":
         text = f"{target} was cordoned {at}: it took no new pods from then on"
@@ -101,6 +127,7 @@ def _sentence(fork: ForkAction, action: dict[str, Any], after: _After, moved: in
             text += f"; {_plural(moved, 'pod')} the original put there went elsewhere"
         return text
     if fork.action == "removeNode":
+        new = after.replacements(sorted(after.on_target))
         text = f"{target} was removed {at}, with the {_plural(len(after.on_target), 'pod')} on it"
         if new:
             text += f"; {_plural(len(new), 'new pod')} were made: {_placed(after, new, target)}"
@@ -115,6 +142,7 @@ def _sentence(fork: ForkAction, action: dict[str, Any], after: _After, moved: in
     if fork.action == "scale":
         kind, _, name = target.split("/")
         text = f"{kind}/{name} was scaled to {fork.replicas} {at}"
+        new = after.controllers_made()
         changes = []
         if new:
             changes.append(f"{_plural(len(new), 'pod')} created ({_placed(after, new, None)})")
@@ -123,6 +151,8 @@ def _sentence(fork: ForkAction, action: dict[str, Any], after: _After, moved: in
         return text + (": " + "; ".join(changes) if changes else "")
     if fork.action == "deletePod":
         text = f"{rendering.short_pod(target)} was deleted {at}"
+        deleted = [p for p in after.made_by if p == target or p.endswith("/" + target)]
+        new = after.replacements(deleted)
         if new:
             first = new[0]
             node = after.bound.get(first)
@@ -150,7 +180,9 @@ def fork_story(fork_run: Run, moved: int = 0) -> dict[str, Any] | None:
     action, after = _read(fork_run, target_node)
     story = None
     if action is not None:
-        story = {"text": _sentence(fork, action, after, moved), "t_ms": action["t_ms"], "seq": action["seq"]}
+        setup = action["fork_seq"] < setup_end(fork_run)  # the fork run's set-up is its parent's
+        text = _sentence(fork, action, after, moved, setup)
+        story = {"text": text, "t_ms": action["t_ms"], "seq": action["seq"]}
     if len(_CACHE) >= _CACHE_MAX:
         _CACHE.clear()
     _CACHE[key] = story

@@ -11,6 +11,7 @@ from typing import Any
 from uuid import UUID
 
 from django.conf import settings
+from django.core.exceptions import BadRequest
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
@@ -22,6 +23,7 @@ from ..services import limits
 from ..services.clusters import cluster_choices
 from ..services.compare_recording import page_context
 from ..services.comparison_exports import export_csv, export_dict
+from ..services.comparison_steps import StepByError, parse_step_by, step_title
 from ..services.dispatch import QUEUE_DOWN, RunQueueUnavailable
 from .params import query_number
 from .refusals import queue_response
@@ -84,11 +86,21 @@ def compare_new(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def compare_detail(request: HttpRequest, comparison_id: UUID) -> HttpResponse:
-    """The side-by-side page at t=0, paused (``?t_ms=``: at a virtual time; ``?div=``: at a
-    divergence); the viewer's playback websocket takes it from there."""
+    """The side-by-side page at its start, paused (``?t_ms=``: at a virtual time; ``?decision=``:
+    at a decision number; ``?div=``: at a divergence; ``?by=time|decision``: how the playhead
+    counts, services/comparison_steps.py); the viewer's playback websocket takes it from there."""
     comparison = _visible_comparison(request, comparison_id)
+    try:
+        by = parse_step_by(request.GET.get("by"))
+    except StepByError as err:
+        raise BadRequest(str(err)) from None
     context = page_context(
-        comparison, request.user, t_ms=query_number(request, "t_ms"), divergence=query_number(request, "div")
+        comparison,
+        request.user,
+        t_ms=query_number(request, "t_ms"),
+        divergence=query_number(request, "div"),
+        by=by,
+        decision=query_number(request, "decision"),
     )
     ws_base = f"/ws/compare/{comparison.id}/"
     context.update(
@@ -98,7 +110,7 @@ def compare_detail(request: HttpRequest, comparison_id: UUID) -> HttpResponse:
             "share_url": request.build_absolute_uri(comparison.get_absolute_url()),
             "speeds": speed_choices(context["speed"]),
             "builtin": service.BUILTIN_COMPARISONS.get(comparison.builtin_key or ""),
-            "step_title": "Forward to the next virtual time at which any column decided something",
+            "step_title": step_title(context["by"]),
         }
     )
     return render(request, "web/compare/detail.html", context)
