@@ -86,6 +86,7 @@ class PolicyKnobsForm(forms.Form):
         help_text="legacy: v1.5 predicates and priorities; the plugin settings above are not used.",
     )
     upgrade_aware_reservation = forms.BooleanField(required=False, label="Upgrade-aware reservation")
+    queueing_hints = forms.BooleanField(required=False, label="QueueingHints (feature gate)")
     tie_break = forms.ChoiceField(
         choices=[(rule, TIE_BREAK_LABELS[rule]) for rule in TIE_BREAKS],
         label="Tie-break (selectHost)",

@@ -43,6 +43,7 @@ PRESETS = (
     "gpu-packing",
     "gpu-best-fit",
     "gpu-fgd",
+    "queueing-hints",
 )
 
 # Line 12 holds a weight of 101.

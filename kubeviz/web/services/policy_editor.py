@@ -4,9 +4,9 @@
 really run, after upstream's plugin-set merging), and ``document_from_knobs`` writes the
 smallest kubeviz ``Policy`` wrapper that loads back to those knobs: only what differs from
 upstream's defaults, in the order docs/policy.md shows. When given the document being edited
-(``base_text``) it keeps what the form has no knob for: metadata, ``nodeUsageEvery``, the
-configuration's other top-level fields, the first profile's name and percentage override,
-other plugins' ``pluginConfig`` and any further profiles.
+(``base_text``) it keeps what the form has no knob for: metadata, ``nodeUsageEvery``, other
+feature gates, the configuration's other top-level fields, the first profile's name and
+percentage override, other plugins' ``pluginConfig`` and any further profiles.
 
 ``unexpressed`` says what the form would lose (plugin order, a per-point override, …), so
 the page can warn before a knob edit rewrites such a document.
@@ -179,6 +179,7 @@ def default_knobs() -> dict[str, Any]:
         queue_mode="priority",
         scheduler_mode="framework",
         upgrade_aware_reservation=False,
+        queueing_hints=False,
         tie_break=TIE_BREAK_RANDOM,
         bind_latency_ms=0,
         gpu_sharing=False,
@@ -233,6 +234,7 @@ def knobs_from_policy(policy: scheduler_core.config.Policy) -> dict[str, Any]:
         queue_mode=policy.queue_mode,
         scheduler_mode=policy.scheduler_mode,
         upgrade_aware_reservation=policy.upgrade_aware_reservation,
+        queueing_hints=policy.queueing_hints,
         tie_break=policy.tie_break,
         bind_latency_ms=policy.bind_latency_ms,
     )
@@ -370,6 +372,11 @@ def document_from_knobs(knobs: Mapping[str, Any], base_text: str | None = None) 
         spec["tieBreak"] = knobs["tie_break"]
     if int(knobs["bind_latency_ms"] or 0):
         spec["bindLatency"] = format_ms(int(knobs["bind_latency_ms"]))
+    gates = {k: v for k, v in (base_spec.get("featureGates") or {}).items() if k != "SchedulerQueueingHints"}
+    if knobs.get("queueing_hints"):
+        gates["SchedulerQueueingHints"] = True
+    if gates:
+        spec["featureGates"] = gates
     if "nodeUsageEvery" in base_spec:
         spec["nodeUsageEvery"] = base_spec["nodeUsageEvery"]
 
@@ -405,6 +412,7 @@ def _differences(a: scheduler_core.config.Policy, b: scheduler_core.config.Polic
         "queue_mode",
         "scheduler_mode",
         "upgrade_aware_reservation",
+        "queueing_hints",
         "tie_break",
         "bind_latency_ms",
         "node_usage_every_ms",
