@@ -10,7 +10,8 @@ from __future__ import annotations
 from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
 
-from .access import can_cancel, can_see_run
+from .access import can_cancel, run_visibility
+from .grants import grants
 from .live import CLOSE_FORBIDDEN, CLOSE_NOT_FOUND, MAX_MESSAGE_CHARS, PlaybackConsumer, Source
 from .models import Run
 from .run_frames import render_playhead
@@ -32,11 +33,12 @@ class RunConsumer(PlaybackConsumer):
 
     @database_sync_to_async
     def _authorize(self) -> tuple[int, str, list[str]]:
-        run = Run.objects.select_related("scenario").filter(id=self.run_id).first()
-        if run is None:
+        visible = grants.ask(f"run:{self.run_id}", self.viewer, lambda: run_visibility(self.run_id, self.viewer))
+        if visible is None:
             return CLOSE_NOT_FOUND, "", []
-        if not can_see_run(run, self.viewer):
+        if not visible:
             return CLOSE_FORBIDDEN, "", []
+        run = Run(id=self.run_id)
         return 0, f"run:{run.id}", [run.group_name]
 
     def make_source(self) -> Source:
