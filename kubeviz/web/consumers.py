@@ -10,7 +10,7 @@ from __future__ import annotations
 from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
 
-from .access import can_cancel, run_visibility
+from .access import can_cancel, can_present, run_access
 from .grants import grants
 from .live import CLOSE_FORBIDDEN, CLOSE_NOT_FOUND, MAX_MESSAGE_CHARS, PlaybackConsumer, Source
 from .models import Run
@@ -33,11 +33,12 @@ class RunConsumer(PlaybackConsumer):
 
     @database_sync_to_async
     def _authorize(self) -> tuple[int, str, list[str]]:
-        visible = grants.ask(f"run:{self.run_id}", self.viewer, lambda: run_visibility(self.run_id, self.viewer))
-        if visible is None:
+        access = grants.ask(f"run:{self.run_id}", self.viewer, lambda: run_access(self.run_id, self.viewer))
+        if access is None:
             return CLOSE_NOT_FOUND, "", []
-        if not visible:
+        if not access.visible:
             return CLOSE_FORBIDDEN, "", []
+        self.may_present = can_present(access, self.viewer)
         run = Run(id=self.run_id)
         return 0, f"run:{run.id}", [run.group_name]
 

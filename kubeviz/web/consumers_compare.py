@@ -14,7 +14,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
 
-from .access import can_cancel_comparison, comparison_visibility
+from .access import can_cancel_comparison, can_present, comparison_access
 from .frames import Frame
 from .grants import grants
 from .live import CLOSE_FORBIDDEN, CLOSE_NOT_FOUND, MAX_MESSAGE_CHARS, PlaybackConsumer, Source
@@ -35,6 +35,7 @@ class CompareConsumer(PlaybackConsumer):
 
     playhead_id = "compare-playhead"
     message_id = "compare-control-message"
+    present_id = "compare-present"
     unit = "time"
 
     async def authorize(self) -> tuple[int, str, list[str]]:
@@ -44,15 +45,16 @@ class CompareConsumer(PlaybackConsumer):
 
     @database_sync_to_async
     def _authorize(self) -> tuple[int, str, list[str]]:
-        visible = grants.ask(
+        access = grants.ask(
             f"compare:{self.comparison_id}",
             self.viewer,
-            lambda: comparison_visibility(self.comparison_id, self.viewer),
+            lambda: comparison_access(self.comparison_id, self.viewer),
         )
-        if visible is None:
+        if access is None:
             return CLOSE_NOT_FOUND, "", []
-        if not visible:
+        if not access.visible:
             return CLOSE_FORBIDDEN, "", []
+        self.may_present = can_present(access, self.viewer)
         run_ids = ComparisonRun.objects.filter(comparison_id=self.comparison_id).values_list("run_id", flat=True)
         return 0, f"compare:{self.comparison_id}", [Run(id=run_id).group_name for run_id in run_ids]
 

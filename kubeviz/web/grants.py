@@ -15,15 +15,13 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 
-from .access import signed_in
+from .access import WatchAccess, signed_in
 from .request_types import Viewer
 
 __all__ = ["GRANT_SECONDS", "RecentGrants", "grants", "viewer_key"]
 
 GRANT_SECONDS = 1.0
 MAX_ENTRIES = 4096
-
-Answer = bool | None  # None: there is no such recording
 
 
 def viewer_key(viewer: Viewer | None) -> str:
@@ -39,10 +37,10 @@ class RecentGrants:
         self.seconds = seconds
         self.size = size
         self.clock = clock
-        self._answers: OrderedDict[tuple[str, str], tuple[float, Answer]] = OrderedDict()
+        self._answers: OrderedDict[tuple[str, str], tuple[float, WatchAccess | None]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def ask(self, recording: str, viewer: Viewer | None, rule: Callable[[], Answer]) -> Answer:
+    def ask(self, recording: str, viewer: Viewer | None, rule: Callable[[], WatchAccess | None]) -> WatchAccess | None:
         """The rule's answer for (recording, viewer), asked again once the kept one is too old."""
         key = (recording, viewer_key(viewer))
         now = self.clock()

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kubeviz.web.access import run_visibility
+from kubeviz.web.access import WatchAccess, can_present, run_access
 from kubeviz.web.grants import RecentGrants
 from kubeviz.web.models import Run
 
@@ -60,11 +60,22 @@ def test_the_memo_is_bounded() -> None:
 
 
 @pytest.mark.django_db
-def test_run_visibility_is_the_rule_of_visible_runs(finished_run: Run, other_user: Any) -> None:
-    assert run_visibility(finished_run.id, None) is True
-    assert run_visibility("00000000-0000-0000-0000-000000000000", None) is None
+def test_run_access_is_the_rule_of_visible_runs(finished_run: Run, user: Any, other_user: Any) -> None:
+    assert run_access(finished_run.id, None) == WatchAccess(True, None)
+    assert run_access("00000000-0000-0000-0000-000000000000", None) is None
     policy = finished_run.policy
     policy.builtin, policy.visibility, policy.owner = False, "private", other_user
     policy.save()
-    assert run_visibility(finished_run.id, None) is False
-    assert run_visibility(finished_run.id, other_user) is True
+    finished_run.owner = other_user
+    finished_run.save()
+    assert run_access(finished_run.id, None) == WatchAccess(False, other_user.pk)
+    assert run_access(finished_run.id, other_user) == WatchAccess(True, other_user.pk)
+
+
+def test_who_may_present() -> None:
+    owner, someone = Signed(1), Signed(2)
+    assert can_present(WatchAccess(True, None), None)  # nobody's run (a lesson's): anyone watching
+    assert can_present(WatchAccess(True, 1), owner)
+    assert not can_present(WatchAccess(True, 1), someone)
+    assert not can_present(WatchAccess(True, 1), None)
+    assert not can_present(WatchAccess(False, None), owner)  # not watchable: not presentable
