@@ -18,31 +18,22 @@ as ">".
 
 from __future__ import annotations
 
-import contextlib
-import http.cookiejar
-import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
-from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from tests.daphne_server import DaphneServer as Server  # noqa: E402
 from tests.hostile import CLUSTER_CORPUS, POLICY_CORPUS, SCENARIO_CORPUS, Hostile  # noqa: E402
-from tests.processes import app_env, free_port, prepare_database, stop, wait_for_port  # noqa: E402
 
 TIMEOUT = float(os.environ.get("BENCH_HOSTILE_TIMEOUT", "120"))
 DEEP = ("deep JSON, 8 KB", "deep JSON, 100 KB", "deep JSON, 2 MB")
-USER, PASSWORD = "bench-hostile", "bench-hostile-password"
 
 
 def largest_accepted() -> Hostile:
@@ -64,116 +55,6 @@ def largest_accepted() -> Hostile:
 
 
 # -- the serving process ----------------------------------------------------------------
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: object, **kwargs: object) -> None:
-        return None
-
-
-class Server:
-    """daphne on a fresh database, with one user signed in (a session for the pages, a token for the API)."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.env = app_env(workdir / "bench.sqlite3")
-        prepare_database(self.env)
-        script = (
-            "from django.contrib.auth.models import User\n"
-            "from rest_framework.authtoken.models import Token\n"
-            f"u = User.objects.create_user({USER!r}, password={PASSWORD!r})\n"
-            "print(Token.objects.create(user=u).key)\n"
-        )
-        done = subprocess.run(
-            [sys.executable, "manage.py", "shell", "-v", "0", "-c", script],
-            cwd=ROOT,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        self.token = done.stdout.strip().splitlines()[-1]
-        self.port = free_port()
-        self.log = workdir / "daphne.log"
-        with self.log.open("ab") as out:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port), "kubeviz.asgi:application"],
-                cwd=ROOT,
-                env=self.env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-        wait_for_port(self.process, "127.0.0.1", self.port, 60.0, self.log)
-        self.base = f"http://127.0.0.1:{self.port}"
-        # A redirect (a document accepted) is the answer: the page it leads to is another request.
-        self.pages = urllib.request.build_opener(
-            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()), _NoRedirect()
-        )
-        login = self.csrf("/accounts/login/")
-        self.open("/accounts/login/", {"username": USER, "password": PASSWORD, "csrfmiddlewaretoken": login})
-
-    def close(self) -> None:
-        stop(self.process)
-
-    def cpu(self) -> float:
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def memory(self, key: str) -> int:
-        """VmRSS or VmHWM of daphne, in bytes."""
-        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) * 1024
-        return 0
-
-    def reset_peak(self) -> None:
-        # Where this is not allowed the peak is the process's whole life.
-        with contextlib.suppress(OSError):
-            Path(f"/proc/{self.process.pid}/clear_refs").write_text("5")
-
-    def csrf(self, path: str) -> str:
-        page = self.pages.open(self.base + path, timeout=TIMEOUT).read().decode()
-        found = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
-        assert found, f"no CSRF token on {path}"
-        return found.group(1)
-
-    def open(self, path: str, form: dict[str, str]) -> tuple[int, str]:
-        request = urllib.request.Request(
-            self.base + path, data=urllib.parse.urlencode(form).encode(), headers={"Referer": self.base + path}
-        )
-        try:
-            with self.pages.open(request, timeout=TIMEOUT) as answer:
-                return answer.status, answer.read().decode(errors="replace")
-        except urllib.error.HTTPError as exc:
-            return exc.code, exc.read().decode(errors="replace")
-
-    def api(self, path: str, body: dict[str, str]) -> tuple[int, str]:
-        request = urllib.request.Request(
-            self.base + path,
-            data=json.dumps(body).encode(),
-            headers={"Authorization": f"Token {self.token}", "Content-Type": "application/json"},
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=TIMEOUT) as answer:
-                return answer.status, answer.read().decode(errors="replace")
-        except urllib.error.HTTPError as exc:
-            return exc.code, exc.read().decode(errors="replace")
-
-    def api_get(self, path: str) -> str:
-        request = urllib.request.Request(self.base + path, headers={"Authorization": f"Token {self.token}"})
-        with urllib.request.urlopen(request, timeout=TIMEOUT) as answer:
-            return str(answer.read().decode())
-
-    def measure(self, send: Callable[[], tuple[int, str]]) -> tuple[str, float, int, float]:
-        """(answer, CPU s of daphne, peak bytes over the resident set before, wall s)."""
-        before_rss = self.memory("VmRSS")
-        self.reset_peak()
-        cpu, wall = self.cpu(), time.perf_counter()
-        try:
-            status, _ = send()
-            answer = str(status)
-        except (TimeoutError, urllib.error.URLError):
-            answer = f">{TIMEOUT:g}s"
-        return answer, self.cpu() - cpu, max(0, self.memory("VmHWM") - before_rss), time.perf_counter() - wall
 
 
 def web_rows(server: Server, largest: Hostile) -> list[tuple[str, str, str, float, int, float]]:

@@ -41,7 +41,8 @@ for path in (ROOT, ROOT / "bench"):
 
 from autobahn.asyncio.websocket import WebSocketClientFactory, WebSocketClientProtocol  # noqa: E402
 from bench_compare import scenario_yaml  # noqa: E402
-from bench_hostile import Server  # noqa: E402
+
+from tests.daphne_server import DaphneServer as Server  # noqa: E402
 
 QUICK = os.environ.get("BENCH_DAPHNE_QUICK") == "1"
 PHASES = [(20, 10.0), (40, 20.0)] if QUICK else [(50, 10.0), (200, 20.0)]

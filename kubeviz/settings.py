@@ -270,6 +270,10 @@ for _name in ("KUBEVIZ_RUN_MAX_VIRTUAL_SECONDS", "KUBEVIZ_RUN_MAX_EVENTS"):
 # Channels: https://channels.readthedocs.io/en/stable/topics/channel_layers.html
 # channels_redis passes a host dict (bar "address") to redis.asyncio.ConnectionPool.from_url.
 if REDIS_URL:
+    from redis.asyncio.retry import Retry
+    from redis.backoff import NoBackoff
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "kubeviz.web.channel_layer.ResilientRedisChannelLayer",
@@ -281,6 +285,13 @@ if REDIS_URL:
                         "socket_connect_timeout": 5,
                         "socket_keepalive": True,
                         "health_check_interval": 30,
+                        # After Redis restarts, every pooled connection is to the old server and
+                        # fails once ("Connection closed by server"): retry such a command once on
+                        # a fresh connection, so nothing stale outlives the restart. A Redis that
+                        # is still down refuses the retry at once. redis-py retries only on the
+                        # errors named here (redis/asyncio/client.py _disconnect_raise).
+                        "retry": Retry(NoBackoff(), 1),
+                        "retry_on_error": [RedisConnectionError],
                     }
                 ],
                 "prefix": f"{KUBEVIZ_REDIS_PREFIX}:asgi:",

@@ -22,6 +22,9 @@ Runs nobody owns (anonymous runs, the shared built-in ones) cannot be cancelled 
 staff can cancel anything. A comparison is cancelled only by whoever may cancel every one of
 its runs.
 
+**Presenting.** Whoever started a run or comparison may present it to a class (its owner, or
+anyone for what nobody owns); followers are whoever opens the presenter's link.
+
 **Deleting.** A run is deleted by its owner only (services/runs.py says when it may go).
 
 **Forking and editing.** A signed-in user may fork any run they may see (the fork is theirs).
@@ -34,7 +37,9 @@ with the same rule (``can_see_run`` asks the database whether the run passes it)
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TypeGuard
+from uuid import UUID
 
 from django.contrib.auth.models import User
 from django.db.models import Exists, OuterRef, Q, QuerySet
@@ -157,6 +162,24 @@ def can_see_run(run: Run, user: Viewer | None) -> bool:
     return visible_runs(user).filter(pk=run.pk).exists()
 
 
+@dataclass(frozen=True)
+class WatchAccess:
+    """What a websocket connect needs to know of a run or comparison: may the viewer watch it,
+    and whose is it (for present mode)."""
+
+    visible: bool
+    owner_id: int | None
+
+
+def run_access(run_id: UUID | str, user: Viewer | None) -> WatchAccess | None:
+    """The rule of :func:`visible_runs` for the run with this id (None: there is no such run), in
+    one query that reads the owner's id only -- what a websocket connect asks, 200 times when a
+    class joins."""
+    visible = Exists(visible_runs(user).filter(pk=OuterRef("pk")))
+    found = Run.objects.filter(pk=run_id).annotate(visible=visible).values_list("visible", "owner_id").first()
+    return None if found is None else WatchAccess(bool(found[0]), found[1])
+
+
 def listed_runs(user: Viewer | None) -> QuerySet[Run]:
     """The runs the run list (and a scenario's recent runs) show ``user``: shared built-in runs,
     the user's own, and public runs started by signed-in users — never anonymous ones."""
@@ -194,6 +217,15 @@ def visible_comparisons(user: Viewer | None) -> QuerySet[Comparison]:
     return Comparison.objects.filter(_comparison_q(user))
 
 
+def comparison_access(comparison_id: UUID | str, user: Viewer | None) -> WatchAccess | None:
+    """:func:`run_access` for a comparison."""
+    visible = Exists(visible_comparisons(user).filter(pk=OuterRef("pk")))
+    found = (
+        Comparison.objects.filter(pk=comparison_id).annotate(visible=visible).values_list("visible", "owner_id").first()
+    )
+    return None if found is None else WatchAccess(bool(found[0]), found[1])
+
+
 def can_see_comparison(comparison: Comparison, user: Viewer | None) -> bool:
     return visible_comparisons(user).filter(pk=comparison.pk).exists()
 
@@ -221,6 +253,21 @@ def can_cancel_comparison(runs: Iterable[Run], user: Viewer | None) -> bool:
     cancel every one of them; nobody a comparison without runs."""
     runs = list(runs)
     return bool(runs) and all(can_cancel(run, user) for run in runs)
+
+
+# Presenting
+
+
+def can_present(access: WatchAccess, user: Viewer | None) -> bool:
+    """Whoever started it presents it (present mode, kubeviz/web/presenting.py): the owner of a
+    run or comparison, or staff. One nobody owns -- the shared built-in runs that lessons and the
+    home page use, a run started without an account -- anyone who may watch it may present: each
+    presentation is its own, followed only by whoever opens its link."""
+    if not access.visible:
+        return False
+    if access.owner_id is None:
+        return True
+    return signed_in(user) and (user.pk == access.owner_id or bool(getattr(user, "is_staff", False)))
 
 
 # Deleting

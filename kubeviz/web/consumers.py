@@ -10,7 +10,8 @@ from __future__ import annotations
 from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
 
-from .access import can_cancel, can_see_run
+from .access import can_cancel, can_present, run_access
+from .grants import grants
 from .live import CLOSE_FORBIDDEN, CLOSE_NOT_FOUND, MAX_MESSAGE_CHARS, PlaybackConsumer, Source
 from .models import Run
 from .run_frames import render_playhead
@@ -32,11 +33,13 @@ class RunConsumer(PlaybackConsumer):
 
     @database_sync_to_async
     def _authorize(self) -> tuple[int, str, list[str]]:
-        run = Run.objects.select_related("scenario").filter(id=self.run_id).first()
-        if run is None:
+        access = grants.ask(f"run:{self.run_id}", self.viewer, lambda: run_access(self.run_id, self.viewer))
+        if access is None:
             return CLOSE_NOT_FOUND, "", []
-        if not can_see_run(run, self.viewer):
+        if not access.visible:
             return CLOSE_FORBIDDEN, "", []
+        self.may_present = can_present(access, self.viewer)
+        run = Run(id=self.run_id)
         return 0, f"run:{run.id}", [run.group_name]
 
     def make_source(self) -> Source:

@@ -18,10 +18,11 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
 
-from .access import can_cancel_comparison, can_see_comparison
+from .access import can_cancel_comparison, can_present, comparison_access
 from .frames import Frame
+from .grants import grants
 from .live import CLOSE_FORBIDDEN, CLOSE_NOT_FOUND, MAX_MESSAGE_CHARS, PlaybackConsumer, Source
-from .models import Comparison, ComparisonRun, Run
+from .models import ComparisonRun, Run
 from .run_frames import render_playhead
 from .services.compare_recording import CompareRecording
 from .services.comparison_controls import cancel_comparison
@@ -47,6 +48,7 @@ class CompareConsumer(PlaybackConsumer):
 
     playhead_id = "compare-playhead"
     message_id = "compare-control-message"
+    present_id = "compare-present"
     unit = "time"
 
     async def authorize(self) -> tuple[int, str, list[str]]:
@@ -60,14 +62,19 @@ class CompareConsumer(PlaybackConsumer):
 
     @database_sync_to_async
     def _authorize(self) -> tuple[int, str, list[str]]:
-        comparison = Comparison.objects.select_related("scenario").filter(id=self.comparison_id).first()
-        if comparison is None:
+        access = grants.ask(
+            f"compare:{self.comparison_id}",
+            self.viewer,
+            lambda: comparison_access(self.comparison_id, self.viewer),
+        )
+        if access is None:
             return CLOSE_NOT_FOUND, "", []
-        if not can_see_comparison(comparison, self.viewer):
+        if not access.visible:
             return CLOSE_FORBIDDEN, "", []
-        run_ids = ComparisonRun.objects.filter(comparison=comparison).values_list("run_id", flat=True)
+        self.may_present = can_present(access, self.viewer)
+        run_ids = ComparisonRun.objects.filter(comparison_id=self.comparison_id).values_list("run_id", flat=True)
         # One recording per way of stepping: their positions mean different things.
-        return 0, f"compare:{comparison.id}:{self.unit}", [Run(id=run_id).group_name for run_id in run_ids]
+        return 0, f"compare:{self.comparison_id}:{self.unit}", [Run(id=run_id).group_name for run_id in run_ids]
 
     def make_source(self) -> Source:
         return CompareRecording(self.comparison_id, self.unit)

@@ -4,7 +4,9 @@ Browser → server: JSON ``{"action": ..., "value"?: ...}`` (what htmx's ``ws-se
 keys such as ``HEADERS`` are ignored). Actions move this viewer's playhead only — ``play``,
 ``pause``, ``step`` / ``back`` (value ``decision``, the default, or ``event``), ``speed``
 (decisions per second, or ``max``), ``seek`` (a position), ``live`` (follow the computation) —
-except ``cancel``, which stops the computation and is the owner's alone.
+except ``cancel``, which stops the computation and is the owner's alone. Present mode's controls
+(``present``, ``unpresent``, ``follow``, ``detach``, ``moment``; :mod:`kubeviz.web.presenting`) let
+one viewer's playhead lead the others who opened their link.
 
 Server → browser: HTML fragments with ``hx-swap-oob``: on connect the whole frame at the
 viewer's position, then only the fragments that changed (:class:`~kubeviz.web.frames.FrameDiff`),
@@ -29,8 +31,10 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
+from django.template.loader import render_to_string
 
 from .frames import Frame, FrameDiff, Part, message_batches
+from .presenting import MAX_MOMENT_CHARS, Presentation, PresenterState, presentations
 from .request_types import Viewer
 from .run_frames import stopped_message
 from .services.playhead import DEFAULT_SPEED, Playhead, PlayheadError, Timeline, parse_speed
@@ -47,6 +51,11 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+# Present mode's controls (kubeviz/web/presenting.py): present (value: the private token, to take a
+# presentation back after a reconnect), unpresent, follow (value: a presentation's key; default the
+# one in the page's link), detach, and moment (the presenter's lesson moment, passed on to followers).
+PRESENT_ACTIONS = frozenset({"present", "unpresent", "follow", "detach", "moment"})
 
 CLOSE_NOT_FOUND = 4404
 CLOSE_FORBIDDEN = 4403
@@ -148,7 +157,10 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
 
     playhead_id = "run-playhead"
     message_id = "run-control-message"
+    present_id = "run-present"
+    present_template = "web/partials/present_bar.html"
     unit = "event"
+    may_present = False  # authorize() says whether this viewer may present (access.can_present)
 
     # -- to implement ------------------------------------------------------------------
 
@@ -185,6 +197,12 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
         self.groups_joined: list[str] = []
         self.diff = FrameDiff()
         self.send_lock = asyncio.Lock()
+        self.presenting: Presentation | None = None  # this viewer's own presentation
+        self.following: Presentation | None = None  # the presentation whose playhead this one copies
+        self.follow_key = ""  # the presentation this viewer came for (to follow again after detaching)
+        self.present_ended = False
+        self.present_task: asyncio.Task[None] | None = None
+        self.present_pending = False
         refusal, key, groups = await self.authorize()
         if refusal:
             await self.close(code=refusal)
@@ -202,6 +220,7 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
         self.hub = hub
         try:
             self.playhead = self._initial_playhead(hub.source.timeline())
+            self._join_presentation(_query(self.scope).get("presenter", ""))
             await self.accept()
             await self.show()
         except BaseException:
@@ -229,10 +248,16 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
                 await asyncio.wait_for(self.channel_layer.group_discard(group, self.channel_name), LAYER_SECONDS)
 
     def _forget(self) -> None:
-        """Stop this viewer's tasks and take it off its hub (idempotent)."""
-        for task in (self.play_task, self.recording_task):
+        """Stop this viewer's tasks and take it off its hub and its presentation (idempotent)."""
+        for task in (self.play_task, self.recording_task, self.present_task):
             if task is not None:
                 task.cancel()
+        presenting = self.presenting
+        if presenting is not None:
+            last = self._presenter_state()
+            self.presenting = None
+            presentations.away(presenting, last)
+        self._stop_following()
         hub, self.hub = self.hub, None
         if hub is not None:
             hubs.detach(hub, self)
@@ -277,6 +302,9 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
             recording = hub.source.recording_part()
             if self.diff.remember(recording.id, recording.html):
                 parts.append(recording.html)
+            present = self.render_present()
+            if self.diff.remember(self.present_id, present):
+                parts.append(present)
             parts.append(self.render_playhead(timeline))
             if message or error:
                 parts.append(self.render_message(message, error))
@@ -371,17 +399,169 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
             message, error = await self.cancel()
             await self.show(message, error)
             return
+        if action in PRESENT_ACTIONS:
+            await self._present_control(action, value)
+            return
         if action == "hello":  # a reconnecting browser: start over from what it shows
             self.diff.reset()
+            if self.following is not None:  # its place is the presenter's, not the one it showed
+                await self.show()
+                return
             action = "seek"
         assert self.hub is not None
+        detached = ""
+        if self.following is not None:
+            self._stop_following()
+            detached = "You left the presenter's playhead; “Follow the presenter” takes you back. "
         try:
             message = self.playhead.apply(action[:40], value, self.hub.source.timeline())
         except PlayheadError as err:
-            await self._error(str(err))
+            await self.show()
+            await self._error(detached + str(err))
             return
-        await self.show(message)
+        await self.show(detached + message)
         self._start_playing()
+        if self.presenting is not None:
+            self.presenting.publish(self._presenter_state())
 
     async def _error(self, error: str) -> None:
         await self.send(text_data=self.render_message("", error))
+
+    # -- present mode (kubeviz/web/presenting.py) ---------------------------------------------
+
+    def _presenter_state(self) -> PresenterState:
+        moment = self.presenting.state.moment if self.presenting is not None else ""
+        p = self.playhead
+        return PresenterState(p.position, p.playing, p.follow, p.speed, moment)
+
+    def _copy(self, state: PresenterState, presenter: Any) -> None:
+        """Take the presenter's playhead (its live one when they are here, else the last they sent)."""
+        if presenter is not None:
+            source = presenter.playhead
+            self.playhead.position, self.playhead.playing = source.position, source.playing
+            self.playhead.follow, self.playhead.speed = source.follow, source.speed
+            self.playhead.credit = source.credit
+        else:
+            self.playhead.position, self.playhead.playing = state.position, state.playing
+            self.playhead.follow, self.playhead.speed = state.follow, state.speed
+
+    def _join_presentation(self, key: str) -> bool:
+        assert self.hub is not None
+        presentation = presentations.find(key, self.hub.key) if key else None
+        if key and len(key) <= 40:
+            self.follow_key = key
+        if presentation is None:
+            self.present_ended = bool(key)
+            return False
+        self._stop_following()
+        self.following = presentation
+        presentation.followers.add(self)
+        self._copy(presentation.state, presentation.presenter)
+        self._audience_changed(presentation)
+        return True
+
+    def _stop_following(self) -> None:
+        following, self.following = self.following, None
+        if following is not None:
+            presentations.left(following, self)
+            self._audience_changed(following)
+
+    def _audience_changed(self, presentation: Presentation) -> None:
+        """The presenter's bar counts the followers: refresh it (coalesced)."""
+        presenter = presentation.presenter
+        if presenter is not None and presenter is not self:
+            presenter._refresh_soon()
+
+    def presenter_moved(self, presentation: Presentation) -> None:
+        """Called by the presenter's consumer: copy their playhead now, show it soon."""
+        if self.following is not presentation:
+            return
+        self._copy(presentation.state, presentation.presenter)
+        self._refresh_soon()
+
+    def presentation_ended(self, presentation: Presentation) -> None:
+        if self.following is presentation:
+            self.following = None
+        self.present_ended = True
+        self._refresh_soon()
+
+    def _refresh_soon(self) -> None:
+        """One task shows the newest state however many moves arrive meanwhile (frames coalesce)."""
+        self.present_pending = True
+        if self.present_task is None or self.present_task.done():
+            self.present_task = asyncio.create_task(self._refresh())
+
+    async def _refresh(self) -> None:
+        try:
+            while self.present_pending:
+                self.present_pending = False
+                await self.show()
+                self._start_playing()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("following the presenter on %s failed", self.scope.get("path"))
+
+    async def _present_control(self, action: str, value: Any) -> None:
+        assert self.hub is not None
+        if action == "present":
+            if not self.may_present:
+                await self._error("present: only whoever started this can present it; follow its presenter's link")
+                return
+            if self.presenting is None:
+                self._stop_following()
+                resumed = presentations.resume(value, self.hub.key, self) if isinstance(value, str) else None
+                self.presenting = resumed or presentations.start(self.hub.key, self, self._presenter_state())
+                if self.presenting is None:
+                    await self._error("present: this server holds as many presentations as it can; try again later")
+                    return
+                self.presenting.publish(self._presenter_state())
+            await self.show("You are presenting: whoever opens the link follows your playhead.")
+        elif action == "unpresent":
+            presenting, self.presenting = self.presenting, None
+            if presenting is not None:
+                presentations.end(presenting)
+            await self.show("You stopped presenting; your followers keep watching on their own.")
+        elif action == "moment":
+            if self.presenting is None:
+                return  # a lesson's page tells every viewer's socket its moment; only a presenter's travels
+            moment = str(value if value is not None else "")[:MAX_MOMENT_CHARS]
+            state = self._presenter_state()
+            state.moment = moment
+            self.presenting.publish(state)
+        elif action == "follow":
+            key = value if isinstance(value, str) and value else self.follow_key
+            if not self._join_presentation(key):
+                await self.show()
+                await self._error("follow: that presentation has ended; your playhead is yours")
+                return
+            await self.show("Following the presenter.")
+            self._start_playing()
+        elif action == "detach":
+            self._stop_following()
+            await self.show("Watching on your own; “Follow the presenter” takes you back.")
+
+    def render_present(self) -> str:
+        """The present bar for this viewer: presenting, following, on their own, or nothing."""
+        waiting = presentations.find(self.follow_key, self.hub.key if self.hub else "") if self.follow_key else None
+        presentation: Presentation | None
+        if self.presenting is not None:
+            role, presentation = "presenter", self.presenting
+        elif self.following is not None:
+            role, presentation = "follower", self.following
+        elif waiting is not None:
+            role, presentation = "detached", waiting
+        elif self.present_ended:
+            role, presentation = "ended", None
+        else:
+            role, presentation = ("can-present" if self.may_present else "none"), None
+        return render_to_string(
+            self.present_template,
+            {
+                "id": self.present_id,
+                "role": role,
+                "presentation": presentation,
+                "followers": len(presentation.followers) if presentation is not None else 0,
+                "away": presentation is not None and presentation.presenter is None,
+            },
+        )

@@ -24,6 +24,11 @@
     var url = page.getAttribute("ws-connect");
     if (url && prefs.speed) url += (url.indexOf("?") < 0 ? "?" : "&") + "speed=" + encodeURIComponent(prefs.speed);
     if (url && prefs.autoplay) url += "&play=1";
+    // Present mode: a link with ?presenter=<key> follows that presenter's playhead.
+    var presenter = new URLSearchParams(window.location.search).get("presenter");
+    if (url && presenter && /^[A-Za-z0-9_-]{8,40}$/.test(presenter)) {
+      url += (url.indexOf("?") < 0 ? "?" : "&") + "presenter=" + encodeURIComponent(presenter);
+    }
     if (url) page.setAttribute("ws-connect", url);
     if (speed && prefs.speed) speed.value = prefs.speed;
 
@@ -57,13 +62,51 @@
     window.kubevizPlayback = {
       send: function (action, value) {
         if (!socket) return false;
+        // A follower's place is the presenter's: the page's scripts (a lesson's) do not move it;
+        // the viewer's own buttons do, and detach them (kubeviz/web/live.py).
+        if (window.kubevizPlayback.following() && action !== "moment") return true;
         var message = { action: action };
         if (value !== undefined) message.value = value;
         socket.send(JSON.stringify(message));
         return true;
       },
       position: function () { var line = playhead(); return line ? Number(line.dataset.position) : null; },
+      following: function () { var bar = presentBar(); return !!bar && bar.dataset.role === "follower"; },
+      // A lesson's script tells the socket its moment; the server passes on only a presenter's.
+      moment: function (value) { return window.kubevizPlayback.send("moment", String(value)); },
     };
+
+    // Present mode's bar: the link to give the class, the token that takes the presentation back
+    // after a reconnect, and the presenter's lesson moment for the page's other scripts.
+    var presentToken = null;
+    var presentedMoment = null;
+    function presentBar() { return page.querySelector(".present-bar"); }
+    function syncPresent() {
+      var bar = presentBar();
+      if (!bar) return;
+      var d = bar.dataset;
+      presentToken = d.role === "presenter" ? d.token : null;
+      var link = bar.querySelector(".present-link");
+      if (link && d.key) {
+        // The follow link keeps how the page steps (a comparison's ?by=): the presentation is of that recording.
+        var by = new URLSearchParams(window.location.search).get("by");
+        link.value = window.location.origin + window.location.pathname + "?presenter=" + d.key + (by ? "&by=" + encodeURIComponent(by) : "");
+      }
+      page.classList.toggle("is-following", d.role === "follower");
+      if (d.role === "follower" && d.moment !== undefined && d.moment !== presentedMoment) {
+        presentedMoment = d.moment;
+        document.dispatchEvent(new CustomEvent("kubeviz:presenter", { detail: { moment: d.moment } }));
+      }
+    }
+    page.addEventListener("click", function (evt) {
+      var copy = evt.target.closest && evt.target.closest(".present-copy");
+      if (!copy) return;
+      var link = copy.closest(".present-bar").querySelector(".present-link");
+      link.select();
+      if (navigator.clipboard) navigator.clipboard.writeText(link.value).catch(function () { document.execCommand("copy"); });
+      else document.execCommand("copy");
+      copy.textContent = "Copied";
+    });
 
     if (scrub) {
       scrub.addEventListener("pointerdown", function () { dragging = true; });
@@ -98,6 +141,7 @@
       if (opened > 1 && line) {
         resuming = true;
         evt.detail.socketWrapper.send(JSON.stringify({ action: "hello", value: Number(line.dataset.position) }));
+        if (presentToken) evt.detail.socketWrapper.send(JSON.stringify({ action: "present", value: presentToken }));
       }
     });
     // A close the server explains (1009: this page sent a message over its limit) is not one htmx
@@ -118,6 +162,7 @@
       evt.preventDefault();
     });
     document.body.addEventListener("htmx:wsAfterMessage", sync);
+    document.body.addEventListener("htmx:wsAfterMessage", syncPresent);
     document.body.addEventListener("htmx:wsAfterMessage", function () {
       drawGrids();
       page.querySelectorAll(".node-search").forEach(function (box) {

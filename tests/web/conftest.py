@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from django.conf import settings as django_settings
 from django.test import Client
 
+from kubeviz.web.grants import grants
 from kubeviz.web.models import Policy, Run, Scenario
 from kubeviz.web.services import dispatch
 from kubeviz.web.services.builtins import load_builtins
@@ -44,6 +45,14 @@ class Published:
     @property
     def last_seqs(self) -> list[int]:
         return [m["last_seq"] for _, m in self.messages]
+
+
+@pytest.fixture(autouse=True)
+def fresh_grants() -> Iterator[None]:
+    """Every test asks the access rule afresh (a connect's answer is kept for a second: grants.py)."""
+    grants.clear()
+    yield
+    grants.clear()
 
 
 @pytest.fixture

@@ -1,0 +1,73 @@
+"""Present mode in Chromium: a teacher presents a run, a student in another browser context opens
+the link and follows every move, detaches with a control of their own, and comes back."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.urls import reverse
+from playwright.sync_api import expect
+
+from .conftest import PAGE_TIMEOUT_MS, BrowserLog, Server
+from .playback import RECORDED_MS, expect_no_page_errors, expect_position, position, sign_up, start_run, watch
+
+pytestmark = pytest.mark.e2e
+
+
+def test_a_student_follows_the_teachers_playhead_detaches_and_comes_back(
+    kubeviz_server: Server, browser: Any, page: Any, browser_log: BrowserLog
+) -> None:
+    base = kubeviz_server.url
+    sign_up(page, base, "teacher")
+    page.goto(base + reverse("scenario-detail", args=["preemption-basics"]))
+    start_run(page, base)
+    expect(page.locator("#run-recording")).to_have_attribute("data-done", "1", timeout=RECORDED_MS)
+    page.locator("#run-present .present-start").click()
+    expect(page.locator("#run-present")).to_have_attribute("data-role", "presenter")
+    link = page.locator("#run-present .present-link")
+    key = page.locator("#run-present").get_attribute("data-key")
+    expect(link).to_have_value(page.url.split("?")[0] + f"?presenter={key}")
+
+    student_context = browser.new_context(viewport={"width": 390, "height": 844})
+    student_context.set_default_timeout(PAGE_TIMEOUT_MS)
+    student, student_log = student_context.new_page(), BrowserLog()
+    watch(student, student_log)
+    try:
+        student.goto(link.input_value())
+        expect(student.locator("#run-present")).to_have_attribute("data-role", "follower")
+        expect(page.locator("#run-present .present-count")).to_have_text("1 following")
+        for _ in range(3):
+            page.locator("#run-page .step-btn").click()
+            expect(page.locator("#run-playhead")).not_to_have_attribute("data-position", "0")
+            expect_position(student, position(page))  # the student's page moves with the teacher's
+        teacher_at = position(page)
+
+        # The student's own control detaches them; the teacher's next move no longer moves them.
+        student.locator("#run-page .step-btn").click()
+        expect(student.locator("#run-present")).to_have_attribute("data-role", "detached")
+        theirs = position(student)
+        assert theirs != teacher_at
+        page.locator("#run-page .step-btn").click()
+        expect(page.locator("#run-playhead")).not_to_have_attribute("data-position", str(teacher_at))
+        page.wait_for_timeout(500)
+        assert position(student) == theirs
+
+        # "Follow the presenter": back where the teacher is now.
+        student.locator("#run-present .present-follow").click()
+        expect(student.locator("#run-present")).to_have_attribute("data-role", "follower")
+        expect_position(student, position(page))
+        # Play and pause travel too.
+        page.locator("#run-page .play-btn").click()
+        expect(student.locator("#run-page")).to_have_class(re.compile(r"\bis-playing\b"))
+        page.locator("#run-page .pause-btn").click()
+        expect(student.locator("#run-page")).not_to_have_class(re.compile(r"\bis-playing\b"))
+        expect_position(student, position(page))
+
+        page.locator("#run-present").get_by_role("button", name="Stop presenting").click()
+        expect(student.locator("#run-present")).to_have_attribute("data-role", "ended")
+        expect_no_page_errors(browser_log, "/ws/runs/")
+        expect_no_page_errors(student_log, "/ws/runs/")
+    finally:
+        student_context.close()
