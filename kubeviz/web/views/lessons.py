@@ -14,13 +14,17 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET
 
 from kubeviz.lessons import Lesson, LessonError, lessons
 from kubeviz.lessons import lesson as find_lesson
 
-from ..models import RunStatus
+from ..frames import in_page
+from ..models import Run, RunStatus
+from ..run_frames import RECORDING, recording_context
 from ..request_types import HtmxHttpRequest
 from ..services.dispatch import RunQueueUnavailable
 from ..services.lesson_columns import columns_at
@@ -94,6 +98,8 @@ def player(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         "compare_url": reverse("compare-builtin", args=[key]) if key else "",
         "lessons_url": reverse("lesson-list"),
         "run_urls": [run.get_absolute_url() for run in runs],
+        # How each recording ended is the lesson's last word, said when it is complete.
+        "endings": [(run.policy.name, run.end_reason) for run in runs if run.end_reason],
     }
     if lesson.compare is not None:
         lesson_context.update(
@@ -102,8 +108,19 @@ def player(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         )
         return render(request, "web/lessons/side_by_side.html", lesson_context)
     context: dict[str, Any] = run_page_context(request, runs[moment.column], stop)
-    context.update(lesson_context, explore_url=runs[moment.column].get_absolute_url() + f"?seq={stop}")
+    context.update(
+        lesson_context,
+        explore_url=runs[moment.column].get_absolute_url() + f"?seq={stop}",
+        recording_html=_recording_without_ending(runs[moment.column]),
+    )
     return render(request, "web/lessons/player.html", context)
+
+
+def _recording_without_ending(run: Run) -> SafeString:
+    """The run page's recording status without "Why it ended": from t = 0 it would tell the
+    learner how the lesson's story ends (the panel says it once the lesson is complete)."""
+    recording = {**recording_context(run), "ended": ""}
+    return in_page(render_to_string(RECORDING, {"recording": recording, "oob": True}).strip())
 
 
 def _positions(lesson: Lesson, plan: LessonPlan, index: int, *, answered: bool) -> list[int]:
