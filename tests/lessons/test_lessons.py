@@ -3,6 +3,8 @@ every claim (``expect``) holds there (kubeviz/lessons, docs/lessons.md)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from kubeviz.lessons import LessonError, lessons, load_lesson, locate
@@ -106,3 +108,18 @@ moments:
     traces = engine_traces(lesson)
     with pytest.raises(LessonError, match="moment 'asked' asks its question at event"):
         ask_points(lesson, traces, locate(lesson, traces))
+
+
+PATH = re.compile(r"\.\./|(?<![\w.-])/?(?:[\w.-]+/){2,}|\b[\w-]+\.(?:ya?ml|py|json|md)\b")
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[x.slug for x in LESSONS])
+def test_lesson_words_name_no_file(lesson) -> None:
+    """What a learner reads says what happens, not where the project keeps it."""
+    words = [lesson.title, lesson.summary, *lesson.concepts]
+    for m in lesson.moments:
+        words += [m.title, m.text]
+        if m.question:
+            words += [m.question.prompt, m.question.reveal, *m.question.choices]
+    found = [w for w in words if PATH.search(w)]
+    assert not found, f"{lesson.slug}: a file path in {found[0]!r}"

@@ -78,7 +78,11 @@ def test_lessons_come_first_on_the_home_page_and_in_the_nav(client: Client, buil
     nav = html[html.index("<nav>") : html.index("</nav>")]
     assert re.findall(r"<a [^>]*>([^<]+)</a>", nav)[0] == "Lessons"
     main = html[html.index("<main>") :]
-    assert main.index(reverse("lesson-list")) < main.index("Start here")
+    # one starting point for someone new: the lessons, before anything else on the page
+    assert main.count("Start here") == 1
+    assert "New here" not in main
+    start = main[: main.index("Start here")]
+    assert start.rindex("<a ") == start.rindex(f'<a class="flagship lessons-link" href="{reverse("lesson-list")}"')
 
 
 # The player
