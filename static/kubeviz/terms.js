@@ -10,6 +10,7 @@
   var box = null;
   var owner = null;  // the term whose definition is open
   var hovered = false;  // opened by the pointer passing over: closes when it leaves
+  var clicked = null;  // the term a click or tap opened: a second one follows its link
 
   function definitions() {
     if (terms === null) {
@@ -51,7 +52,7 @@
     box.querySelector(".term-text").textContent = text;
     var more = box.querySelector(".term-more");
     more.href = el.getAttribute("href") || "/glossary/#" + el.dataset.term;
-    if (owner && owner !== el) owner.removeAttribute("aria-describedby");
+    if (owner && owner !== el) { owner.removeAttribute("aria-describedby"); owner.classList.remove("term-open"); clicked = null; }
     owner = el;
     el.setAttribute("aria-describedby", "term-box");
     el.classList.add("term-open");
@@ -64,6 +65,7 @@
     box.hidden = true;
     if (owner) { owner.removeAttribute("aria-describedby"); owner.classList.remove("term-open"); }
     owner = null;
+    clicked = null;
   }
   // A term that is not focusable (a badge, a table head) becomes so, for the keyboard.
   function focusable(root) {
@@ -75,9 +77,9 @@
   document.addEventListener("click", function (evt) {
     var el = termOf(evt.target);
     if (el) {
-      if (owner === el && !box.hidden && !hovered) return;  // the second tap follows the link
+      if (clicked === el && owner === el && !box.hidden) return;  // the second tap follows the link
       hovered = false;
-      if (show(el)) evt.preventDefault();
+      if (show(el)) { clicked = el; evt.preventDefault(); }
       return;
     }
     if (box && !box.contains(evt.target)) hide();
