@@ -50,7 +50,9 @@ def answer(page: Any, question: dict[str, Any], right: bool | None) -> None:
     expect(panel.locator(".lesson-hint")).to_be_visible()
     if right is None:
         panel.locator(".lesson-skip").click()
-        expect(panel.locator(".lesson-verdict")).to_have_text(f"The answer is {question['choices'][question['answer']]}.")
+        expect(panel.locator(".lesson-verdict")).to_have_text(
+            f"The answer is {question['choices'][question['answer']]}."
+        )
         expect(panel.locator(".lesson-reveal")).to_have_text(question["reveal"])
         expect(panel.locator(".lesson-next")).to_be_enabled()
         return
@@ -78,8 +80,10 @@ def in_view(page: Any, selector: str) -> dict[str, float]:
     box = page.locator(selector).first.bounding_box()
     assert box is not None, f"{selector} is not shown"
     size = page.viewport_size
-    assert box["y"] >= -1 and box["y"] + box["height"] <= size["height"] + 1, f"{selector} is off screen: {box}"
-    assert box["x"] >= -1 and box["x"] + box["width"] <= size["width"] + 1, f"{selector} is off screen: {box}"
+    assert box["y"] >= -1, f"{selector} is above the screen: {box}"
+    assert box["y"] + box["height"] <= size["height"] + 1, f"{selector} is below the screen: {box}"
+    assert box["x"] >= -1, f"{selector} is left of the screen: {box}"
+    assert box["x"] + box["width"] <= size["width"] + 1, f"{selector} is right of the screen: {box}"
     return box
 
 
@@ -87,7 +91,7 @@ def at_moment(page: Any, moment: dict[str, Any], paired: bool, answered: bool) -
     """The run (or the moment's column) stands where the moment does, before or after its answer."""
     where = moment["seq"] if answered or not moment["question"] else moment["ask_seq"]
     if paired:
-        expect(page.locator(f'#lesson-col-{moment["column"]}')).to_have_attribute("data-position", str(where))
+        expect(page.locator(f"#lesson-col-{moment['column']}")).to_have_attribute("data-position", str(where))
     else:
         expect_position(page, where)
         expect_paused(page)
@@ -124,7 +128,7 @@ def complete(
             expect(page.locator(f"{stage} .lesson-highlight")).to_have_count(0)
             answer(page, moment["question"], next(asked))
             at_moment(page, moment, paired, answered=True)
-        scope = f'#lesson-col-{moment["column"]}' if paired else "#run-page"
+        scope = f"#lesson-col-{moment['column']}" if paired else "#run-page"
         for selector in moment["highlight"]:
             named = page.locator(f"{scope} {selector}")
             if named.count():  # a part of the page this run does not show is not highlighted
@@ -137,13 +141,15 @@ def complete(
             if lit.count():
                 page.wait_for_function(
                     "s => { const e = document.querySelector(s); if (!e) return false;"
-                    " const r = e.getBoundingClientRect(); const p = document.getElementById('lesson-panel').getBoundingClientRect();"
+                    " const r = e.getBoundingClientRect();"
+                    " const p = document.getElementById('lesson-panel').getBoundingClientRect();"
                     " return r.top >= -1 && Math.min(r.bottom, r.top + 60) <= p.top + 1; }",
                     arg=f"{scope} .lesson-highlight",
                     timeout=10_000,
                 )
                 box = lit.first.bounding_box()
-                assert box is not None and box["y"] < sheet["y"], f"moment {i + 1}: the highlight is under the panel"
+                assert box is not None
+                assert box["y"] < sheet["y"], f"moment {i + 1}: the highlight is under the panel"
         panel.locator(".lesson-next").click()
     expect(panel.locator(".lesson-complete")).to_be_visible()
     expect(panel.locator(".lesson-complete")).to_contain_text("Lesson complete")
@@ -207,7 +213,10 @@ def test_the_statefulset_lesson_shows_both_runs_side_by_side(
         expect(left.locator(".lesson-column-head")).to_contain_text("default")
         expect(right.locator(".lesson-column-head")).to_contain_text("upgrade-aware")
         a, b = left.bounding_box(), right.bounding_box()
-        assert a and b and a["x"] + a["width"] <= b["x"] and abs(a["y"] - b["y"]) < 2, "the columns are not side by side"
+        assert a is not None
+        assert b is not None
+        assert a["x"] + a["width"] <= b["x"], "the right column is not right of the left one"
+        assert abs(a["y"] - b["y"]) < 2, "the columns are not side by side"
         stolen = next(i for i, m in enumerate(moments) if m["id"] == "stolen")
         reserve = next(i for i, m in enumerate(moments) if m["id"] == "reserve")
         panel = page.locator(PANEL)
@@ -238,7 +247,9 @@ def test_the_statefulset_lesson_shows_both_runs_side_by_side(
         expect(right.locator('.node-card[data-node="node-2"]')).to_have_class(re.compile(HIGHLIGHTED.pattern))
         highlighted = complete(page, moments, [], paired=True, first=reserve)
         assert highlighted > 0
-        assert not browser_log.page_errors and not browser_log.console_errors, str(browser_log)  # no websocket here
+        # (this page opens no websocket)
+        assert not browser_log.page_errors, str(browser_log)
+        assert not browser_log.console_errors, str(browser_log)
     except BaseException:
         print(kubeviz_server.log_tail())
         raise

@@ -102,19 +102,26 @@ def answer_marks(event: dict[str, Any]) -> list[tuple[str, Any]]:
         marks.append(
             (
                 f"preemption for {name} found nothing in cycle {cycle}",
-                lambda h: f"</a> {cycle}:" in section(h, "cycle")
-                and ("No node can be freed" in section(h, "cycle") or "Not eligible" in section(h, "cycle")),
+                lambda h: (
+                    f"</a> {cycle}:" in section(h, "cycle")
+                    and ("No node can be freed" in section(h, "cycle") or "Not eligible" in section(h, "cycle"))
+                ),
             )
         )
     if kind == "nomination_set" and node:
         marks.append(
-            (f"{name} nominated to {node}", lambda h: f'data-pod="{escape(pod)}"' in card(h, node).partition("held-pods")[2])
+            (
+                f"{name} nominated to {node}",
+                lambda h: f'data-pod="{escape(pod)}"' in card(h, node).partition("held-pods")[2],
+            )
         )
     if kind == "pod_deletion_started":
         marks.append(
             (
                 f"{name} terminating",
-                lambda h: re.search(rf'class="chip [^"]*terminating[^"]*"[^>]*data-pod="{re.escape(pod)}"', h) is not None,
+                lambda h: (
+                    re.search(rf'class="chip [^"]*terminating[^"]*"[^>]*data-pod="{re.escape(pod)}"', h) is not None
+                ),
             )
         )
     return marks
@@ -223,7 +230,14 @@ def highlight_problems(lesson: Lesson, moment: Moment, event: dict[str, Any], ht
     problems = []
     pods = [h.target for h in moment.highlight if h.kind == "pod"]
     for h in moment.highlight:
-        attribute = {"lane": "lane", "node": "node", "pod": "pod", "score": "plugin", "victim": "victim", "panel": "panel"}
+        attribute = {
+            "lane": "lane",
+            "node": "node",
+            "pod": "pod",
+            "score": "plugin",
+            "victim": "victim",
+            "panel": "panel",
+        }
         grid = re.search(r'data-names="([^"]*)"', html)  # a big cluster's grid: its cells are drawn from the names
         in_grid = h.kind == "node" and grid is not None and escape(h.target) in re.split(r"[\s,]+", grid.group(1))
         if f'data-{attribute[h.kind]}="{escape(h.target)}"' not in html and not in_grid:
@@ -235,9 +249,9 @@ def highlight_problems(lesson: Lesson, moment: Moment, event: dict[str, Any], ht
                 problems.append(f"node {h.target}'s bars show no held space, though the text says it is held")
         if h.kind == "victim" and "✕" not in html.split(f'data-victim="{escape(h.target)}"', 1)[1][:200]:
             problems.append(f"victim {h.target} is not struck")
-        if h.kind == "lane" and event["type"] == "queue_move" and event.get("to") == h.target:
-            if event["pod"] in pods and f'data-pod="{escape(event["pod"])}"' not in lane(html, h.target):
-                problems.append(f"{event['pod']} is not in the {h.target} lane")
+        moved_here = h.kind == "lane" and event["type"] == "queue_move" and event.get("to") == h.target
+        if moved_here and event["pod"] in pods and f'data-pod="{escape(event["pod"])}"' not in lane(html, h.target):
+            problems.append(f"{event['pod']} is not in the {h.target} lane")
     return problems
 
 

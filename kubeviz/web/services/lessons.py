@@ -19,13 +19,13 @@ from functools import lru_cache
 from typing import Any
 
 from kubeviz.lessons import Lesson, LessonError, locate
-from kubeviz.lessons.asking import ask_points
 from kubeviz.lessons import lesson as find_lesson
+from kubeviz.lessons.asking import ask_points
 
 from ..models import Policy, Run, RunStatus, Scenario, TraceEvent
 from . import dispatch
-from .recording import DECISION_STOPS
 from .comparisons import BUILTIN_COMPARISONS
+from .recording import DECISION_STOPS
 from .shared_runs import scenario_seed, shared_key, shared_run
 
 __all__ = [
@@ -93,9 +93,7 @@ class LessonPlan:
     others: dict[str, tuple[int, int]]
 
 
-def other_position(
-    events: list[dict[str, Any]], t_ms: int, earliest: int, latest: int | None
-) -> int:
+def other_position(events: list[dict[str, Any]], t_ms: int, earliest: int, latest: int | None) -> int:
     """The other column of a side-by-side lesson at virtual time ``t_ms``: its last event at or
     before that time, but not before the moment of that column the learner last saw
     (``earliest``) nor past where that column's next moment stops (``latest``), so the column
@@ -108,7 +106,9 @@ def other_position(
     return position if latest is None else min(position, latest)
 
 
-def _others(lesson: Lesson, traces: list[list[dict[str, Any]]], seqs: dict[str, int], asks: dict[str, int]) -> dict[str, tuple[int, int]]:
+def _others(
+    lesson: Lesson, traces: list[list[dict[str, Any]]], seqs: dict[str, int], asks: dict[str, int]
+) -> dict[str, tuple[int, int]]:
     if lesson.compare is None:
         return {}
     others: dict[str, tuple[int, int]] = {}

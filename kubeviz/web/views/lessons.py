@@ -24,8 +24,8 @@ from kubeviz.lessons import lesson as find_lesson
 
 from ..frames import in_page
 from ..models import Run, RunStatus
-from ..run_frames import RECORDING, recording_context
 from ..request_types import HtmxHttpRequest
+from ..run_frames import RECORDING, recording_context
 from ..services.dispatch import RunQueueUnavailable
 from ..services.lesson_columns import columns_at
 from ..services.lessons import LessonPlan, LessonUnavailable, comparison_key, lesson_runs, located, script
