@@ -13,6 +13,7 @@ urlpatterns = [
     path("", scenarios.library, name="home"),
     path("lessons/", lessons.lesson_list, name="lesson-list"),
     path("lessons/<slug:slug>/", lessons.player, name="lesson-detail"),
+    path("lessons/<slug:slug>/columns/", lessons.columns, name="lesson-columns"),
     path("scenarios/new/", scenarios.upload, name="scenario-new"),
     path("scenarios/new/gpu-trace/", scenarios.upload_gpu_trace, name="scenario-new-gpu-trace"),
     path("scenarios/<slug:slug>/", scenarios.detail, name="scenario-detail"),

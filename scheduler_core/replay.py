@@ -23,6 +23,7 @@ from .units import format_usage
 __all__ = ["ViewState", "narrate", "NARRATION_LINES", "GPU_MILLI"]
 
 NARRATION_LINES = 40
+GONE_REQUESTS_KEPT = 64  # deleted pods whose requests a reservation may still need
 LANES = ("active", "backoff", "unschedulable")
 GPU_RESOURCE = "nvidia.com/gpu"  # the names of scheduler_core/gpu/request.py, as the trace spells them
 GPU_MODEL_LABEL = "kubeviz.dev/gpu-model"
@@ -154,6 +155,11 @@ class ViewState:
         self.narration: deque[dict[str, Any]] = deque(maxlen=NARRATION_LINES)
         self.tally = {"preemptions": 0, "victims": 0}
         self.finished = False
+        # The requests of the pods whose place a reservation holds. A StatefulSet's pod is gone
+        # when its reservation is set and its replacement comes a few events later, so the
+        # requests of the last deleted pods are kept to draw the held space in between.
+        self.reserved_requests: dict[str, dict[str, int]] = {}
+        self.gone_requests: dict[str, dict[str, int]] = {}
 
     # -- (de)serialisation ---------------------------------------------------------------
 
@@ -172,6 +178,8 @@ class ViewState:
             "narration": list(self.narration),
             "counts": self.counts,
             "finished": self.finished,
+            "reserved_requests": take(self.reserved_requests),
+            "gone_requests": take(self.gone_requests),
         }
 
     @classmethod
@@ -187,6 +195,8 @@ class ViewState:
         state.narration = deque(data["narration"], maxlen=NARRATION_LINES)
         state.tally = {k: data["counts"].get(k, 0) for k in ("preemptions", "victims")}
         state.finished = data.get("finished", False)
+        state.reserved_requests = copy.deepcopy(data.get("reserved_requests") or {})
+        state.gone_requests = copy.deepcopy(data.get("gone_requests") or {})
         return state
 
     # -- folding events ------------------------------------------------------------------
@@ -412,11 +422,17 @@ class ViewState:
         node = self._node(e["node"])
         if node is not None:
             node["reserved"].append(e["pod"])
+        pod = self.pods.get(e["pod"])
+        requests = pod["requests"] if pod is not None else self.gone_requests.get(e["pod"])
+        if requests is not None:
+            self.reserved_requests[e["pod"]] = dict(requests)
 
     def _on_reservation_released(self, e: dict[str, Any]) -> None:
         node = self._node(e["node"])
         if node is not None and e["pod"] in node["reserved"]:
             node["reserved"].remove(e["pod"])
+        if not any(e["pod"] in n["reserved"] for n in self.nodes.values()):
+            self.reserved_requests.pop(e["pod"], None)
 
     def _on_assumed(self, e: dict[str, Any]) -> None:
         self._nominate(e["pod"], None)
@@ -452,7 +468,12 @@ class ViewState:
         self._unplace(key)
         self._set_lane(key, None)
         self._nominate(key, None)
-        self.pods.pop(key, None)
+        pod = self.pods.pop(key, None)
+        if pod is not None:
+            self.gone_requests.pop(key, None)
+            self.gone_requests[key] = dict(pod["requests"])
+            while len(self.gone_requests) > GONE_REQUESTS_KEPT:
+                del self.gone_requests[next(iter(self.gone_requests))]
 
     def _on_pod_deleted(self, e: dict[str, Any]) -> None:
         self._gone(e["pod"])
@@ -488,10 +509,15 @@ class ViewState:
         """Per resource: requested, nominated/reserved, allocatable and percentages, for bars."""
         node = self.nodes[name]
         held: dict[str, int] = {}
-        for key in (*node["nominated"], *node["reserved"]):
+        for key in node["nominated"]:
             pod = self.pods.get(key)
             if pod is not None:
                 _add(held, pod["requests"], +1)
+        for key in node["reserved"]:
+            pod = self.pods.get(key)
+            requests = pod["requests"] if pod is not None else self.reserved_requests.get(key)
+            if requests is not None:
+                _add(held, requests, +1)
         bars = []
         for resource in (
             "cpu",

@@ -25,7 +25,9 @@ __all__ = [
     "node_dom_id",
     "pod_chip",
     "gpu_text",
+    "priority_band",
     "priority_hue",
+    "priority_tone",
     "priority_legend",
     "summary_context",
     "taint_text",
@@ -72,12 +74,28 @@ def format_time(t_ms: int | float | None) -> str:
     return f"{hours}h {minutes:02d}m {int(rest):02d}s"
 
 
-def priority_hue(priority: int | None) -> int:
-    """Blue for priority 0 through green and yellow to red for system-critical (log scale)."""
+PRIORITY_BANDS = 19  # half-decades from 1 to 10^9; 0 and below are band 0, 10^9 and above the last
+PRIORITY_TONES = 4  # background lightness steps: static/kubeviz/run.css .tone-0 … .tone-3
+
+
+def priority_band(priority: int | None) -> int:
+    """Which half-decade of priority: 0 for 0 and below, 1 for 1–3, 2 for 4–9, … 19 from 10^9."""
     if not priority or priority <= 0:
-        return 215
-    fraction = min(1.0, math.log10(priority + 1) / 6)
-    return round(215 - 215 * fraction)
+        return 0
+    return min(PRIORITY_BANDS, math.floor(2 * math.log10(priority)) + 1)
+
+
+def priority_hue(priority: int | None) -> int:
+    """Blue for priority 0 through green and yellow to red for system-critical, one step per
+    half-decade (a log scale: PriorityClasses span 0 to 2·10^9)."""
+    return round(215 - 215 * priority_band(priority) / PRIORITY_BANDS)
+
+
+def priority_tone(priority: int | None) -> str:
+    """The chip's lightness class. Neighbouring half-decades (100 and 500, say) are only some
+    15° of hue apart, too close to tell apart on a pale chip, so the lightness steps too; four
+    steps keep classes up to two decades apart from sharing one."""
+    return f"tone-{priority_band(priority) % PRIORITY_TONES}"
 
 
 def node_dom_id(name: str) -> str:
@@ -150,7 +168,7 @@ def pod_chip(state: ViewState, key: str, note: str = "", note_title: str = "") -
         title.append(f"gone at {format_time(pod['terminating_until_ms'])}")
     if note_title:
         title.append(note_title)
-    classes = [f"phase-{phase}"]
+    classes = [f"phase-{phase}", priority_tone(priority)]
     if victim_of:
         classes.append("victim")
     if phase == "terminating":
@@ -177,7 +195,7 @@ def priority_legend(state: ViewState, limit: int = 8) -> list[dict[str, Any]]:
     if len(priorities) > limit:  # keep the extremes and an even spread between them
         step = (len(priorities) - 1) / (limit - 1)
         priorities = [priorities[round(i * step)] for i in range(limit)]
-    return [{"priority": p, "hue": priority_hue(p)} for p in priorities]
+    return [{"priority": p, "hue": priority_hue(p), "tone": priority_tone(p)} for p in priorities]
 
 
 # -- sections ----------------------------------------------------------------------------

@@ -1,92 +1,167 @@
-// The lesson player (docs/lessons.md): plays the run page's playhead to each moment of the
-// lesson's script, pauses exactly there, shows the moment's text, asks its question, and
-// outlines the parts of the run page the moment names. Talks to the playhead only through
-// playback.js (kubevizPlayback.send and the "kubeviz:playhead" event).
+// The lesson player (docs/lessons.md). A moment with a question stops on the state just before
+// the decision it asks about (ask_seq) and shows the moment's text with the question; going on
+// takes an answer, or an explicit "Show me the answer"; then the page plays the decision (seq)
+// and outlines what the moment names.
+//
+// One run: the run page's playhead, through playback.js only (kubevizPlayback.send and the
+// "kubeviz:playhead" event). Between moments it walks from decision to decision by seeking,
+// never by playing, so it never passes the next stop and never shows a decision early.
+// Two runs side by side: the columns of each moment come from the server (data-columns-url).
 (function () {
   "use strict";
 
   var HIGHLIGHT = "lesson-highlight";
+  var PHONE = "(max-width: 700px)";
 
   function init() {
     var panel = document.getElementById("lesson-panel");
     var data = document.getElementById("lesson-script");
+    var stage = document.getElementById("lesson-stage");
+    var layout = document.getElementById("lesson-layout");
+    if (!panel || !data || !stage) return;
+    var script = JSON.parse(data.textContent);
+    var moments = script.moments;
+    var paired = Boolean(script.side_by_side);
     var runPage = document.getElementById("run-page");
-    if (!panel || !data || !runPage) return;
-    var moments = JSON.parse(data.textContent).moments;
     var column = Number(panel.dataset.column);
     var el = function (cls) { return panel.querySelector("." + cls); };
     var reduced = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
 
-    var index = Number(panel.dataset.start);  // the moment shown, or being played to
+    var index = Number(panel.dataset.start);  // the moment shown, or being walked to
     var phase = "playing";  // playing (to moments[index]) | shown | complete | left
-    var answered = {};  // moment index -> the choice picked
+    var answered = {};  // moment index -> the choice picked, or -1: "Show me the answer"
     var lit = [];  // selectors highlighted now
     var queue = [];  // messages waiting for the socket
     var open = false;
+    var target = null;  // the position being walked to (one run)
+    var timer = null;
+    var fetching = 0;  // side by side: the latest columns request
 
+    function setPhaseClass() {
+      if (layout) layout.classList.toggle("is-complete", phase === "complete" || phase === "left");
+    }
+
+    // -- one run: the playhead ---------------------------------------------------------
+    if (runPage) {
+      // A learner who likes autoplay would see the run play past the question: the lesson
+      // moves the playhead itself (playback.js has put the preference on the URL already).
+      var url = runPage.getAttribute("ws-connect");
+      if (url) runPage.setAttribute("ws-connect", url.replace(/&play=1\b/, ""));
+    }
     function send(action, value) {
       if (open && window.kubevizPlayback && window.kubevizPlayback.send(action, value)) return;
       queue.push([action, value]);
     }
     document.body.addEventListener("htmx:wsOpen", function () {
       open = true;
-      // playback.js keeps the socket in its own wsOpen handler, registered before this one.
       var waiting = queue;
       queue = [];
       waiting.forEach(function (m) { send(m[0], m[1]); });
     });
-
     function position() {
       var p = window.kubevizPlayback && window.kubevizPlayback.position();
       return p === null || p === undefined ? 0 : p;
     }
+    function delay() {
+      var speed = document.querySelector("#run-page .speed-select");
+      var value = speed ? speed.value : "2";
+      if (value === "max" || value === "0") return 0;
+      var rate = Number(value) || 2;
+      return Math.max(40, 1000 / rate);
+    }
+    // The decision stops strictly between ``from`` and ``to`` in this run.
+    function waypoints(from, to) {
+      return (script.stops[column] || []).filter(function (s) { return s > from && s < to; });
+    }
+    function walk(to) {
+      clearTimeout(timer);
+      target = to;
+      var here = position();
+      var steps = to > here ? waypoints(here, to) : [];
+      var wait = delay();
+      if (!wait) steps = [];
+      function next() {
+        if (target !== to) return;
+        if (steps.length) {
+          send("seek", steps.shift());
+          timer = setTimeout(next, wait);
+        } else {
+          send("seek", to);
+        }
+      }
+      send("pause");
+      next();
+    }
 
-    // Highlights: outline every element the moment names; a missing one is simply not there.
+    // -- highlights ------------------------------------------------------------------------
+    function scope() {
+      if (!paired) return runPage;
+      return document.getElementById("lesson-col-" + moments[index].column) || stage;
+    }
     function applyHighlights() {
-      runPage.querySelectorAll("." + HIGHLIGHT).forEach(function (n) { n.classList.remove(HIGHLIGHT); });
+      stage.querySelectorAll("." + HIGHLIGHT).forEach(function (n) { n.classList.remove(HIGHLIGHT); });
+      var root = scope();
+      if (!root) return;
       lit.forEach(function (selector) {
-        runPage.querySelectorAll(selector).forEach(function (n) { n.classList.add(HIGHLIGHT); });
+        root.querySelectorAll(selector).forEach(function (n) { n.classList.add(HIGHLIGHT); });
       });
+    }
+    // Scroll the first outlined element into the part of the screen the lesson panel leaves
+    // free (on a phone the panel is a sheet over the bottom of the screen).
+    function reveal(first) {
+      var box = first.getBoundingClientRect();
+      var sheet = window.matchMedia(PHONE).matches ? panel.getBoundingClientRect() : null;
+      var bottom = sheet ? sheet.top : window.innerHeight;
+      if (box.top >= 8 && box.bottom <= bottom - 8) return;
+      var room = bottom - 16;
+      var offset = box.height < room ? (room - box.height) / 3 : 0;
+      window.scrollTo({ top: Math.max(0, window.scrollY + box.top - 8 - offset), behavior: reduced ? "auto" : "smooth" });
     }
     function highlight(selectors) {
       lit = selectors || [];
       applyHighlights();
-      var first = runPage.querySelector("." + HIGHLIGHT);
-      if (first) first.scrollIntoView({ block: "nearest", behavior: reduced ? "auto" : "smooth" });
+      var root = scope();
+      var first = root && root.querySelector("." + HIGHLIGHT);
+      if (first) reveal(first);
     }
-    // The run page re-renders its fragments as the playhead moves: outline them again.
     document.body.addEventListener("htmx:wsAfterMessage", applyHighlights);
     document.body.addEventListener("htmx:afterSettle", applyHighlights);
-    document.addEventListener("kubeviz:grid", applyHighlights);  // a big cluster's grid was (re)drawn
+    document.addEventListener("kubeviz:grid", applyHighlights);
 
+    // -- the panel -------------------------------------------------------------------------
     function setStatus(text) {
       var status = el("lesson-status");
       status.textContent = text;
       status.hidden = !text;
     }
+    function waiting() {
+      var m = moments[index];
+      return phase === "shown" && Boolean(m.question) && answered[index] === undefined;
+    }
 
     function render() {
       var m = moments[index];
+      setPhaseClass();
       el("lesson-n").textContent = String(index + 1);
       el("lesson-back").disabled = index === 0 && phase !== "complete";
-      el("lesson-next").disabled = phase === "playing";
+      // A question must be answered (or its answer asked for) before going on.
+      el("lesson-next").disabled = phase === "playing" || waiting();
+      el("lesson-hint").hidden = !waiting();
       el("lesson-next").textContent = phase === "shown" && index === moments.length - 1 ? "Finish" : "Next";
       el("lesson-complete").hidden = phase !== "complete";
-      var article = el("lesson-moment");
-      article.hidden = phase !== "shown";
+      el("lesson-moment").hidden = phase !== "shown";
       if (phase === "playing") setStatus(index === 0 ? "Playing to the first moment…" : "Playing to the next moment…");
       else setStatus("");
       if (phase !== "shown") return;
       el("lesson-moment-title").textContent = m.title;
+      // The text says what is on screen and what the question needs; the outcome is the reveal.
       el("lesson-text").textContent = m.text;
       var q = m.question;
       var picked = answered[index];
-      // The text says what happens at the moment: with a question, it comes with the reveal.
-      el("lesson-text").hidden = Boolean(q) && picked === undefined;
       var box = el("lesson-question");
-      var reveal = el("lesson-reveal");
+      var revealBox = el("lesson-reveal");
       box.hidden = !q;
-      reveal.hidden = true;
+      revealBox.hidden = true;
       if (!q) { highlight(m.highlight); return; }
       el("lesson-prompt").textContent = q.prompt;
       var choices = el("lesson-choices");
@@ -105,81 +180,107 @@
         choices.appendChild(b);
       });
       var verdict = el("lesson-verdict");
+      el("lesson-skip").hidden = picked !== undefined;
       if (picked === undefined) {
         verdict.textContent = "";
         verdict.className = "lesson-verdict";
         highlight([]);  // the highlights would give the answer away: they come with the reveal
         return;
       }
-      var right = picked === q.answer;
-      verdict.textContent = right ? "Right." : "Not quite — the answer is " + q.choices[q.answer] + ".";
-      verdict.className = "lesson-verdict " + (right ? "is-right" : "is-wrong");
-      reveal.textContent = q.reveal;
-      reveal.hidden = false;
+      if (picked < 0) {
+        verdict.textContent = "The answer is " + q.choices[q.answer] + ".";
+        verdict.className = "lesson-verdict is-shown";
+      } else {
+        var right = picked === q.answer;
+        verdict.textContent = right ? "Right." : "Not quite — the answer is " + q.choices[q.answer] + ".";
+        verdict.className = "lesson-verdict " + (right ? "is-right" : "is-wrong");
+      }
+      revealBox.textContent = q.reveal;
+      revealBox.hidden = false;
       highlight(m.highlight);
     }
 
-    // Where the playhead stands for a moment: a question is asked a step before the moment's
-    // event (services/lessons.py: ask_seq), so the answer is not on the page yet.
+    // Where a moment stands: before its answer, just before the decision it asks about.
     function stop(i) {
       var m = moments[i];
       return m.question && answered[i] === undefined ? m.ask_seq : m.seq;
     }
 
-    function arrive() {
+    function shown() {
       phase = "shown";
-      send("pause");
-      send("seek", stop(index));
+      target = null;
       render();
     }
 
-    // Play towards moments[index]; arrive at once if the playhead is already there.
-    function playTo(i) {
-      if (moments[i].column !== column) {
-        window.location.assign("?m=" + i);  // that moment plays in the lesson's other run
-        return;
-      }
+    // -- side by side: the columns come from the server ------------------------------------
+    function loadColumns(i, then) {
+      var ticket = ++fetching;
+      var m = moments[i];
+      var done = !m.question || answered[i] !== undefined;
+      var href = panel.dataset.columnsUrl + "?m=" + i + (done ? "&answered=1" : "");
+      fetch(href, { headers: { "Accept": "text/html" }, credentials: "same-origin" })
+        .then(function (r) { if (!r.ok) throw new Error("columns " + r.status); return r.text(); })
+        .then(function (html) {
+          if (ticket !== fetching) return;
+          document.getElementById("lesson-columns").innerHTML = html;
+          then();
+        })
+        .catch(function () { setStatus("The runs could not be loaded. Reload the page to try again."); });
+    }
+
+    function goTo(i) {
       index = i;
       phase = "playing";
       highlight([]);
       render();
-      if (position() >= stop(index)) arrive();
-      else send("play");
+      if (paired) { loadColumns(i, shown); return; }
+      var to = stop(i);
+      if (position() === to && open) { send("pause"); shown(); return; }
+      walk(to);
     }
 
     document.addEventListener("kubeviz:playhead", function (evt) {
-      if (phase !== "playing") return;
-      if (evt.detail.position >= stop(index)) arrive();
-      else if (evt.detail.complete && !evt.detail.playing && evt.detail.position >= evt.detail.end) arrive();
+      if (paired || target === null) return;
+      if (evt.detail.position === target) {
+        if (phase === "playing") shown();
+        else { target = null; highlight(lit); }
+      }
     });
 
+    function answer(choice) {
+      if (phase !== "shown" || answered[index] !== undefined) return;
+      answered[index] = choice;
+      render();
+      // Now the page plays the decision: the moment's own event.
+      if (paired) loadColumns(index, render);
+      else walk(moments[index].seq);
+    }
     el("lesson-choices").addEventListener("click", function (evt) {
       var b = evt.target.closest && evt.target.closest(".lesson-choice");
-      if (!b || phase !== "shown" || answered[index] !== undefined) return;
-      answered[index] = Number(b.dataset.choice);
-      send("seek", moments[index].seq);  // the moment itself: now the page shows the answer
-      render();
+      if (b) answer(Number(b.dataset.choice));
     });
+    el("lesson-skip").addEventListener("click", function () { answer(-1); });
     el("lesson-next").addEventListener("click", function () {
-      if (phase === "complete") return;
+      if (phase !== "shown" || waiting()) return;
       if (index === moments.length - 1) {
         phase = "complete";
         highlight([]);
         render();
         return;
       }
-      playTo(index + 1);
+      goTo(index + 1);
     });
     el("lesson-back").addEventListener("click", function () {
       var i = phase === "complete" ? index : index - 1;
       if (i < 0) return;
-      if (moments[i].column !== column) { window.location.assign("?m=" + i); return; }
-      index = i;
-      arrive();
+      goTo(i);
     });
     el("lesson-leave").addEventListener("click", function () {
       phase = "left";
+      clearTimeout(timer);
+      target = null;
       highlight([]);
+      setPhaseClass();
       el("lesson-script").hidden = true;
       el("lesson-resume").hidden = false;
       panel.classList.add("is-left");
@@ -188,12 +289,15 @@
       el("lesson-script").hidden = false;
       el("lesson-resume").hidden = true;
       panel.classList.remove("is-left");
-      arrive();  // back where the script was
+      goTo(index);  // back where the script was
     });
 
-    render();
-    if (stop(index) <= position()) arrive();
-    else send("play");
+    // The page is served at the first moment's stop: it is on screen already.
+    if (paired) { shown(); return; }
+    target = stop(index);
+    send("pause");
+    send("seek", target);
+    shown();
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);

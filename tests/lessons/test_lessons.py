@@ -3,9 +3,12 @@ every claim (``expect``) holds there (kubeviz/lessons, docs/lessons.md)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from kubeviz.lessons import LessonError, lessons, load_lesson, locate
+from kubeviz.lessons.asking import ask_points
 from kubeviz.lessons.traces import engine_traces
 from scheduler_core.policy import builtin_policy_names
 from scheduler_core.scenario import builtin_scenario_names
@@ -17,8 +20,11 @@ LESSONS = lessons()
 def test_every_moment_is_found_and_its_claims_hold(lesson) -> None:
     assert lesson.scenario in builtin_scenario_names()
     assert set(lesson.policies) <= set(builtin_policy_names())
-    found = locate(lesson, engine_traces(lesson))
+    traces = engine_traces(lesson)
+    found = locate(lesson, traces)
     assert list(found) == [m.id for m in lesson.moments]
+    asks = ask_points(lesson, traces, found)  # every question can be asked before its answer shows
+    assert all(asks[m.id] < found[m.id] for m in lesson.moments if m.question)
     for earlier, later in zip(lesson.moments, lesson.moments[1:], strict=False):
         if earlier.column == later.column:
             assert found[earlier.id] <= found[later.id], f"{later.id} comes before {earlier.id}"
@@ -73,3 +79,47 @@ moments:
 def test_bad_lesson_files_name_the_field(text: str, message: str) -> None:
     with pytest.raises(LessonError, match=message):
         load_lesson(text, "wrong.yaml")
+
+
+def test_a_question_at_the_previous_moments_event_is_refused() -> None:
+    """Two moments at one event: the second's question would stand where its answer shows."""
+    lesson = load_lesson(
+        """
+slug: same-event
+title: Same event
+order: 99
+summary: A question asked where the page already shows its answer.
+scenario: preemption-basics
+policy: default
+seed: 3
+moments:
+  - id: seen
+    title: The choice
+    when: {type: preemption, where: {pod: default/urgent, eligible: true}}
+    text: urgent preempts.
+  - id: asked
+    title: The choice again
+    when: {type: preemption, where: {pod: default/urgent, eligible: true}}
+    text: Which node?
+    question: {prompt: Which node?, choices: [node-a, node-b], answer: 1, reveal: node-b.}
+""",
+        "same-event.yaml",
+    )
+    traces = engine_traces(lesson)
+    with pytest.raises(LessonError, match="moment 'asked' asks its question at event"):
+        ask_points(lesson, traces, locate(lesson, traces))
+
+
+PATH = re.compile(r"\.\./|(?<![\w.-])/?(?:[\w.-]+/){2,}|\b[\w-]+\.(?:ya?ml|py|json|md)\b")
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[x.slug for x in LESSONS])
+def test_lesson_words_name_no_file(lesson) -> None:
+    """What a learner reads says what happens, not where the project keeps it."""
+    words = [lesson.title, lesson.summary, *lesson.concepts]
+    for m in lesson.moments:
+        words += [m.title, m.text]
+        if m.question:
+            words += [m.question.prompt, m.question.reveal, *m.question.choices]
+    found = [w for w in words if PATH.search(w)]
+    assert not found, f"{lesson.slug}: a file path in {found[0]!r}"

@@ -11,6 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from kubeviz.lessons import lesson, lessons, locate
+from kubeviz.lessons.asking import ask_points
 from kubeviz.lessons.traces import engine_traces
 from kubeviz.web.models import Run, RunStatus, TraceEvent
 from kubeviz.web.services import dispatch
@@ -77,7 +78,11 @@ def test_lessons_come_first_on_the_home_page_and_in_the_nav(client: Client, buil
     nav = html[html.index("<nav>") : html.index("</nav>")]
     assert re.findall(r"<a [^>]*>([^<]+)</a>", nav)[0] == "Lessons"
     main = html[html.index("<main>") :]
-    assert main.index(reverse("lesson-list")) < main.index("Start here")
+    # one starting point for someone new: the lessons, before anything else on the page
+    assert main.count("Start here") == 1
+    assert "New here" not in main
+    start = main[: main.index("Start here")]
+    assert start.rindex("<a ") == start.rindex(f'<a class="flagship lessons-link" href="{reverse("lesson-list")}"')
 
 
 # The player
@@ -87,16 +92,17 @@ def test_the_preemption_lesson_plays_the_moments_the_engine_trace_has(client: Cl
     response = open_lesson(client)
     assert response.status_code == 200
     the_lesson = lesson(PREEMPTION)
-    expected = locate(the_lesson, engine_traces(the_lesson))
+    traces = engine_traces(the_lesson)
+    expected = locate(the_lesson, traces)
+    asks = ask_points(the_lesson, traces, expected)
     moments = script_of(response.content.decode())["moments"]
     assert [(m["id"], m["seq"]) for m in moments] == list(expected.items())
-    previous = 0
     for shown, moment in zip(moments, the_lesson.moments, strict=True):
         assert shown["title"] == moment.title
         assert shown["text"] == moment.text
-        # a question is asked one event before its moment (not before the previous moment)
-        assert shown["ask_seq"] == (max(shown["seq"] - 1, previous) if moment.question else shown["seq"])
-        previous = shown["seq"]
+        # a question is asked before the decision it asks about began
+        assert shown["ask_seq"] == asks[moment.id]
+        assert shown["ask_seq"] < shown["seq"] if moment.question else shown["ask_seq"] == shown["seq"]
         assert shown["highlight"] == [f'[data-{ATTRIBUTE[h.kind]}="{h.target}"]' for h in moment.highlight]
         if moment.question:
             assert shown["question"]["choices"] == list(moment.question.choices)
@@ -107,13 +113,15 @@ def test_the_preemption_lesson_plays_the_moments_the_engine_trace_has(client: Cl
     assert f'Moment <span class="lesson-n">1</span> of {len(the_lesson.moments)}' in html
 
 
-def test_a_later_moment_starts_the_run_at_the_moment_before_it(client: Client, builtins: None) -> None:
+def test_a_later_moment_opens_the_run_where_its_question_is_asked(client: Client, builtins: None) -> None:
     open_lesson(client)
     the_lesson = lesson(PREEMPTION)
-    seqs = locate(the_lesson, engine_traces(the_lesson))
+    traces = engine_traces(the_lesson)
+    asks = ask_points(the_lesson, traces, locate(the_lesson, traces))
     html = client.get(reverse("lesson-detail", args=[PREEMPTION]), {"m": 1}).content.decode()
-    first = the_lesson.moments[0].id
-    assert f'ws-connect="/ws/runs/{Run.objects.get().id}/?at={seqs[first]}"' in html
+    asked = the_lesson.moments[1]
+    assert asked.question is not None
+    assert f'ws-connect="/ws/runs/{Run.objects.get().id}/?at={asks[asked.id]}"' in html
     assert 'data-start="1"' in html
 
 
@@ -178,15 +186,25 @@ def test_a_bad_moment_number_is_refused_naming_the_parameter(client: Client, bui
     assert response.content.decode().startswith("m:")
 
 
-def test_a_side_by_side_lesson_plays_the_run_of_each_moments_column(client: Client, builtins: None) -> None:
-    """Both policies' runs are recorded; a moment of column 1 opens the page on the second run,
-    and the page links to the built-in comparison of the same two runs."""
+def test_a_side_by_side_lesson_shows_both_runs_left_and_right(client: Client, builtins: None) -> None:
+    """Both policies' runs are recorded and shown at once: left the lesson's policy, right the
+    one it compares; a moment of column 1 shows the second run at its event; the page links to
+    the built-in comparison of the same two runs."""
     paired = lesson("statefulset-upgrade")
     assert open_lesson(client, paired.slug).status_code == 200
     runs = {run.policy.slug: run for run in Run.objects.all()}
     assert set(runs) == {"default", "upgrade-aware"}
     index = next(i for i, m in enumerate(paired.moments) if m.column == 1)
     html = client.get(reverse("lesson-detail", args=[paired.slug]), {"m": index}).content.decode()
-    assert f'ws-connect="/ws/runs/{runs["upgrade-aware"].id}/' in html
     assert 'data-column="1"' in html
+    left = html.index('id="lesson-col-0"')
+    right = html.index('id="lesson-col-1"')
+    assert left < right
+    assert "Left</span> default" in html[left:right]
+    assert "Right</span> upgrade-aware" in html[right:]
+    seqs = locate(paired, engine_traces(paired))
+    assert f'data-position="{seqs[paired.moments[index].id]}"' in html[right:]
     assert f'href="{reverse("compare-builtin", args=["sts-upgrade-under-pressure"])}"' in html
+    columns = client.get(reverse("lesson-columns", args=[paired.slug]), {"m": index, "answered": "1"})
+    assert columns.status_code == 200
+    assert 'id="lesson-col-1"' in columns.content.decode()

@@ -106,7 +106,7 @@ def test_library_lists_builtins_with_previews(client: Client, builtins: None) ->
     for slug in Scenario.objects.filter(builtin=True).values_list("slug", flat=True):
         assert reverse("scenario-detail", args=[slug]) in html
     assert "Pick a scenario, pick a policy, press play" in html
-    assert 'class="flagship" href="/scenarios/sts-upgrade-under-pressure/"' in html
+    assert 'class="flagship-link" href="/scenarios/sts-upgrade-under-pressure/"' in html
     assert "StatefulSet" in html  # workloads by kind
     assert "timeline action" in html
     assert 'hx-trigger="keyup changed delay:300ms' in html

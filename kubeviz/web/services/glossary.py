@@ -536,7 +536,8 @@ def markdown() -> str:
         "     kubeviz/web/services/glossary.py instead (a test keeps the two equal). -->",
         "",
         "The words the run page uses, as the web app's glossary page (`/glossary/`) and its",
-        "tooltips explain them. Upstream paths are inside kubernetes/kubernetes.",
+        "definitions explain them (a term on any page opens its definition on a tap, a click,",
+        "keyboard focus or hover). Upstream paths are inside kubernetes/kubernetes.",
         "",
     ]
     for section in SECTIONS:

@@ -20,13 +20,25 @@ from typing import Any
 
 from kubeviz.lessons import Lesson, LessonError, locate
 from kubeviz.lessons import lesson as find_lesson
+from kubeviz.lessons.asking import ask_points
 
 from ..models import Policy, Run, RunStatus, Scenario, TraceEvent
 from . import dispatch
 from .comparisons import BUILTIN_COMPARISONS
+from .recording import DECISION_STOPS
 from .shared_runs import scenario_seed, shared_key, shared_run
 
-__all__ = ["LessonScript", "LessonUnavailable", "comparison_key", "lesson_runs", "located_seqs", "script"]
+__all__ = [
+    "LessonPlan",
+    "LessonScript",
+    "LessonUnavailable",
+    "comparison_key",
+    "lesson_runs",
+    "located",
+    "located_seqs",
+    "other_position",
+    "script",
+]
 
 log = logging.getLogger(__name__)
 
@@ -65,20 +77,84 @@ def _trace(run_id: Any) -> list[dict[str, Any]]:
     return list(TraceEvent.objects.filter(run_id=run_id).order_by("seq").values_list("data", flat=True))
 
 
+@dataclass(frozen=True)
+class LessonPlan:
+    """Where a lesson stands in its runs' stored traces.
+
+    ``seqs``: each moment's event; ``asks``: where it stops before the learner answers
+    (kubeviz/lessons/asking.py); ``stops``: per column, the decision events the player walks
+    through between moments (never past the next stop, so it never shows a decision early);
+    ``others``: for a side-by-side lesson, where each moment shows the *other* column, before
+    and after its answer (:func:`other_position`)."""
+
+    seqs: dict[str, int]
+    asks: dict[str, int]
+    stops: tuple[tuple[int, ...], ...]
+    others: dict[str, tuple[int, int]]
+
+
+def other_position(events: list[dict[str, Any]], t_ms: int, earliest: int, latest: int | None) -> int:
+    """The other column of a side-by-side lesson at virtual time ``t_ms``: its last event at or
+    before that time, but not before the moment of that column the learner last saw
+    (``earliest``) nor past where that column's next moment stops (``latest``), so the column
+    never shows what a later moment is about before that moment comes."""
+    position = earliest
+    for event in events[earliest:]:
+        if event["t_ms"] > t_ms:
+            break
+        position = int(event["seq"])
+    return position if latest is None else min(position, latest)
+
+
+def _others(
+    lesson: Lesson, traces: list[list[dict[str, Any]]], seqs: dict[str, int], asks: dict[str, int]
+) -> dict[str, tuple[int, int]]:
+    if lesson.compare is None:
+        return {}
+    others: dict[str, tuple[int, int]] = {}
+    moments = lesson.moments
+    for index, moment in enumerate(moments):
+        other = 1 - moment.column
+        seen = [m for m in moments[:index] if m.column == other]
+        coming = [m for m in moments[index + 1 :] if m.column == other]
+        earliest = seqs[seen[-1].id] if seen else 0
+        # the next moment of that column: at most where it asks, or just before its event
+        latest = None
+        if coming:
+            nxt = coming[0]
+            latest = asks[nxt.id] if nxt.question else max(earliest, seqs[nxt.id] - 1)
+        events = traces[moment.column]
+        before = other_position(traces[other], events[asks[moment.id]]["t_ms"], earliest, latest)
+        after = other_position(traces[other], events[seqs[moment.id]]["t_ms"], earliest, latest)
+        others[moment.id] = (before, max(before, after))
+    return others
+
+
 @lru_cache(maxsize=SEQ_CACHE_SIZE)
-def _located(slug: str, run_ids: tuple[str, ...]) -> dict[str, int]:
-    return locate(find_lesson(slug), [_trace(run_id) for run_id in run_ids])
+def _located(slug: str, run_ids: tuple[str, ...]) -> LessonPlan:
+    lesson = find_lesson(slug)
+    traces = [_trace(run_id) for run_id in run_ids]
+    seqs = locate(lesson, traces)
+    asks = ask_points(lesson, traces, seqs)
+    stops = tuple(tuple(int(e["seq"]) for e in trace if e["type"] in DECISION_STOPS) for trace in traces)
+    return LessonPlan(seqs, asks, stops, _others(lesson, traces, seqs, asks))
 
 
-def located_seqs(lesson: Lesson, runs: list[Run]) -> dict[str, int]:
-    """Each moment's seq in its column's stored trace; the runs must be finished. Raises
-    LessonError (logged) when a moment's predicate finds nothing there or a claim fails."""
+def located(lesson: Lesson, runs: list[Run]) -> LessonPlan:
+    """The lesson's plan in the stored traces; the runs must be finished. Raises LessonError
+    (logged) when a moment's predicate finds nothing there, a claim fails, or a question could
+    only be asked where its answer shows."""
     assert all(run.status == RunStatus.FINISHED for run in runs), "locate moments in finished runs only"
     try:
-        return dict(_located(lesson.slug, tuple(str(run.id) for run in runs)))
+        return _located(lesson.slug, tuple(str(run.id) for run in runs))
     except LessonError:
         log.exception("lesson %s: its moments are not in the stored traces of runs %s", lesson.slug, runs)
         raise
+
+
+def located_seqs(lesson: Lesson, runs: list[Run]) -> dict[str, int]:
+    """Each moment's seq in its column's stored trace (see :func:`located`)."""
+    return dict(located(lesson, runs).seqs)
 
 
 @dataclass(frozen=True)
@@ -86,9 +162,11 @@ class LessonScript:
     """What lesson.js needs: each moment with its seq and the run (column) it plays in."""
 
     moments: list[dict[str, Any]]
+    stops: list[list[int]]
+    side_by_side: bool = False
 
     def as_json(self) -> dict[str, Any]:
-        return {"moments": self.moments}
+        return {"moments": self.moments, "stops": self.stops, "side_by_side": self.side_by_side}
 
 
 def _highlight_selector(kind: str, target: str) -> str:
@@ -98,28 +176,24 @@ def _highlight_selector(kind: str, target: str) -> str:
     return f'[data-{attribute[kind]}="{value}"]'
 
 
-def script(lesson: Lesson, seqs: dict[str, int]) -> LessonScript:
+def script(lesson: Lesson, plan: LessonPlan) -> LessonScript:
     """The moments as the player shows them: text, question, where the question is asked
-    (``ask_seq``), and CSS selectors to highlight."""
+    (``ask_seq``: the state just before the decision it asks about), and CSS selectors to
+    highlight once the moment's event is on screen."""
     moments = []
-    last_seq: dict[int, int] = {}  # column -> the previous moment's seq there
     for index, moment in enumerate(lesson.moments):
         question = moment.question
-        seq = seqs[moment.id]
-        # A question is asked one event before its moment, so the page does not show the
-        # answer yet (the preemption's verdict, the chosen node); never before the previous
-        # moment, whose text the learner has just read. The answer moves on to ``seq``.
-        ask = max(seq - 1, last_seq.get(moment.column, 0)) if question else seq
-        last_seq[moment.column] = seq
+        others = plan.others.get(moment.id)
         moments.append(
             {
                 "index": index,
                 "id": moment.id,
                 "title": moment.title,
                 "text": moment.text,
-                "seq": seq,
-                "ask_seq": ask,
+                "seq": plan.seqs[moment.id],
+                "ask_seq": plan.asks[moment.id],
                 "column": moment.column,
+                "others": list(others) if others else None,
                 "highlight": [_highlight_selector(h.kind, h.target) for h in moment.highlight],
                 "question": None
                 if question is None
@@ -131,7 +205,7 @@ def script(lesson: Lesson, seqs: dict[str, int]) -> LessonScript:
                 },
             }
         )
-    return LessonScript(moments)
+    return LessonScript(moments, [list(s) for s in plan.stops], side_by_side=lesson.compare is not None)
 
 
 def comparison_key(lesson: Lesson, runs: list[Run]) -> str | None:
