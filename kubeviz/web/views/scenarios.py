@@ -21,6 +21,7 @@ from ..models import Scenario
 from ..request_types import AuthenticatedHttpRequest, HtmxHttpRequest
 from ..services import clusters as cluster_service
 from ..services import scenarios as service
+from ..services.comparisons import BUILTIN_COMPARISONS
 from ..services.engine import LoadError
 from ..services.read_limits import body_limit, body_too_big_error, read_budget, yaml_attachment
 from ..services.scenarios import Upload
@@ -36,6 +37,7 @@ def library(request: HtmxHttpRequest) -> HttpResponse:
         "cards": service.library_cards(request.user, query),
         "query": query,
         "flagship": visible_scenarios(request.user).filter(slug=service.FLAGSHIP_SLUG).first(),
+        "builtin_comparisons": BUILTIN_COMPARISONS.values(),
     }
     template_name = "web/scenarios/library.html"
     if request.htmx and not request.htmx.history_restore_request:
