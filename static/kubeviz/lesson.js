@@ -139,8 +139,37 @@
       return phase === "shown" && Boolean(m.question) && answered[index] === undefined;
     }
 
+    // Present mode (kubeviz/web/presenting.py): a presenter's page tells its followers which
+    // moment it is on, whether its answer is out, and its phase ("3.a.shown"); a follower's panel
+    // follows (the presenter's playhead moves the page itself). A follower still answers on
+    // their own; the presenter's reveal reveals theirs.
+    function presenting() { return Boolean(document.querySelector(".present-bar[data-role=presenter]")); }
+    function tellFollowers() {
+      if (!presenting() || !window.kubevizPlayback || !window.kubevizPlayback.moment) return;
+      window.kubevizPlayback.moment(index + "." + (answered[index] !== undefined ? "a" : "q") + "." + phase);
+    }
+    document.addEventListener("kubeviz:presenter", function (evt) {
+      var parts = String(evt.detail.moment || "").split(".");
+      var i = Number(parts[0]);
+      if (paired || parts.length !== 3 || !(i >= 0 && i < moments.length)) return;
+      clearTimeout(timer);
+      target = null;
+      index = i;
+      if (parts[1] === "a" && answered[i] === undefined) answered[i] = -1;
+      phase = parts[2] === "complete" ? "complete" : "shown";
+      render();
+    });
+    // Whoever starts presenting mid-lesson tells their followers where they are at once.
+    document.body.addEventListener("htmx:wsAfterMessage", function () {
+      var now = presenting();
+      if (now && !wasPresenting) tellFollowers();
+      wasPresenting = now;
+    });
+    var wasPresenting = false;
+
     function render() {
       var m = moments[index];
+      tellFollowers();
       setPhaseClass();
       el("lesson-n").textContent = String(index + 1);
       el("lesson-back").disabled = index === 0 && phase !== "complete";

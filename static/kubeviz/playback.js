@@ -71,7 +71,12 @@
         return true;
       },
       position: function () { var line = playhead(); return line ? Number(line.dataset.position) : null; },
-      following: function () { var bar = presentBar(); return !!bar && bar.dataset.role === "follower"; },
+      // Until the socket's first word, a page opened by a presenter's link counts as following.
+      following: function () {
+        var bar = presentBar();
+        if (!bar) return false;
+        return bar.dataset.role === "follower" || (bar.dataset.role === "" && Boolean(presenter));
+      },
       // A lesson's script tells the socket its moment; the server passes on only a presenter's.
       moment: function (value) { return window.kubevizPlayback.send("moment", String(value)); },
     };

@@ -71,3 +71,42 @@ def test_a_student_follows_the_teachers_playhead_detaches_and_comes_back(
         expect_no_page_errors(student_log, "/ws/runs/")
     finally:
         student_context.close()
+
+
+def test_a_class_follows_the_presenters_lesson_moments_and_reveals(
+    kubeviz_server: Server, browser: Any, page: Any, browser_log: BrowserLog
+) -> None:
+    """A lesson's moments travel: the student's panel shows the moment the teacher is on, waits
+    on the same question, and shows the answer when the teacher reveals it."""
+    from .test_lessons import PANEL, open_lesson
+
+    base = kubeviz_server.url
+    moments = open_lesson(page, base, "preemption")
+    asked = next(i for i, m in enumerate(moments) if m["question"])
+    page.locator("#run-present .present-start").click()
+    expect(page.locator("#run-present")).to_have_attribute("data-role", "presenter")
+    link = page.locator("#run-present .present-link").input_value()
+
+    student_context = browser.new_context(viewport={"width": 390, "height": 844})
+    student_context.set_default_timeout(PAGE_TIMEOUT_MS)
+    student, student_log = student_context.new_page(), BrowserLog()
+    watch(student, student_log)
+    try:
+        student.goto(link)
+        expect(student.locator("#run-present")).to_have_attribute("data-role", "follower")
+        for i in range(asked):
+            page.locator(f"{PANEL} .lesson-next").click()
+            expect(page.locator(f"{PANEL} .lesson-n")).to_have_text(str(i + 2))
+            expect(student.locator(f"{PANEL} .lesson-n")).to_have_text(str(i + 2))
+            expect_position(student, position(page))
+        # The question: both wait on it, neither shows the answer.
+        expect(student.locator(f"{PANEL} .lesson-prompt")).to_have_text(moments[asked]["question"]["prompt"])
+        expect(student.locator(f"{PANEL} .lesson-reveal")).to_be_hidden()
+        page.locator(f"{PANEL} .lesson-skip").click()  # the teacher reveals
+        expect(student.locator(f"{PANEL} .lesson-reveal")).to_be_visible()
+        expect(student.locator(f"{PANEL} .lesson-reveal")).to_have_text(moments[asked]["question"]["reveal"])
+        expect_position(student, moments[asked]["seq"])  # the page plays the decision for the class too
+        expect_no_page_errors(browser_log, "/ws/runs/")
+        expect_no_page_errors(student_log, "/ws/runs/")
+    finally:
+        student_context.close()
