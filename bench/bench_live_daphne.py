@@ -15,7 +15,14 @@ busiest case a single server has). For each phase (50 viewers joining at 10 per 
   that moves their playhead;
 - meanwhile a client loads the run page over and over: p50 / p95 of a page load.
 
-``make bench`` runs it (BENCH_DAPHNE_QUICK=1: 20 and 40 viewers).
+Then, on a finished run, present mode: a presenter and the last phase's number of followers
+joining by the presenter's link; p50 / p95 from the presenter's step to each follower's page
+moving there. Then compose's set-up (daphne, Redis, a Celery worker computing the run on the same
+machine: tests/live_stack.py) with the last phase's viewers. Last, a 30 s Redis outage under a
+recording run (tests/outage_watch.py): the longest gap between a follower's updates, and whether
+anyone was closed.
+
+``make bench`` runs it (BENCH_DAPHNE_QUICK=1: 20 and 40 viewers, a 5 s outage).
 """
 
 from __future__ import annotations
@@ -25,12 +32,12 @@ import json
 import os
 import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
 import time
 import urllib.request
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,45 +46,19 @@ for path in (ROOT, ROOT / "bench"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from autobahn.asyncio.websocket import WebSocketClientFactory, WebSocketClientProtocol  # noqa: E402
 from bench_compare import scenario_yaml  # noqa: E402
 
 from tests.daphne_server import DaphneServer as Server  # noqa: E402
+from tests.daphne_server import ViewerStats, open_viewer  # noqa: E402
+from tests.live_stack import LiveStack  # noqa: E402
 
 QUICK = os.environ.get("BENCH_DAPHNE_QUICK") == "1"
 PHASES = [(20, 10.0), (40, 20.0)] if QUICK else [(50, 10.0), (200, 20.0)]
 FOLLOW_SECONDS = 6.0
 STEPPERS, STEPS = 10, 10
 HANDSHAKE_SECONDS = 10.0
-POSITION = re.compile(rb'id="run-playhead"[^>]*data-position="(-?\d+)"')
-
-
-@dataclass
-class Stats:
-    opened: float | None = None
-    closed: int | None = None
-    messages: list[tuple[float, int]] = field(default_factory=list)
-    position: int | None = None
-    moved: asyncio.Event = field(default_factory=asyncio.Event)
-
-
-class Viewer(WebSocketClientProtocol):  # type: ignore[misc]
-    stats: Stats
-
-    def onOpen(self) -> None:
-        self.stats.opened = time.perf_counter()
-
-    def onMessage(self, payload: bytes, isBinary: bool) -> None:
-        self.stats.messages.append((time.perf_counter(), len(payload)))
-        found = POSITION.search(payload)
-        if found is not None:
-            position = int(found.group(1))
-            if position != self.stats.position:
-                self.stats.position = position
-                self.stats.moved.set()
-
-    def onClose(self, wasClean: bool, code: int | None, reason: str | None) -> None:
-        self.stats.closed = code or 1006
+KEY = re.compile(rb'id="run-present"[^>]*data-key="([^"]+)"')
+OUTAGE_RUN = ["--nodes", "3000", "--pods", "10000"]  # records for longer than the outage
 
 
 def start_run(server: Server, slug: str) -> str:
@@ -102,19 +83,10 @@ def page_loads(server: Server, run_id: str, stop: threading.Event, out: list[flo
 
 
 async def phase(server: Server, run_id: str, viewers: int, rate: float) -> dict[str, Any]:
-    loop = asyncio.get_running_loop()
-    url = f"ws://127.0.0.1:{server.port}/ws/runs/{run_id}/?follow=1"
-    everyone: list[tuple[Stats, Any]] = []
-
-    def connect() -> None:
-        stats = Stats()
-        factory = WebSocketClientFactory(url, origin=server.base)
-        factory.protocol = type("PhaseViewer", (Viewer,), {"stats": stats})
-        everyone.append((stats, loop.create_task(loop.create_connection(factory, "127.0.0.1", server.port))))
-
+    everyone: list[tuple[ViewerStats, Any]] = []
     cpu = server.cpu()
     for _ in range(viewers):
-        connect()
+        everyone.append(open_viewer(server, f"/ws/runs/{run_id}/?follow=1"))
         await asyncio.sleep(1.0 / rate)
     cpu = server.cpu() - cpu
     deadline = time.perf_counter() + HANDSHAKE_SECONDS
@@ -159,7 +131,94 @@ async def phase(server: Server, run_id: str, viewers: int, rate: float) -> dict[
     }
 
 
+def p95(values: list[float]) -> float:
+    ordered = sorted(values) or [float("nan")]
+    return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+
+
+def following(server: Server, run_id: str, viewers: int, rate: float) -> tuple[dict[str, Any], list[float]]:
+    """The viewers join ``run_id`` as it computes while a client loads its page over and over."""
+    stop, loads = threading.Event(), []
+    loader = threading.Thread(target=page_loads, args=(server, run_id, stop, loads), daemon=True)
+    loader.start()
+    got = asyncio.run(phase(server, run_id, viewers, rate))
+    stop.set()
+    loader.join(120)
+    return got, loads
+
+
+def report(label: str, got: dict[str, Any], loads: list[float]) -> None:
+    steps = got["steps"]
+    print(
+        f"  {label}: {got['connected']} connected, {got['refused']} never connected, {got['dropped']} dropped "
+        f"(still recording when measured: {'yes' if got['still_recording'] else 'no'})"
+    )
+    print(
+        f"    following live: updates/s each min {min(got['rates']):.2f} median "
+        f"{statistics.median(got['rates']):.2f}; message bytes median "
+        f"{statistics.median(got['sizes']):.0f} max {max(got['sizes']):,}"
+    )
+    print(
+        f"    step → update p50 {1000 * statistics.median(steps):.0f} ms p95 {1000 * p95(steps):.0f} ms; "
+        f"page load p50 {1000 * statistics.median(loads or [float('nan')]):.0f} ms "
+        f"p95 {1000 * p95(loads):.0f} ms ({len(loads)} loads)"
+    )
+
+
+async def presenting(server: Server, run_id: str, followers: int, rate: float) -> dict[str, Any]:
+    """A presenter steps STEPS times; the time from each step to each follower's page moving there."""
+    teacher, task = open_viewer(server, f"/ws/runs/{run_id}/", signed_in=True)  # the run's owner presents
+    while teacher.opened is None and teacher.closed is None:
+        await asyncio.sleep(0.05)
+    protocol = (await task)[1]
+    protocol.sendMessage(b'{"action": "present"}')
+    deadline = time.perf_counter() + HANDSHAKE_SECONDS
+    while (found := KEY.search(teacher.last)) is None:
+        if time.perf_counter() > deadline:
+            raise RuntimeError(f"presenting was refused: {teacher.last[-400:]!r}")
+        await asyncio.sleep(0.05)
+    key = found.group(1).decode()
+    class_ = []
+    for _ in range(followers):
+        class_.append(open_viewer(server, f"/ws/runs/{run_id}/?presenter={key}")[0])
+        await asyncio.sleep(1.0 / rate)
+    deadline = time.perf_counter() + HANDSHAKE_SECONDS
+    while time.perf_counter() < deadline and any(s.opened is None and s.closed is None for s in class_):
+        await asyncio.sleep(0.1)
+    joined = [s for s in class_ if s.opened is not None]
+    latencies: list[float] = []
+    for _ in range(STEPS):
+        teacher.moved.clear()
+        sent = time.perf_counter()
+        protocol.sendMessage(b'{"action": "step", "value": "event"}')
+        await asyncio.wait_for(teacher.moved.wait(), 10.0)
+        target = teacher.position
+        end = time.perf_counter() + 5.0
+        while time.perf_counter() < end and any(s.position != target for s in joined):
+            await asyncio.sleep(0.01)
+        for s in joined:
+            arrived = [t for t, position in s.positions if position == target and t >= sent]
+            latencies.append(arrived[0] - sent if arrived else float("inf"))
+        await asyncio.sleep(0.3)
+    protocol.sendClose(1000)
+    return {"joined": len(joined), "followers": followers, "latencies": latencies}
+
+
+def outage(seconds: float) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.outage_watch", "--outage", str(seconds), *OUTAGE_RUN],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    if done.returncode != 0:
+        return {"error": done.stderr[-800:]}
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
 def main() -> None:
+    print("live through daphne: real websocket clients")
     with tempfile.TemporaryDirectory(prefix="kubeviz-bench-daphne-") as tmp:
         server = Server(Path(tmp))
         try:
@@ -168,42 +227,49 @@ def main() -> None:
             finished = start_run(server, idle)
             while json.loads(server.api_get(f"/api/v1/runs/{finished}/"))["status"] != "finished":
                 time.sleep(0.5)
-            print("live through daphne: real websocket clients; runs compute in the web process (embedded mode)")
+            print(" embedded mode (runs compute in threads of the web process):")
             for viewers, rate in PHASES:
                 # Connecting alone: a finished run, nothing computing, so daphne's CPU is the connects'.
                 alone = asyncio.run(phase(server, finished, viewers, rate))
-                # Following a run as it is computed in the same process, the run page loaded meanwhile.
-                run_id = start_run(server, busy)
-                stop, loads = threading.Event(), []
-                loader = threading.Thread(target=page_loads, args=(server, run_id, stop, loads), daemon=True)
-                loader.start()
-                got = asyncio.run(phase(server, run_id, viewers, rate))
-                stop.set()
-                loader.join(120)
-                steps = got["steps"]
-                p95 = steps[min(len(steps) - 1, int(0.95 * len(steps)))]
-                loads_sorted = sorted(loads) or [float("nan")]
-                print(
-                    f"  {viewers} viewers joining at {rate:g}/s a 1,000 × 9,000 run as it computes: "
-                    f"{got['connected']} connected, {got['refused']} never connected, {got['dropped']} dropped "
-                    f"(still recording when measured: {'yes' if got['still_recording'] else 'no'})"
-                )
-                print(
-                    f"    following live: updates/s each min {min(got['rates']):.2f} median "
-                    f"{statistics.median(got['rates']):.2f}; message bytes median "
-                    f"{statistics.median(got['sizes']):.0f} max {max(got['sizes']):,}"
-                )
-                print(
-                    f"    step → update p50 {1000 * statistics.median(steps):.0f} ms p95 {1000 * p95:.0f} ms; "
-                    f"page load p50 {1000 * statistics.median(loads_sorted):.0f} ms "
-                    f"p95 {1000 * loads_sorted[int(0.95 * (len(loads_sorted) - 1))]:.0f} ms ({len(loads)} loads)"
-                )
+                got, loads = following(server, start_run(server, busy), viewers, rate)
+                report(f"{viewers} viewers joining at {rate:g}/s a 1,000 × 9,000 run as it computes", got, loads)
                 print(
                     f"    connecting to a finished run with nothing computing: {alone['connected']} of {viewers} "
                     f"connected, daphne CPU per connect {1000 * alone['cpu_per_connect']:.1f} ms"
                 )
+            viewers, rate = PHASES[-1]
+            shown = asyncio.run(presenting(server, finished, viewers, rate))
+            print(
+                f"  present mode: {shown['joined']} of {shown['followers']} followers joined at {rate:g}/s; "
+                f"presenter's step → each follower's page p50 {1000 * statistics.median(shown['latencies']):.0f} ms "
+                f"p95 {1000 * p95(shown['latencies']):.0f} ms ({len(shown['latencies'])} arrivals)"
+            )
         finally:
             server.close()
+    with tempfile.TemporaryDirectory(prefix="kubeviz-bench-compose-") as tmp:
+        stack = LiveStack(Path(tmp))
+        try:
+            busy = upload(stack.server, "class-1000x9000", 1000, 9000)
+            print(" compose's set-up (daphne + Redis + a Celery worker computing on the same machine):")
+            viewers, rate = PHASES[-1]
+            got, loads = following(stack.server, start_run(stack.server, busy), viewers, rate)
+            report(f"{viewers} viewers joining at {rate:g}/s a 1,000 × 9,000 run the worker computes", got, loads)
+            print(f"    daphne CPU per connect (while following began) {1000 * got['cpu_per_connect']:.1f} ms")
+        finally:
+            stack.close()
+    seconds = 5.0 if QUICK else 30.0
+    seen = outage(seconds)
+    if "error" in seen:
+        print(f"  a {seconds:g} s Redis outage: could not be measured: {seen['error']}")
+    else:
+        print(
+            f"  a {seen['outage_seconds']:g} s Redis outage under a recording run: longest gap between a "
+            f"follower's updates {seen['gap_seconds']:g} s; updates during it: open viewer "
+            f"{seen['moved_during']['first']}, one who joined during it {seen['moved_during']['second']}; "
+            f"closed: {sum(1 for c in seen['closed'].values() if c is not None)} of 3; first connect after the "
+            f"restart joined the new Redis: {'yes' if seen['group_in_new_redis'] else 'no'}; run still recording "
+            f"after: {'yes' if seen['status_after'] == 'running' else 'no'}"
+        )
 
 
 if __name__ == "__main__":

@@ -73,11 +73,14 @@ class DaphneServer:
         wait_for_port(self.process, "127.0.0.1", self.port, 60.0, self.log)
         self.base = f"http://127.0.0.1:{self.port}"
         # A redirect (a document accepted) is the answer: the page it leads to is another request.
-        self.pages = urllib.request.build_opener(
-            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()), _NoRedirect()
-        )
+        self.cookies = http.cookiejar.CookieJar()
+        self.pages = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.cookies), _NoRedirect())
         login = self.csrf("/accounts/login/")
         self.open("/accounts/login/", {"username": USER, "password": PASSWORD, "csrfmiddlewaretoken": login})
+
+    def cookie_header(self) -> str:
+        """The signed-in user's cookies, as a browser sends them on the websocket handshake."""
+        return "; ".join(f"{c.name}={c.value}" for c in self.cookies)
 
     def close(self) -> None:
         stop(self.process)
@@ -160,6 +163,7 @@ class ViewerStats:
     positions: list[tuple[float, int]] = field(default_factory=list)
     position: int | None = None
     moved: asyncio.Event = field(default_factory=asyncio.Event)
+    last: bytes = b""  # the latest message itself
 
 
 class Viewer(WebSocketClientProtocol):  # type: ignore[misc]
@@ -171,6 +175,7 @@ class Viewer(WebSocketClientProtocol):  # type: ignore[misc]
     def onMessage(self, payload: bytes, isBinary: bool) -> None:
         now = time.perf_counter()
         self.stats.messages.append((now, len(payload)))
+        self.stats.last = payload
         found = POSITION.search(payload)
         if found is not None:
             position = int(found.group(1))
@@ -183,11 +188,13 @@ class Viewer(WebSocketClientProtocol):  # type: ignore[misc]
         self.stats.closed = code or 1006
 
 
-def open_viewer(server: DaphneServer, path: str) -> tuple[ViewerStats, asyncio.Task[Any]]:
+def open_viewer(server: DaphneServer, path: str, signed_in: bool = False) -> tuple[ViewerStats, asyncio.Task[Any]]:
     """Open ``path`` (``/ws/runs/<id>/?follow=1``) with the site's Origin, as a page does; the
-    stats fill in as messages arrive, and the task's result is (transport, protocol)."""
+    stats fill in as messages arrive, and the task's result is (transport, protocol). ``signed_in``:
+    as the server's signed-in user (their session cookie), else anonymous."""
     loop = asyncio.get_running_loop()
     stats = ViewerStats()
-    factory = WebSocketClientFactory(f"ws://127.0.0.1:{server.port}{path}", origin=server.base)
+    headers = {"Cookie": server.cookie_header()} if signed_in else None
+    factory = WebSocketClientFactory(f"ws://127.0.0.1:{server.port}{path}", origin=server.base, headers=headers)
     factory.protocol = type("OneViewer", (Viewer,), {"stats": stats})
     return stats, loop.create_task(loop.create_connection(factory, "127.0.0.1", server.port))
