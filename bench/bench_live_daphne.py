@@ -137,7 +137,14 @@ def p95(values: list[float]) -> float:
 
 
 def following(server: Server, run_id: str, viewers: int, rate: float) -> tuple[dict[str, Any], list[float]]:
-    """The viewers join ``run_id`` as it computes while a client loads its page over and over."""
+    """The viewers join ``run_id`` as it computes while a client loads its page over and over.
+    They start once the run is recording (loading a big scenario takes a while on a busy box)."""
+    deadline = time.perf_counter() + 300
+    while time.perf_counter() < deadline:
+        run = json.loads(server.api_get(f"/api/v1/runs/{run_id}/"))
+        if run["status"] != "queued" and (run.get("last_seq") or 0) > 0:
+            break
+        time.sleep(0.2)
     stop, loads = threading.Event(), []
     loader = threading.Thread(target=page_loads, args=(server, run_id, stop, loads), daemon=True)
     loader.start()
@@ -249,11 +256,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="kubeviz-bench-compose-") as tmp:
         stack = LiveStack(Path(tmp))
         try:
-            busy = upload(stack.server, "class-1000x9000", 1000, 9000)
+            # The worker computes faster than the embedded thread: a run that records for longer.
+            busy = stack.upload("class-3000x10000", 3000, 10000)
             print(" compose's set-up (daphne + Redis + a Celery worker computing on the same machine):")
             viewers, rate = PHASES[-1]
             got, loads = following(stack.server, start_run(stack.server, busy), viewers, rate)
-            report(f"{viewers} viewers joining at {rate:g}/s a 1,000 × 9,000 run the worker computes", got, loads)
+            report(f"{viewers} viewers joining at {rate:g}/s a 3,000 × 10,000 run the worker computes", got, loads)
             print(f"    daphne CPU per connect (while following began) {1000 * got['cpu_per_connect']:.1f} ms")
         finally:
             stack.close()
