@@ -34,6 +34,19 @@ COMMAND_TIMEOUT_SECONDS = 120.0
 PAGE_TIMEOUT_MS = 30_000
 
 
+E2E_DIR = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test in this folder drives Chromium: mark it e2e here, so no file can forget.
+
+    ``make test-fast`` (``-m "not e2e"``) then never launches a browser, whatever a new file says.
+    """
+    for item in items:
+        if E2E_DIR in item.path.parents:
+            item.add_marker(pytest.mark.e2e)
+
+
 @dataclass
 class Server:
     url: str
