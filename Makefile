@@ -12,7 +12,7 @@ PORT ?= 8000
 # (docs/deploy.md). Tests use kubeviz/settings_test.py (pyproject.toml) and need neither.
 DEV_ENV := KUBEVIZ_DEBUG=1
 
-.PHONY: install lock run test test-fast lint typecheck unit bench worker simulate clean
+.PHONY: install lock run test test-fast lint typecheck unit bench worker simulate gpu-trace clean
 
 # Python packages come from the lock files: every package, transitive ones too, at one version with
 # its hashes, so every machine installs the same bytes. requirements*.txt are what people edit;
@@ -79,6 +79,10 @@ bench: install
 	$(PY) bench/bench_live_daphne.py
 	$(DEV_ENV) $(PY) bench/bench_gpu.py
 	$(PY) bench/bench_hostile.py
+
+## gpu-trace: the Alibaba GPU trace v2023 CSVs into data/alibaba-gpu-v2023/, checked against data/alibaba-gpu-v2023.sha256 (copied from ../shared when it has them)
+gpu-trace:
+	bash scripts/gpu-trace.sh
 
 clean:
 	rm -rf $(VENV) node_modules .pytest_cache .mypy_cache .ruff_cache build

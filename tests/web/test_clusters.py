@@ -24,8 +24,7 @@ pytestmark = pytest.mark.django_db
 
 REPO = Path(__file__).resolve().parents[2]
 KUBECTL = REPO / "tests" / "core" / "data" / "kubectl-cluster.yaml"
-K8S_EXAMPLES = REPO.parent / "shared" / "data" / "k8s-examples"
-DEPLOYMENT = (K8S_EXAMPLES / "deployment.yaml").read_text()
+DEPLOYMENT = (REPO / "docs" / "examples" / "web-deployment.yaml").read_text()
 
 
 def upload_cluster(client: Client, text: str, **data: Any) -> Any:
@@ -35,7 +34,7 @@ def upload_cluster(client: Client, text: str, **data: Any) -> Any:
 
 def nodeless_scenario(owner: Any, visibility: str = Visibility.PUBLIC) -> Scenario:
     return Scenario.objects.create(
-        slug="nginx", name="nginx", document=DEPLOYMENT, source_name="deployment.yaml", owner=owner,
+        slug="nginx", name="nginx", document=DEPLOYMENT, source_name="web-deployment.yaml", owner=owner,
         visibility=visibility, preview={"nodes": 0},
     )  # fmt: skip
 
