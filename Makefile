@@ -12,7 +12,7 @@ PORT ?= 8000
 # (docs/deploy.md). Tests use kubeviz/settings_test.py (pyproject.toml) and need neither.
 DEV_ENV := KUBEVIZ_DEBUG=1
 
-.PHONY: install lock run test test-fast lint typecheck unit bench worker simulate gpu-trace clean
+.PHONY: install lock run test prerequisites test-fast lint typecheck unit bench worker simulate gpu-trace clean
 
 # Python packages come from the lock files: every package, transitive ones too, at one version with
 # its hashes, so every machine installs the same bytes. requirements*.txt are what people edit;
@@ -54,8 +54,13 @@ worker: install
 simulate: $(STAMP)
 	$(PY) -m scheduler_core simulate $(or $(SCENARIO),mixed-small)
 
-## test: lint, strict type check of the engine and the web app, then the whole test suite (engine, web, browser)
-test: lint typecheck unit
+## test: its prerequisites first (scripts/prerequisites.sh: Chromium, Redis, npm; installed as root, else the command to run), then lint, strict type check of the engine and the web app, and the whole test suite (engine, web, browser)
+test: prerequisites
+	$(MAKE) --no-print-directory lint typecheck unit
+
+## prerequisites: what make test needs besides the lock files, installed (as root) or named (otherwise)
+prerequisites:
+	bash scripts/prerequisites.sh
 
 ## test-fast: the inner loop -- every test but the slow, browser (e2e) and real-worker ones
 test-fast: install

@@ -143,7 +143,7 @@ def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     if not os.access(CHROMIUM, os.X_OK):
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (.ci/run does); never a downloaded browser")
+        pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium; never a downloaded browser")
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
