@@ -16,11 +16,14 @@ DEV_ENV := KUBEVIZ_DEBUG=1
 
 # Python packages come from the lock files: every package, transitive ones too, at one version with
 # its hashes, so every machine installs the same bytes. requirements*.txt are what people edit;
-# `make lock` turns them into requirements*.lock.
-$(STAMP): requirements.lock requirements-dev.lock pyproject.toml
+# `make lock` turns them into requirements*.lock. pip installs only uv (requirements-uv.lock,
+# hashed); uv installs the rest from the same hash-locked file, in parallel and from its cache.
+UV := $(VENV)/bin/uv
+$(STAMP): requirements.lock requirements-dev.lock requirements-uv.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --require-hashes -r requirements-dev.lock
-	$(PY) -m pip install --quiet --no-deps -e .
+	$(PY) -m pip install --quiet --require-hashes -r requirements-uv.lock
+	$(UV) pip install --quiet --python $(PY) --require-hashes -r requirements-dev.lock
+	$(UV) pip install --quiet --python $(PY) --no-deps -e .
 	touch $(STAMP)
 
 $(NPM_STAMP): package.json package-lock.json
@@ -34,6 +37,7 @@ LOCK_ARGS ?=
 PIP_COMPILE := CUSTOM_COMPILE_COMMAND="make lock" $(VENV)/bin/pip-compile --quiet --generate-hashes --allow-unsafe \
 	--strip-extras --no-emit-index-url --no-emit-find-links $(LOCK_ARGS)
 lock: $(STAMP)
+	$(PIP_COMPILE) --output-file requirements-uv.lock requirements-uv.txt
 	$(PIP_COMPILE) --output-file requirements.lock requirements.txt
 	$(PIP_COMPILE) --constraint requirements.lock --output-file requirements-dev.lock requirements-dev.txt
 
