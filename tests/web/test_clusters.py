@@ -325,9 +325,7 @@ def test_what_uploads_on_a_cluster_runs_on_it(
     assert (run.summary["bound"], run.summary["pending"]) == (9, 0)  # the cluster's 8 and this one
 
 
-def test_the_scenario_page_lists_the_running_pods_its_runs_start_with(
-    logged_in_client: Client, builtins: None
-) -> None:
+def test_the_scenario_page_lists_the_running_pods_its_runs_start_with(logged_in_client: Client, builtins: None) -> None:
     three_zones = Cluster.objects.get(name="three-zones")
     response = logged_in_client.post(
         reverse("scenario-new"),
