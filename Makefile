@@ -12,15 +12,18 @@ PORT ?= 8000
 # (docs/deploy.md). Tests use kubeviz/settings_test.py (pyproject.toml) and need neither.
 DEV_ENV := KUBEVIZ_DEBUG=1
 
-.PHONY: install lock run test test-fast lint typecheck unit bench worker simulate clean
+.PHONY: install lock run test prerequisites test-fast lint typecheck unit bench worker simulate gpu-trace clean
 
 # Python packages come from the lock files: every package, transitive ones too, at one version with
 # its hashes, so every machine installs the same bytes. requirements*.txt are what people edit;
-# `make lock` turns them into requirements*.lock.
-$(STAMP): requirements.lock requirements-dev.lock pyproject.toml
+# `make lock` turns them into requirements*.lock. pip installs only uv (requirements-uv.lock,
+# hashed); uv installs the rest from the same hash-locked file, in parallel and from its cache.
+UV := $(VENV)/bin/uv
+$(STAMP): requirements.lock requirements-dev.lock requirements-uv.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --require-hashes -r requirements-dev.lock
-	$(PY) -m pip install --quiet --no-deps -e .
+	$(PY) -m pip install --quiet --require-hashes -r requirements-uv.lock
+	$(UV) pip install --quiet --python $(PY) --require-hashes -r requirements-dev.lock
+	$(UV) pip install --quiet --python $(PY) --no-deps -e .
 	touch $(STAMP)
 
 $(NPM_STAMP): package.json package-lock.json
@@ -34,6 +37,7 @@ LOCK_ARGS ?=
 PIP_COMPILE := CUSTOM_COMPILE_COMMAND="make lock" $(VENV)/bin/pip-compile --quiet --generate-hashes --allow-unsafe \
 	--strip-extras --no-emit-index-url --no-emit-find-links $(LOCK_ARGS)
 lock: $(STAMP)
+	$(PIP_COMPILE) --output-file requirements-uv.lock requirements-uv.txt
 	$(PIP_COMPILE) --output-file requirements.lock requirements.txt
 	$(PIP_COMPILE) --constraint requirements.lock --output-file requirements-dev.lock requirements-dev.txt
 
@@ -54,8 +58,13 @@ worker: install
 simulate: $(STAMP)
 	$(PY) -m scheduler_core simulate $(or $(SCENARIO),mixed-small)
 
-## test: lint, strict type check of the engine and the web app, then the whole test suite (engine, web, browser)
-test: lint typecheck unit
+## test: its prerequisites first (scripts/prerequisites.sh: Chromium, Redis, npm; installed as root, else the command to run), then lint, strict type check of the engine and the web app, and the whole test suite (engine, web, browser)
+test: prerequisites
+	$(MAKE) --no-print-directory lint typecheck unit
+
+## prerequisites: what make test needs besides the lock files, installed (as root) or named (otherwise)
+prerequisites:
+	bash scripts/prerequisites.sh
 
 ## test-fast: the inner loop -- every test but the slow, browser (e2e) and real-worker ones
 test-fast: install
@@ -79,6 +88,10 @@ bench: install
 	$(PY) bench/bench_live_daphne.py
 	$(DEV_ENV) $(PY) bench/bench_gpu.py
 	$(PY) bench/bench_hostile.py
+
+## gpu-trace: the Alibaba GPU trace v2023 CSVs into data/alibaba-gpu-v2023/, checked against data/alibaba-gpu-v2023.sha256 (copied from ../shared when it has them)
+gpu-trace:
+	bash scripts/gpu-trace.sh
 
 clean:
 	rm -rf $(VENV) node_modules .pytest_cache .mypy_cache .ruff_cache build

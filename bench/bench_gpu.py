@@ -21,8 +21,8 @@ means are what compare.
 Usage (from the repo root): ``.venv/bin/python bench/bench_gpu.py [--seeds 0,1,2,3,4]
 [--policies gpu-fgd,...] [--nodes all]`` (``all`` adds the 310 CPU-only nodes of
 ``openb_node_list_all_node.csv``; the artifact's figures are for the GPU nodes only). The
-trace lives in ``../shared/data/alibaba-gpu-v2023`` (``KUBEVIZ_GPU_TRACE_DIR`` overrides);
-without it the benchmark says so and stops.
+trace is ``data/alibaba-gpu-v2023`` (``make gpu-trace`` fetches it) or ``../shared/data/alibaba-gpu-v2023``
+(bench/public_data.py; ``KUBEVIZ_GPU_TRACE_DIR`` overrides); without it the benchmark says so and stops.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench import public_data  # noqa: E402
 from scheduler_core.gpu.trace_document import scenario_document  # noqa: E402
 from scheduler_core.metrics import MetricsAccumulator  # noqa: E402
 from scheduler_core.policy import builtin_policy  # noqa: E402
@@ -55,7 +56,8 @@ ARTIFACT = {
     "gpu-best-fit": (7.14, 0.14),
     "gpu-fgd": (4.77, 0.11),
 }
-TRACE_DIR = Path(os.environ.get("KUBEVIZ_GPU_TRACE_DIR", ROOT.parent / "shared" / "data" / "alibaba-gpu-v2023"))
+_OVERRIDE = os.environ.get("KUBEVIZ_GPU_TRACE_DIR")
+TRACE_DIR = Path(_OVERRIDE) if _OVERRIDE else public_data.find(public_data.GPU_TRACE)
 
 
 def main() -> int:
@@ -64,6 +66,9 @@ def main() -> int:
     parser.add_argument("--policies", default=",".join(POLICIES), help="comma-separated built-in policies")
     parser.add_argument("--nodes", choices=("gpu", "all"), default="gpu", help="GPU nodes only (default) or all")
     args = parser.parse_args()
+    if TRACE_DIR is None:
+        print(f"bench_gpu: {public_data.missing_message(public_data.GPU_TRACE)}; nothing measured")
+        return 0
     nodes_csv = TRACE_DIR / ("openb_node_list_gpu_node.csv" if args.nodes == "gpu" else "openb_node_list_all_node.csv")
     pods_csv = TRACE_DIR / "openb_pod_list_default.csv"
     if not nodes_csv.exists() or not pods_csv.exists():

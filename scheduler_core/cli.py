@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .builtin_names import resolve_builtin
-from .clusters import Cluster, ClusterError, apply_cluster, builtin_cluster, builtin_cluster_names, load_cluster_file
+from .clusters import Cluster, ClusterError, builtin_cluster, builtin_cluster_names, load_cluster_file, load_on_cluster
 from .compare import Comparison, compare
 from .config import Policy
 from .errors import LoadError
@@ -32,7 +32,7 @@ from .scenario_types import Scenario
 from .simulation import RunSummary, Simulation
 from .trace import DETAIL_FULL, DETAIL_SUMMARY
 from .units import format_amount
-from .yamlsource import DEFAULT_READ_CPU_SECONDS, CpuAllowance
+from .yamlsource import DEFAULT_READ_CPU_SECONDS, CpuAllowance, read_text_file
 
 __all__ = ["main", "build_parser"]
 
@@ -184,9 +184,9 @@ def read_cpu_seconds() -> float:
 def _resolve_scenario(arg: str, reading: CpuAllowance, cluster: Cluster | None = None) -> Scenario:
     """The scenario file or built-in name, on ``cluster`` when one is given (ClusterError if it has nodes)."""
     found = resolve_builtin(arg, "scenario", builtin_scenario_names())
+    path = found if isinstance(found, Path) else _BUILTIN_SCENARIOS / f"{found}.yaml"
     with reading.spend():
-        scenario = load_scenario_file(found if isinstance(found, Path) else _BUILTIN_SCENARIOS / f"{found}.yaml")
-    return scenario if cluster is None else apply_cluster(scenario, cluster)
+        return load_on_cluster(read_text_file(path), path.name, cluster)
 
 
 def _resolve_policy(arg: str | None, reading: CpuAllowance) -> Policy | None:

@@ -10,8 +10,10 @@ should land on. A cluster brings them, read from any of:
 - a kubeviz Scenario document: its nodes, node groups and the pods bound to those nodes;
 - Node manifests.
 
-:func:`apply_cluster` puts a cluster under a scenario that has no nodes of its own. The built-in
-clusters live in ``scheduler_core/clusters_builtin`` (docs/clusters.md).
+:func:`load_on_cluster` loads a document on a cluster: the one rule for the web upload, the
+scenario page, runs, forks and the command line, so that what uploads runs and the page shows
+what a run starts with. :func:`apply_cluster` is its second half, for a scenario already loaded
+without nodes. The built-in clusters live in ``scheduler_core/clusters_builtin`` (docs/clusters.md).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ __all__ = [
     "cluster_from_nodes",
     "load_cluster",
     "load_cluster_file",
+    "load_on_cluster",
     "nodes_document",
     "resolve_cluster",
     "shape_document",
@@ -288,14 +291,33 @@ def _copy_pod(pod: Pod) -> Pod:
     return dataclasses.replace(pod, labels=dict(pod.labels), annotations=dict(pod.annotations))
 
 
+def load_on_cluster(text: str, source: str, cluster: Cluster | None, *, keep_own_nodes: bool = False) -> Scenario:
+    """Load a document on ``cluster`` (None: as it is): the rule every caller shares.
+
+    The loader sees the cluster's nodes, so its warnings (a ``spec.nodeName`` the cluster lacks,
+    with its line) and a GPU trace's capacity count them; then :func:`apply_cluster` adds the
+    cluster's running pods and refuses, with :class:`ClusterError`, what could never run: a pod
+    the cluster already runs, a node the timeline adds twice, more pods than the cap. A document
+    with nodes of its own raises ClusterError too, unless ``keep_own_nodes``: then it loads
+    without the cluster (``nodes_from_cluster`` stays false; the web app says the pick is unused).
+    Raises :class:`LoadError` for the document itself.
+    """
+    scenario = load_scenario(text, source, cluster_nodes=None if cluster is None else cluster.nodes)
+    if cluster is None or (keep_own_nodes and not scenario.nodes_from_cluster):
+        return scenario
+    return apply_cluster(scenario, cluster)
+
+
 def apply_cluster(scenario: Scenario, cluster: Cluster) -> Scenario:
     """Put ``cluster`` under ``scenario``: its nodes, and its running pods created first at t=0.
 
     Only for a scenario without nodes of its own (timeline ``addNode``s may add more later):
     raises :class:`ClusterError` otherwise, and when a name would be taken twice or the pod cap
-    exceeded. Returns ``scenario``, changed in place; the warning that it has no nodes is
-    replaced by one per pod whose spec.nodeName the cluster does not have.
+    exceeded. Returns ``scenario``, changed in place. When the loader already saw the cluster's
+    nodes (:func:`load_on_cluster`) its warnings stand; otherwise the warning that the scenario
+    has no nodes is replaced by one per pod whose spec.nodeName the cluster does not have.
     """
+    loaded_on_cluster = scenario.nodes_from_cluster  # load_scenario(cluster_nodes=...) warned with them
     if scenario.nodes and not scenario.nodes_from_cluster:
         raise ClusterError(
             f'scenario "{scenario.name}" has {len(scenario.nodes)} node(s) of its own; a cluster is only for '
@@ -323,6 +345,8 @@ def apply_cluster(scenario: Scenario, cluster: Cluster) -> Scenario:
     for pod in cluster.pods:
         scenario.namespaces.setdefault(pod.namespace, {"kubernetes.io/metadata.name": pod.namespace})
     scenario.nodes_from_cluster = True
+    if loaded_on_cluster:
+        return scenario
     warnings = [w for w in scenario.warnings if not w.endswith(NO_NODES_WARNING)]
     later_nodes = {obj.name for action in scenario.timeline for obj in action.objects if isinstance(obj, Node)}
     for pod in scenario.pods:

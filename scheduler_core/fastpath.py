@@ -40,7 +40,6 @@ checks byte-identical traces against the plain scheduler over randomised scenari
 from __future__ import annotations
 
 import operator
-import random
 from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
@@ -48,7 +47,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .config import Policy
 from .framework import MAX_NODE_SCORE, MIN_NODE_SCORE, Code, CycleState, NodeScore, SchedulingError, Status
 from .framework.interface import BatchFilterPlugin, BatchScorePlugin, FilterPlugin, ScorePlugin
 from .framework.runtime import Framework, PluginScores, ScoreResult
@@ -58,10 +56,8 @@ from .plugins import node_resources_balanced_allocation as balanced_allocation
 from .plugins import node_resources_fit as fit
 from .plugins import score_formulas as formulas
 from .plugins.resource_allocation import MAX_UTILIZATION, ResourceAllocationScorer
-from .pod_queue import PodQueue
 from .scheduler import CycleResult, Scheduler, num_feasible_nodes_to_find
-from .state import ClusterCache, NodeInfo
-from .trace import Trace
+from .state import NodeInfo
 
 __all__ = ["FastScheduler", "PATH_FILTER_BATCH", "PATH_FILTER_PLAIN", "PATH_FILTER_VECTOR", "PATH_FIT_MASK"]
 
@@ -278,16 +274,7 @@ class _FilterPlan:
 class FastScheduler(Scheduler):
     """The plain scheduler with array-based filtering and scoring; same decisions, same trace."""
 
-    def __init__(
-        self,
-        cache: ClusterCache,
-        queue: PodQueue,
-        profiles: Mapping[str, Framework],
-        policy: Policy,
-        rng: random.Random,
-        trace: Trace,
-    ) -> None:
-        super().__init__(cache, queue, profiles, policy, rng, trace)
+    def _init_own_state(self) -> None:
         self._table: _Table | None = None
         self._caches: dict[int, _Caches] = {}
         # rows of the feasible list the last filter pass produced, for _score

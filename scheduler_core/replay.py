@@ -17,6 +17,7 @@ import copy
 from collections import deque
 from typing import Any
 
+from .gpu.request import GPU_MODEL_LABEL, GPU_RESOURCE, MILLI
 from .tie_break import describe_tie
 from .units import format_usage
 
@@ -25,9 +26,7 @@ __all__ = ["ViewState", "narrate", "NARRATION_LINES", "GPU_MILLI"]
 NARRATION_LINES = 40
 GONE_REQUESTS_KEPT = 64  # deleted pods whose requests a reservation may still need
 LANES = ("active", "backoff", "unschedulable")
-GPU_RESOURCE = "nvidia.com/gpu"  # the names of scheduler_core/gpu/request.py, as the trace spells them
-GPU_MODEL_LABEL = "kubeviz.dev/gpu-model"
-GPU_MILLI = 1000  # one whole GPU in thousandths
+GPU_MILLI = MILLI  # one whole GPU in thousandths, as node_view reads it
 
 
 def _short(pod: str | None) -> str:

@@ -842,9 +842,10 @@ def _is_scenario(data: Any) -> bool:
 def load_scenario(text: str, source: str = "scenario.yaml", *, cluster_nodes: Sequence[Node] | None = None) -> Scenario:
     """Load a Scenario document, or plain (multi-document) Kubernetes manifests.
 
-    ``cluster_nodes`` are the nodes to use when the document has none (a web upload's
-    cluster); ``Scenario.warnings`` counts them. Raises :class:`errors.LoadError` listing every
-    problem found (source, line, field path).
+    ``cluster_nodes`` are the nodes to use when the document has none; ``Scenario.warnings``
+    counts them. It is half of the cluster rule: callers use ``clusters.load_on_cluster``,
+    which adds the cluster's running pods and its checks. Raises :class:`errors.LoadError`
+    listing every problem found (source, line, field path).
     """
     documents = load_documents(text, source, watcher=_Census(source))
     builder = _Builder(source)

@@ -7,16 +7,14 @@ so later errors (and the web view) can point back at the document.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .model import Node, Pod, PodDisruptionBudget, PriorityClass
 from .workloads import Service, Workload
 
-if TYPE_CHECKING:
-    from .gpu.workload import GpuWorkload
-
-__all__ = ["TimelineAction", "Scenario", "TIMELINE_ACTIONS"]
+__all__ = ["PodArrivals", "TimelineAction", "Scenario", "TIMELINE_ACTIONS"]
 
 # Actions the engine understands. Workload targets are ``deployment/NAME``, ``statefulset/NS/NAME``,
 # ``replicaset/...``, ``job/...``; node targets ``node/NAME``; pod targets ``pod/[NS/]NAME``.
@@ -55,6 +53,17 @@ class TimelineAction:
     line: int = 0
 
 
+class PodArrivals(Protocol):
+    """Pods that arrive during a run on a timeline drawn from its seed: a GPU trace's
+    (``gpu.workload.GpuWorkload``). Named here by what the simulation and the web read of it, so
+    this module, below the GPU trace's, imports nothing of it (tests/core/test_import_cycles.py)."""
+
+    @property
+    def pods(self) -> Sequence[Any]: ...
+
+    def timeline(self, seed: int) -> list[TimelineAction]: ...
+
+
 @dataclass
 class Scenario:
     name: str
@@ -78,4 +87,4 @@ class Scenario:
     nodes_from_cluster: bool = False  # the nodes are load_scenario's cluster_nodes (the document has none)
     # spec.gpuTrace: the trace's pods, turned into create (and delete) actions for each run's seed
     # by GpuWorkload.timeline(seed); None without a GPU trace.
-    gpu_workload: GpuWorkload | None = None
+    gpu_workload: PodArrivals | None = None

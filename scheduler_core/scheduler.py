@@ -210,6 +210,11 @@ class Scheduler:
         self.evict: Callable[[Pod, Pod], None] = lambda victim, preemptor: None
         # told when a pod is assumed (the simulation releases upgrade-aware reservations)
         self.on_assumed: Callable[[Pod, str], None] = lambda pod, node: None
+        self._init_own_state()
+
+    def _init_own_state(self) -> None:
+        """A kind of scheduler sets up its own state here (LegacyScheduler, FastScheduler), so that
+        one constructor, with these six parameters, serves all three."""
 
     # -- the pure part -------------------------------------------------------------------
 

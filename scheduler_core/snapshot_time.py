@@ -23,15 +23,12 @@ strategies' ``PrepareForCreate``).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .model import Pod, PodDisruptionBudget
 from .run_end import format_duration
-
-if TYPE_CHECKING:
-    from .k8s_parse import Parsed
 
 __all__ = [
     "SECOND_MS",
@@ -48,6 +45,23 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _RFC3339 = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})",
 )
+
+
+class SnapshotEntry(Protocol):
+    """What these functions read of a ``k8s_parse.Parsed`` (the loader's object with its status
+    fields), named here so that this module, which k8s_parse imports, imports nothing of it."""
+
+    @property
+    def obj(self) -> object: ...
+
+    @property
+    def start_time_unix_ms(self) -> int | None: ...
+
+    @property
+    def disrupted_pods_unix_ms(self) -> Mapping[str, int]: ...
+
+    @property
+    def nominated_node_name(self) -> str: ...
 
 
 def api_time_ms(ms: int) -> int:
@@ -76,7 +90,7 @@ def parse_rfc3339_ms(text: str) -> int:
     return (moment - _EPOCH) // timedelta(seconds=1) * SECOND_MS
 
 
-def apply_snapshot_times(parsed: Iterable[Parsed]) -> int | None:
+def apply_snapshot_times(parsed: Iterable[SnapshotEntry]) -> int | None:
     """Give the t=0 objects of one snapshot their status times on the virtual clock.
 
     ``parsed`` are the pods and PodDisruptionBudgets present at t=0. The latest
@@ -99,7 +113,7 @@ def apply_snapshot_times(parsed: Iterable[Parsed]) -> int | None:
     return anchor
 
 
-def apply_snapshot_nominations(parsed: Iterable[Parsed]) -> None:
+def apply_snapshot_nominations(parsed: Iterable[SnapshotEntry]) -> None:
     """Give the t=0 pods still to be scheduled the ``status.nominatedNodeName`` they carry.
 
     A cluster dumped while a preemptor waits for its victims shows the preemptor pending and

@@ -34,7 +34,6 @@ from ..model import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, PREFER_NO_SCHEDULE, Po
 from ..plugins.inter_pod_affinity import InterPodAffinity
 from ..plugins.node_affinity import required_node_affinity_matches
 from ..plugins.resource_allocation import is_scalar_resource_name
-from ..pod_queue import PodQueue
 from ..scheduler import (
     ERR_NO_NODES_AVAILABLE,
     NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT,
@@ -106,16 +105,7 @@ def build_queue(policy: Policy, trace: Trace | None = None) -> FifoQueue:
 class LegacyScheduler(Scheduler):
     """generic_scheduler + scheduleOne as of ≈v1.5, on the same cache, queue and trace."""
 
-    def __init__(
-        self,
-        cache: ClusterCache,
-        queue: PodQueue,
-        profiles: Mapping[str, Framework],
-        policy: Policy,
-        rng: random.Random,
-        trace: Trace,
-    ) -> None:
-        super().__init__(cache, queue, profiles, policy, rng, trace)
+    def _init_own_state(self) -> None:
         self.last_node_index = 0  # genericScheduler.lastNodeIndex
         self._affinity: dict[str, InterPodAffinity] = {}
 

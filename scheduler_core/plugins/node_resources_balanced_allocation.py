@@ -17,18 +17,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..framework import (
-    SUCCESS,
     CycleState,
     Handle,
     PluginArgsError,
-    PreScorePlugin,
     ScorePlugin,
-    Status,
 )
 from ..model import Pod
 from ..state import NodeInfo
 from .resource_allocation import (
     DEFAULT_RESOURCES,
+    ResourceAllocationPreScore,
     ResourceAllocationScorer,
     ResourceSpec,
     check_keys,
@@ -39,7 +37,6 @@ from .score_formulas import balanced_score, balanced_std, resource_fraction
 
 __all__ = ["NodeResourcesBalancedAllocation", "balanced_resource_scorer", "parse_balanced_allocation_args"]
 
-_PRE_SCORE_KEY = "PreScoreNodeResourcesBalancedAllocation"
 _ARGS_KEYS = frozenset({"apiVersion", "kind", "resources"})
 
 
@@ -67,22 +64,13 @@ def balanced_resource_scorer(requested: Sequence[int], allocatable: Sequence[int
     return balanced_score(balanced_std(fractions))
 
 
-class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
+class NodeResourcesBalancedAllocation(ResourceAllocationPreScore, ScorePlugin):
     name = "NodeResourcesBalancedAllocation"
 
     def __init__(self, handle: Handle, args: Mapping[str, Any] | None = None) -> None:
         super().__init__(handle, args)
         self.resources = parse_balanced_allocation_args(args)
         self.scorer = ResourceAllocationScorer(self.name, self.resources, balanced_resource_scorer, use_requested=True)
-
-    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status:
-        state.write(_PRE_SCORE_KEY, self.scorer.pod_requests(pod))
-        return SUCCESS
-
-    def score_requests(self, state: CycleState, pod: Pod) -> tuple[int, ...]:
-        """The pod's request per configured resource, from PreScore (Score without PreScore recomputes, as upstream)."""
-        pod_requests: tuple[int, ...] | None = state.get(_PRE_SCORE_KEY)
-        return self.scorer.pod_requests(pod) if pod_requests is None else pod_requests
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """0..100, higher when the node's resource fractions are closer together; no NormalizeScore."""

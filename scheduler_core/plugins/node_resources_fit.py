@@ -34,7 +34,6 @@ from ..framework import (
     PluginArgsError,
     PreFilterPlugin,
     PreFilterResult,
-    PreScorePlugin,
     QueueingHint,
     ScorePlugin,
     Status,
@@ -45,6 +44,7 @@ from .resource_allocation import (
     DEFAULT_RESOURCES,
     MAX_CUSTOM_PRIORITY_SCORE,
     MAX_UTILIZATION,
+    ResourceAllocationPreScore,
     ResourceAllocationScorer,
     ResourceSpec,
     check_keys,
@@ -76,8 +76,6 @@ __all__ = [
 ]
 
 _PRE_FILTER_KEY = "PreFilterNodeResourcesFit"
-_PRE_SCORE_KEY = "PreScoreNodeResourcesFit"
-
 REASON_TOO_MANY_PODS = "Too many pods"
 
 # apis/config/types_pluginargs.go ScoringStrategyType.
@@ -214,7 +212,7 @@ class _PreFilterState:
     checks: tuple[tuple[str, int, str], ...]
 
 
-class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+class NodeResourcesFit(PreFilterPlugin, FilterPlugin, ResourceAllocationPreScore, ScorePlugin):
     name = "NodeResourcesFit"
 
     def __init__(self, handle: Handle, args: Mapping[str, Any] | None = None) -> None:
@@ -297,15 +295,6 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         return Status(Code.UNSCHEDULABLE, tuple(reasons))
 
     # -- scoring
-
-    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status:
-        state.write(_PRE_SCORE_KEY, self.scorer.pod_requests(pod))
-        return SUCCESS
-
-    def score_requests(self, state: CycleState, pod: Pod) -> tuple[int, ...]:
-        """The pod's request per scored resource, from PreScore (Score without PreScore recomputes, as upstream)."""
-        pod_requests: tuple[int, ...] | None = state.get(_PRE_SCORE_KEY)
-        return self.scorer.pod_requests(pod) if pod_requests is None else pod_requests
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """The strategy's score, 0..100; no NormalizeScore."""

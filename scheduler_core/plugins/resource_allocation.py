@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from ..framework import MAX_NODE_SCORE, PluginArgsError
+from ..framework import MAX_NODE_SCORE, SUCCESS, CycleState, PluginArgsError, PreScorePlugin, Status
 from ..model import CPU, EPHEMERAL_STORAGE, MEMORY, Pod
 from ..state import NodeInfo
 from .score_formulas import (
@@ -35,6 +35,7 @@ __all__ = [
     "MAX_CUSTOM_PRIORITY_SCORE",
     "MAX_UTILIZATION",
     "ResourceAllocationScorer",
+    "ResourceAllocationPreScore",
     "Lookup",
     "rtcr_shape_score",
     "Scorer",
@@ -314,3 +315,23 @@ def parse_resource_specs(raw: Any, path: str) -> tuple[ResourceSpec, ...]:
         weight = require_int(entry.get("weight", 0), f"{item_path}.weight")
         specs.append(ResourceSpec(name, weight or 1))
     return tuple(specs)
+
+
+class ResourceAllocationPreScore(PreScorePlugin):
+    """PreScore of the plugins that score through a :class:`ResourceAllocationScorer`.
+
+    fit.go and balanced_allocation.go each compute ``calculatePodResourceRequestList`` once
+    per cycle in PreScore and write it under ``"PreScore" + plugin name``; Score reads it back,
+    or recomputes it when PreScore did not run (as upstream's ``getXxxPreScoreState`` callers do).
+    """
+
+    scorer: ResourceAllocationScorer
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status:
+        state.write("PreScore" + self.name, self.scorer.pod_requests(pod))
+        return SUCCESS
+
+    def score_requests(self, state: CycleState, pod: Pod) -> tuple[int, ...]:
+        """The pod's request per scored resource, from PreScore (Score without PreScore recomputes, as upstream)."""
+        pod_requests: tuple[int, ...] | None = state.get("PreScore" + self.name)
+        return self.scorer.pod_requests(pod) if pod_requests is None else pod_requests

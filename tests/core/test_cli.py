@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -222,14 +223,14 @@ def test_simulate_prints_the_scenarios_warnings_on_stderr(
 ) -> None:
     import scheduler_core.cli as cli
 
-    loaded = cli.load_scenario_file
+    loaded = cli.load_on_cluster
 
-    def with_warnings(path: Path) -> object:
-        scenario = loaded(path)
+    def with_warnings(*args: Any, **kwargs: Any) -> object:
+        scenario = loaded(*args, **kwargs)
         scenario.warnings = ["the scenario has no nodes: every pod will stay pending"]
         return scenario
 
-    monkeypatch.setattr(cli, "load_scenario_file", with_warnings)
+    monkeypatch.setattr(cli, "load_on_cluster", with_warnings)
     path = tmp_path / "pod.yaml"
     path.write_text(NO_NODES_POD)
     code, out = run_cli("simulate", str(path))

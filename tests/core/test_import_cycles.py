@@ -1,10 +1,10 @@
 """No module imports back into a module that imports it (the codebase issue's done-criterion).
 
 Every ``.py`` file of ``scheduler_core`` and ``kubeviz`` is parsed with :mod:`ast`; every import
-counts wherever it stands — at the top, inside a function, inside a ``try`` — because a deferred
-import is still a dependency a reader has to untangle. Imports under ``if TYPE_CHECKING:`` are
-left out: they never run, and annotations are the one place a two-way reference between
-modules is harmless (``from __future__ import annotations`` keeps them strings).
+counts wherever it stands — at the top, inside a function, inside a ``try``, under
+``if TYPE_CHECKING:`` — because a deferred or type-only import is still a dependency a reader
+has to untangle: a module that needs a type from a module above it names what it reads in a
+``Protocol`` of its own instead (``scenario_types.PodArrivals``, ``snapshot_time.SnapshotEntry``).
 
 ``from pkg import name`` is an edge to ``pkg.name`` when that is a module of the project, and to
 ``pkg`` otherwise; relative imports are resolved against the importing module's package. The
@@ -38,27 +38,11 @@ def project_modules() -> dict[str, Path]:
     return modules
 
 
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def _imports(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Every import below ``node``, skipping the bodies of ``if TYPE_CHECKING:``."""
-    for child in ast.iter_child_nodes(node):
-        if isinstance(child, ast.If) and _is_type_checking(child.test):
-            for orelse in child.orelse:
-                yield from _imports_in(orelse)
-            continue
-        yield from _imports_in(child)
-
-
-def _imports_in(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        yield node
-    else:
-        yield from _imports(node)
+    """Every import below ``node``, ``if TYPE_CHECKING:`` bodies included."""
+    for child in ast.walk(node):
+        if isinstance(child, (ast.Import, ast.ImportFrom)):
+            yield child
 
 
 def _package_of(module: str, path: Path) -> str:
@@ -140,10 +124,14 @@ def test_the_cycle_finder_sees_a_two_module_cycle_and_a_self_import() -> None:
     assert cycles(graph) == [["a", "b"], ["d"]]
 
 
-def test_imports_under_type_checking_are_not_edges() -> None:
-    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import x\nelse:\n    import y\n")
+def test_imports_under_type_checking_and_in_functions_are_edges() -> None:
+    source = (
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import x\nelse:\n    import y\n"
+        "def f():\n    import z\n"
+    )
+    tree = ast.parse(source)
     imported = [node.module if isinstance(node, ast.ImportFrom) else node.names[0].name for node in _imports(tree)]
-    assert imported == ["typing", "y"]
+    assert sorted(name or "" for name in imported) == ["typing", "x", "y", "z"]
 
 
 def test_no_module_imports_back_into_a_module_that_imports_it() -> None:

@@ -13,7 +13,7 @@ from scheduler_core.simulation import Simulation
 from scheduler_core.trace import dumps
 from tests.core.builders import make_node, make_pod
 
-# ../shared/data/k8s-examples/pod-with-toleration.yaml, the README's own example: no nodes at all.
+# One pod and no nodes at all, like docs/examples/tolerating-pod.yaml (the README's own example).
 NO_NODES = """\
 {
   apiVersion: "v1",

@@ -20,13 +20,6 @@ from scheduler_core.scenario import (
 from scheduler_core.scenario_types import Scenario
 from scheduler_core.yamlsource import MAX_TEXT_BYTES
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-# CI clones the repository next to a copy of shared/, so the data sits beside the repo root.
-EXAMPLES = REPO_ROOT.parent / "shared" / "data" / "k8s-examples"
-needs_examples = pytest.mark.skipif(
-    not EXAMPLES.is_dir(), reason=f"real manifests not found at {EXAMPLES} (shared/ must sit beside the repo)"
-)
-
 
 def errors_of(text: str, source: str = "scenario.yaml") -> list[str]:
     with pytest.raises(LoadError) as info:
@@ -472,18 +465,16 @@ EXPECTED_FROM_MANIFESTS: dict[str, object] = {
 }
 
 
-@needs_examples
 @pytest.mark.parametrize("name", sorted(REAL_MANIFESTS))
-def test_real_manifests_load_what_they_say(name: str) -> None:
+def test_real_manifests_load_what_they_say(name: str, public_data: Callable[[str], Path]) -> None:
     """Each manifest is read in full: a document that loads to nothing, or drops a field (as a
     flow-style KYAML file could), fails here, not just one that raises."""
-    loaded = one_object(load_scenario_file(EXAMPLES / name))
+    loaded = one_object(load_scenario_file(public_data(f"k8s-examples/{name}")))
     assert REAL_MANIFESTS[name](loaded) == EXPECTED_FROM_MANIFESTS[name]
 
 
-@needs_examples
-def test_kyaml_pod_with_pod_affinity_keeps_its_terms() -> None:
-    (pod,) = load_scenario_file(EXAMPLES / "pod-with-pod-affinity.yaml").pods
+def test_kyaml_pod_with_pod_affinity_keeps_its_terms(public_data: Callable[[str], Path]) -> None:
+    (pod,) = load_scenario_file(public_data("k8s-examples/pod-with-pod-affinity.yaml")).pods
     assert pod.affinity is not None
     assert pod.affinity.pod_affinity is not None
     assert pod.affinity.pod_affinity.required[0].topology_key == "topology.kubernetes.io/zone"
@@ -491,23 +482,20 @@ def test_kyaml_pod_with_pod_affinity_keeps_its_terms() -> None:
     assert pod.affinity.pod_anti_affinity.preferred[0].weight == 100
 
 
-@needs_examples
-def test_low_priority_class_has_value_minus_1000() -> None:
-    (pc,) = load_scenario_file(EXAMPLES / "low-priority-class.yaml").priority_classes
+def test_low_priority_class_has_value_minus_1000(public_data: Callable[[str], Path]) -> None:
+    (pc,) = load_scenario_file(public_data("k8s-examples/low-priority-class.yaml")).priority_classes
     assert (pc.name, pc.value, pc.global_default) == ("placeholder", -1000, False)
 
 
-@needs_examples
-def test_node_with_generate_name_gets_a_deterministic_name() -> None:
-    (node,) = load_scenario_file(EXAMPLES / "node-with-taint.yaml").nodes
+def test_node_with_generate_name_gets_a_deterministic_name(public_data: Callable[[str], Path]) -> None:
+    (node,) = load_scenario_file(public_data("k8s-examples/node-with-taint.yaml")).nodes
     assert node.name == "taint-node-0"
     assert node.allocatable == {"cpu": 4000, "memory": 32 * 2**30, "pods": 110}
 
 
-@needs_examples
-def test_high_priority_pod_reports_its_missing_class() -> None:
+def test_high_priority_pod_reports_its_missing_class(public_data: Callable[[str], Path]) -> None:
     with pytest.raises(LoadError) as info:
-        load_scenario_file(EXAMPLES / "high-priority-pod.yaml")
+        load_scenario_file(public_data("k8s-examples/high-priority-pod.yaml"))
     assert str(info.value) == (
         'high-priority-pod.yaml:30 spec.priorityClassName: pod "default/high-priority" names PriorityClass "high", '
         "which is not defined (defined: system-cluster-critical, system-node-critical)"

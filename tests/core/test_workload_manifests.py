@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +19,6 @@ from scheduler_core.workloads import Deployment, Job, ReplicaSet, Service, State
 from scheduler_core.yamlsource import load_documents
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-# CI clones the repository next to a copy of shared/, so the data sits beside the repo root.
-EXAMPLES = REPO_ROOT.parent / "shared" / "data" / "k8s-examples"
-needs_examples = pytest.mark.skipif(
-    not EXAMPLES.is_dir(), reason=f"real manifests not found at {EXAMPLES} (shared/ must sit beside the repo)"
-)
 
 HEAD = "apiVersion: kubeviz.dev/v1\nkind: Scenario\nmetadata:\n  name: t\nspec:\n"
 
@@ -468,9 +464,8 @@ def test_workloads_of_different_kinds_or_namespaces_may_share_a_name() -> None:
 # -- the real example manifests ----------------------------------------------------------
 
 
-@needs_examples
-def test_deployment_yaml_loads_a_two_replica_nginx_deployment() -> None:
-    scenario = load_scenario_file(EXAMPLES / "deployment.yaml")
+def test_deployment_yaml_loads_a_two_replica_nginx_deployment(public_data: Callable[[str], Path]) -> None:
+    scenario = load_scenario_file(public_data("k8s-examples/deployment.yaml"))
     (d,) = scenario.workloads
     assert isinstance(d, Deployment)
     assert (d.name, d.replicas, d.strategy, d.template.image, d.line) == (
@@ -485,9 +480,8 @@ def test_deployment_yaml_loads_a_two_replica_nginx_deployment() -> None:
     assert scenario.services == []
 
 
-@needs_examples
-def test_web_statefulset_yaml_loads_a_headless_service_and_the_stateful_set() -> None:
-    scenario = load_scenario_file(EXAMPLES / "web-statefulset.yaml")
+def test_web_statefulset_yaml_loads_a_headless_service_and_the_stateful_set(public_data: Callable[[str], Path]) -> None:
+    scenario = load_scenario_file(public_data("k8s-examples/web-statefulset.yaml"))
     (svc,) = scenario.services
     assert (svc.name, svc.selector, svc.line) == ("nginx", {"app": "nginx"}, 1)
     (sts,) = scenario.workloads
@@ -502,9 +496,10 @@ def test_web_statefulset_yaml_loads_a_headless_service_and_the_stateful_set() ->
     assert sts.template.image == "registry.k8s.io/nginx-slim:0.7"
 
 
-@needs_examples
-def test_zookeeper_yaml_loads_services_a_pdb_and_a_stateful_set_with_its_quirks() -> None:
-    scenario = load_scenario_file(EXAMPLES / "zookeeper.yaml")
+def test_zookeeper_yaml_loads_services_a_pdb_and_a_stateful_set_with_its_quirks(
+    public_data: Callable[[str], Path],
+) -> None:
+    scenario = load_scenario_file(public_data("k8s-examples/zookeeper.yaml"))
     assert [(s.name, s.line) for s in scenario.services] == [("zk-hs", 1), ("zk-cs", 17)]
     (pdb,) = scenario.pdbs
     assert (pdb.name, pdb.max_unavailable) == ("zk-pdb", 1)

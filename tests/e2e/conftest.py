@@ -34,6 +34,19 @@ COMMAND_TIMEOUT_SECONDS = 120.0
 PAGE_TIMEOUT_MS = 30_000
 
 
+E2E_DIR = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test in this folder drives Chromium: mark it e2e here, so no file can forget.
+
+    ``make test-fast`` (``-m "not e2e"``) then never launches a browser, whatever a new file says.
+    """
+    for item in items:
+        if E2E_DIR in item.path.parents:
+            item.add_marker(pytest.mark.e2e)
+
+
 @dataclass
 class Server:
     url: str
@@ -130,7 +143,7 @@ def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     if not os.access(CHROMIUM, os.X_OK):
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (.ci/run does); never a downloaded browser")
+        pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium; never a downloaded browser")
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:

@@ -6,13 +6,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import pytest
 from playwright.sync_api import expect
 
 from .conftest import BrowserLog, Server
 from .playback import RECORDED_MS, expect_no_page_errors, scrub_key, sign_up, start_run, upload
-
-pytestmark = pytest.mark.e2e
 
 NODES, PODS = 5000, 300
 SCENARIO = f"""\

@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
@@ -28,8 +27,6 @@ from .playback import (
     upload,
     watch,
 )
-
-pytestmark = pytest.mark.e2e
 
 SCREENSHOT = "/tmp/e2e-run.png"
 GRID_SCREENSHOT = "/tmp/e2e-run-grid.png"

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
@@ -23,8 +22,6 @@ from .playback import (
     position,
     scrub_key,
 )
-
-pytestmark = pytest.mark.e2e
 
 SCREENSHOT = "/tmp/compare.png"
 ROOT = "#compare-page"

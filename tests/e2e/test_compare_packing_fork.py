@@ -15,8 +15,6 @@ from playwright.sync_api import expect
 from .conftest import BrowserLog, Server
 from .playback import sign_up, watch
 
-pytestmark = pytest.mark.e2e
-
 SHOTS = "/tmp/shots"
 WIDTHS = {"laptop": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
 

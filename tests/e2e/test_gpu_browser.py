@@ -7,14 +7,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
 from .conftest import BrowserLog, Server
 from .playback import RECORDED_MS, expect_no_page_errors, expect_position, scrub_key
-
-pytestmark = pytest.mark.e2e
 
 SCREENSHOT = "/tmp/compare-gpu.png"
 CHART_SCREENSHOT = "/tmp/compare-gpu-chart.png"

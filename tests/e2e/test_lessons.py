@@ -18,8 +18,6 @@ from kubeviz.lessons import lesson
 from .conftest import PAGE_TIMEOUT_MS, BrowserLog, Server
 from .playback import RECORDED_MS, expect_moves_past, expect_no_page_errors, expect_paused, expect_position
 
-pytestmark = pytest.mark.e2e
-
 PANEL = "#lesson-panel"
 # A moment is reached by playing the run at the viewer's speed (a few decisions a second):
 # generous for a slow CI box; Playwright's auto-waiting returns as soon as it is there.

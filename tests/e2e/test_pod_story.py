@@ -6,14 +6,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
 from .conftest import BrowserLog, Server
 from .playback import RECORDED_MS, expect_no_page_errors, expect_paused, expect_position, start_run
-
-pytestmark = pytest.mark.e2e
 
 URGENT = "default/urgent"  # preemption-basics: preempts on node-b at 10s, binds at 40s
 AT = 40  # urgent is in the queue by then (it arrives at 10s)

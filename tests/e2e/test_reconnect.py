@@ -15,8 +15,6 @@ from tests.processes import stop
 from .conftest import Server, free_port, server_env, start_server
 from .playback import expect_position, position, start_run
 
-pytestmark = pytest.mark.e2e
-
 RECONNECT_MS = 60_000
 
 

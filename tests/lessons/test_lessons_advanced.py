@@ -5,7 +5,7 @@ a criterion other than the PDB count, and the scenarios tell the same story what
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,6 @@ ADVANCED = (
     "drain-with-pdb",
 )
 REPO = Path(__file__).parents[2]
-K8S_EXAMPLES = REPO.parent / "shared" / "data" / "k8s-examples"
 SCENARIOS = REPO / "scheduler_core" / "scenarios"
 
 
@@ -121,8 +120,10 @@ def test_the_spread_and_affinity_scenario_places_the_documentation_pods_whatever
         ("pod-with-affinity-anti-affinity.yaml", "with-affinity-anti-affinity"),
     ],
 )
-def test_the_spread_and_affinity_scenario_copies_the_documentation_pods_unchanged(example: str, name: str) -> None:
-    (doc,) = load_documents((K8S_EXAMPLES / example).read_text(), example)
+def test_the_spread_and_affinity_scenario_copies_the_documentation_pods_unchanged(
+    example: str, name: str, public_data: Callable[[str], Path]
+) -> None:
+    (doc,) = load_documents(public_data(f"k8s-examples/{example}").read_text(), example)
     (scenario,) = load_documents((SCENARIOS / "lesson-adv-spread-and-affinity.yaml").read_text(), "scenario")
     created = [t["object"] for t in scenario.data["spec"]["timeline"] if t["object"]["metadata"]["name"] == name]
     assert created == [doc.data]

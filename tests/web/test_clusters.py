@@ -3,6 +3,7 @@ document without nodes on one, and who sees runs on a private cluster."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from django.urls import reverse
 from kubeviz.web.access import listed_runs, visible_runs
 from kubeviz.web.models import Cluster, Policy, Run, Scenario, Visibility
 from kubeviz.web.services.comparisons import start_comparison, validate_request
-from kubeviz.web.services.engine import build_simulation
+from kubeviz.web.services.engine import LoadError, build_simulation, parse_scenario
 from kubeviz.web.services.limits import user_requester
 from kubeviz.web.services.runner import step_loop
 from kubeviz.web.services.shared_runs import shared_key
@@ -24,8 +25,7 @@ pytestmark = pytest.mark.django_db
 
 REPO = Path(__file__).resolve().parents[2]
 KUBECTL = REPO / "tests" / "core" / "data" / "kubectl-cluster.yaml"
-K8S_EXAMPLES = REPO.parent / "shared" / "data" / "k8s-examples"
-DEPLOYMENT = (K8S_EXAMPLES / "deployment.yaml").read_text()
+DEPLOYMENT = (REPO / "docs" / "examples" / "web-deployment.yaml").read_text()
 
 
 def upload_cluster(client: Client, text: str, **data: Any) -> Any:
@@ -35,7 +35,7 @@ def upload_cluster(client: Client, text: str, **data: Any) -> Any:
 
 def nodeless_scenario(owner: Any, visibility: str = Visibility.PUBLIC) -> Scenario:
     return Scenario.objects.create(
-        slug="nginx", name="nginx", document=DEPLOYMENT, source_name="deployment.yaml", owner=owner,
+        slug="nginx", name="nginx", document=DEPLOYMENT, source_name="web-deployment.yaml", owner=owner,
         visibility=visibility, preview={"nodes": 0},
     )  # fmt: skip
 
@@ -275,3 +275,66 @@ def test_posting_a_cluster_you_cannot_see_is_a_404(
     response = client.post(reverse("run-create"), {"scenario": scenario.slug, "policy": "default", "cluster": "x"})
     assert response.status_code == 400
     assert Run.objects.count() == 0
+
+
+# one cluster rule: what uploads runs, and the page shows what a run starts with
+
+PROXY_POD = (
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: kube-proxy-a1, namespace: kube-system}\n"
+    "spec: {containers: [{name: c, image: app, resources: {requests: {cpu: 100m}}}]}\n"
+)
+ALREADY_RUNNING = 'pod "kube-system/kube-proxy-a1" is in the scenario and already running on cluster "three-zones"'
+
+
+def test_a_pod_the_cluster_already_runs_is_refused_at_upload_as_its_runs_would_be(
+    logged_in_client: Client, builtins: None
+) -> None:
+    """three-zones runs kube-system/kube-proxy-a1: a document with a pod of that name used to
+    upload fine on it, and then every run of it was refused. Upload and runs share one rule."""
+    three_zones = Cluster.objects.get(name="three-zones")
+    before = Scenario.objects.count()
+    response = logged_in_client.post(
+        reverse("scenario-new"),
+        {"name": "", "visibility": "public", "cluster": str(three_zones.pk), "text": PROXY_POD},
+    )
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "nothing was saved" in html
+    assert ALREADY_RUNNING.replace('"', "&quot;") in html
+    assert Scenario.objects.count() == before
+    with pytest.raises(LoadError, match=re.escape(ALREADY_RUNNING)):  # the run's loader says the same
+        parse_scenario(PROXY_POD, "scenario.yaml", three_zones.document)
+
+
+def test_what_uploads_on_a_cluster_runs_on_it(
+    logged_in_client: Client, builtins: None, user: Any, started: list[Run]
+) -> None:
+    three_zones = Cluster.objects.get(name="three-zones")
+    renamed = PROXY_POD.replace("kube-proxy-a1", "kube-proxy-extra")
+    response = logged_in_client.post(
+        reverse("scenario-new"),
+        {"name": "extra proxy", "visibility": "public", "cluster": str(three_zones.pk), "text": renamed},
+    )
+    assert response.status_code == 302
+    scenario = Scenario.objects.get(name="extra proxy")
+    logged_in_client.post(reverse("run-create"), {"scenario": scenario.slug, "policy": "default"})
+    run = Run.objects.get(scenario=scenario)
+    step_loop(run.id, Published())
+    run.refresh_from_db()
+    assert run.status == "finished", run.error
+    assert (run.summary["bound"], run.summary["pending"]) == (9, 0)  # the cluster's 8 and this one
+
+
+def test_the_scenario_page_lists_the_running_pods_its_runs_start_with(logged_in_client: Client, builtins: None) -> None:
+    three_zones = Cluster.objects.get(name="three-zones")
+    response = logged_in_client.post(
+        reverse("scenario-new"),
+        {"name": "web on three", "visibility": "public", "cluster": str(three_zones.pk), "text": DEPLOYMENT},
+    )
+    assert response.status_code == 302
+    html = logged_in_client.get(response["Location"]).content.decode()
+    running = [f"kube-proxy-{node}" for node in ("a1", "a2", "b1", "b2", "c1", "c2")] + ["coredns-0", "coredns-1"]
+    assert [name for name in running if name not in html] == []
+    scenario = Scenario.objects.get(name="web on three")
+    simulation = build_simulation(Run.objects.create(scenario=scenario, policy=Policy.objects.get(slug="default")))
+    assert sorted(pod.name for pod in simulation.scenario.pods) == sorted(running)

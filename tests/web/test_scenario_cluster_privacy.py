@@ -24,7 +24,7 @@ pytestmark = pytest.mark.django_db
 
 REPO = Path(__file__).resolve().parents[2]
 KUBECTL = (REPO / "tests" / "core" / "data" / "kubectl-cluster.yaml").read_text()
-DEPLOYMENT = (REPO.parent / "shared" / "data" / "k8s-examples" / "deployment.yaml").read_text()
+DEPLOYMENT = (REPO / "docs" / "examples" / "web-deployment.yaml").read_text()
 SECRET = "alice-private-cluster"
 KIND_NODES = ("kind-control-plane", "kind-worker2")  # two of the private cluster's three nodes
 

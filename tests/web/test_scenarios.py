@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,6 @@ from scheduler_core.errors import Problem
 
 pytestmark = pytest.mark.django_db
 
-REPO = Path(__file__).resolve().parents[2]
-K8S_EXAMPLES = REPO.parent / "shared" / "data" / "k8s-examples"
 
 SMALL = """\
 apiVersion: kubeviz.dev/v1
@@ -447,10 +446,11 @@ def test_format_ms_writes_durations_like_the_documents() -> None:
     ]
 
 
-@pytest.mark.skipif(not K8S_EXAMPLES.is_dir(), reason=f"real manifests not found at {K8S_EXAMPLES}")
-def test_real_kubernetes_examples_upload_or_explain_why_not(logged_in_client: Client) -> None:
+def test_real_kubernetes_examples_upload_or_explain_why_not(
+    logged_in_client: Client, public_data: Callable[[str], Path]
+) -> None:
     """Every kubernetes/website example either becomes a scenario or shows located problems."""
-    for path in sorted(K8S_EXAMPLES.glob("*.yaml")):
+    for path in sorted(public_data("k8s-examples").glob("*.yaml")):
         before = Scenario.objects.count()
         upload = SimpleUploadedFile(path.name, path.read_bytes())
         response = post_upload(logged_in_client, file=upload)

@@ -8,12 +8,11 @@ from django.conf import settings
 
 import scheduler_core.config
 import scheduler_core.scenario_types
-from scheduler_core.clusters import ClusterError, apply_cluster, load_cluster
+from scheduler_core.clusters import ClusterError, load_cluster, load_on_cluster
 from scheduler_core.errors import LoadError
 from scheduler_core.fork import ForkAction, ForkError, fork_from
 from scheduler_core.model import Pod
 from scheduler_core.policy import load_policy
-from scheduler_core.scenario import load_scenario
 from scheduler_core.simulation import Simulation
 
 from ..models import Cluster, Policy, Run, Scenario
@@ -32,16 +31,16 @@ __all__ = [
 def parse_scenario(
     text: str, source: str = "scenario.yaml", cluster_document: str | None = None
 ) -> scheduler_core.scenario_types.Scenario:
-    """Load a scenario; when it brings no nodes of its own, the cluster's nodes and running pods
-    go under it (scheduler_core.clusters.apply_cluster). Raises LoadError (the cluster's name
-    cluster.yaml)."""
-    scenario = load_scenario(text, source)
-    if cluster_document and not scenario.nodes:
-        try:
-            apply_cluster(scenario, load_cluster(cluster_document, "cluster.yaml"))
-        except ClusterError as exc:
-            raise LoadError.single("cluster.yaml", None, "", str(exc)) from None
-    return scenario
+    """Load a scenario on a cluster the way every page, upload, run and fork does
+    (scheduler_core.clusters.load_on_cluster): when it brings no nodes of its own, the cluster's
+    nodes and running pods go under it; a document with nodes keeps them. Raises LoadError: the
+    document's problems, the cluster's (named cluster.yaml), or what the two cannot do together
+    (a pod the cluster already runs), named by the document."""
+    cluster = load_cluster(cluster_document, "cluster.yaml") if cluster_document else None
+    try:
+        return load_on_cluster(text, source, cluster, keep_own_nodes=True)
+    except ClusterError as exc:
+        raise LoadError.single(source, None, "", str(exc)) from None
 
 
 def parse_policy(text: str, source: str = "policy.yaml") -> scheduler_core.config.Policy:

@@ -14,9 +14,11 @@ event dicts, so it is tested without a database.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+from scheduler_core import trace_events as te
 
 from ..models import Run, TraceEvent
 from ..rendering import format_time, short_pod
@@ -85,107 +87,191 @@ def _lane(value: Any) -> str:
     return LANE_NAMES.get(str(value), str(value))
 
 
-def _line(event: dict[str, Any]) -> StoryLine | None:  # noqa: C901 - one branch per event type reads best
-    """The event as a line of the story (None for events a learner need not see)."""
-    t = event["type"]
-    node = event.get("node")
-    line = StoryLine(seq=event["seq"], t=format_time(event.get("t_ms")), kind="info", text="")
-    if t == "pod_added":
-        text = f"Created, priority {event.get('priority', 0)}"
-        if node:
-            text += f", already bound to {node} (spec.nodeName)"
-        elif event.get("problem"):
-            text += f", but {event['problem']}"
-        line.text = text + "."
-    elif t == "controller_action":
-        line.text = f"{event.get('workload')}: {str(event.get('action', '')).replace('_', ' ')}" + (
-            f" ({event['reason']})" if event.get("reason") else ""
-        )
-    elif t == "queue_move":
-        source, target = str(event.get("from")), _lane(event.get("to"))
-        moved = f"Into {target}" if source == "none" else f"{_lane(source)} → {target}"
-        text = f"{moved} ({event.get('trigger')})"
-        if event.get("backoff_until_ms") is not None:
-            text += f", backoff until {format_time(event['backoff_until_ms'])}"
-        line.text, line.term = (
-            text,
-            {"active": "activeq", "backoff": "backoffq"}.get(str(event.get("to")), "unschedulable-pods"),
-        )
-    elif t == "prefilter":
-        line.kind, line.term = "bad", "prefilter"
-        line.text = f"PreFilter: {event.get('plugin')} rejected the pod before any node was looked at"
-        line.details = list(event.get("reasons") or [])
-    elif t == "filter":
-        feasible, evaluated = event.get("feasible", 0), event.get("evaluated", 0)
-        line.kind, line.term = ("ok" if feasible else "bad"), "filter"
-        line.text = f"Filter: {feasible} of {evaluated} evaluated node{'s' if evaluated != 1 else ''} fit"
-        if event.get("nominated_node"):
-            line.text += f" (its nominated node {event['nominated_node']} was tried first)"
-        histogram = sorted((event.get("histogram") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
-        line.details = [f"{count} × {reason}" for reason, count in histogram]
-    elif t == "score":
-        totals = sorted((event.get("totals") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
-        line.term = "score"
-        line.text = f"Score: {len(totals)} node{'s' if len(totals) != 1 else ''} scored"
-        line.details = [f"{n}: {total}" for n, total in totals[:TOP_SCORES]]
-    elif t == "selected":
-        how = "the only node that fits" if event.get("score") is None else f"total score {event['score']}"
-        line.kind, line.term, line.text = "ok", "selecthost", f"Chose {node} ({how})"
-    elif t == "unschedulable":
-        line.kind, line.text = "bad", f"Unschedulable: {event.get('message')}"
-    elif t == "error":
-        line.kind, line.text = "bad", f"Error: {event.get('message')}"
-    elif t == "preemption":
-        line.term = "preemption"
-        if not event.get("eligible"):
-            reason = str(event.get("reason") or "")
-            said = reason if reason.startswith("not eligible") else f"not eligible — {reason}"
-            line.kind, line.text = "bad", f"Preemption: {said}"
-        elif event.get("chosen"):
-            victims = ", ".join(short_pod(v["pod"]) for v in event.get("victims") or [])
-            decided = str(event.get("decided_by") or "").replace("_", " ")
-            line.kind = "ok"
-            line.text = f"Preemption: evicts {victims} on {event['chosen']} (decided by {decided})"
-        else:
-            line.kind, line.text = "bad", f"Preemption cannot help: {event.get('reason') or 'no candidates'}"
-    elif t == "nomination_set":
-        line.kind, line.term, line.text = "ok", "nominated-pod", f"Nominated to {node}"
-    elif t == "nomination_cleared":
-        line.term = "nominated-pod"
-        line.text = f"Nomination on {node} cleared" + (f" ({event['reason']})" if event.get("reason") else "")
-    elif t == "assumed":
-        line.kind, line.term, line.text = "ok", "assume", f"Assumed on {node}: the cache counts it there now"
-    elif t == "bound":
-        line.kind, line.term, line.text = "ok", "bind", f"Bound to {node}"
-    elif t in ("bind_failed", "forgotten"):
-        what = "Binding failed" if t == "bind_failed" else "Forgotten"
-        line.kind, line.term = "bad", "forget"
-        line.text = f"{what} on {node}" + (f" ({event['reason']})" if event.get("reason") else "")
-    elif t == "pod_running":
-        line.kind, line.text = "ok", f"Running on {node}"
-    elif t == "pod_deletion_started":
-        reason = str(event.get("reason") or "")
-        victim = reason.startswith("preempted by")
-        line.kind, line.term = ("victim", "victim") if victim else ("bad", "terminating")
-        grace = (event.get("grace_ms") or 0) / 1000
-        line.text = f"{'Preemption victim' if victim else 'Deletion started'} on {node} ({reason}); {grace:g}s to stop"
-    elif t == "pod_deleted":
-        line.kind = "bad"
-        where = f" from {node}" if node else ""
-        line.text = f"Gone{where}" + (f" ({event['reason']})" if event.get("reason") else "")
-    elif t == "pod_completed":
-        line.text = f"Finished on {node}; its resources are free"
-    elif t == "eviction":
-        verdict = "evicted" if event.get("allowed") else "refused"
-        line.kind, line.term = ("bad" if event.get("allowed") else "info"), "eviction"
-        line.text = f"Eviction from {node}: {verdict} — {event.get('reason')}"
-    elif t == "reservation_set":
-        line.term, line.text = "reservation", f"Its place on {node} is reserved for its replacement"
-    elif t == "reservation_released":
-        line.term = "reservation"
-        line.text = f"Reservation on {node} released" + (f" ({event['reason']})" if event.get("reason") else "")
+def _reason(e: Any) -> str:
+    """`` (reason)`` when the event gives one, else nothing."""
+    return f" ({e['reason']})" if e.get("reason") else ""
+
+
+# One function per event type a learner sees, each reading its type's fields (trace_events.py).
+
+
+def _pod_added(e: te.PodAddedFields, line: StoryLine) -> None:
+    text = f"Created, priority {e.get('priority', 0)}"
+    if e.get("node"):
+        text += f", already bound to {e['node']} (spec.nodeName)"
+    elif e.get("problem"):
+        text += f", but {e.get('problem')}"
+    line.text = text + "."
+
+
+def _controller_action(e: te.ControllerActionFields, line: StoryLine) -> None:
+    line.text = f"{e.get('workload')}: {str(e.get('action', '')).replace('_', ' ')}" + _reason(e)
+
+
+def _queue_move(e: te.QueueMoveFields, line: StoryLine) -> None:
+    source, target = str(e.get("from")), _lane(e.get("to"))
+    moved = f"Into {target}" if source == "none" else f"{_lane(source)} → {target}"
+    text = f"{moved} ({e.get('trigger')})"
+    backoff_until = e.get("backoff_until_ms")
+    if backoff_until is not None:
+        text += f", backoff until {format_time(backoff_until)}"
+    line.text = text
+    line.term = {"active": "activeq", "backoff": "backoffq"}.get(str(e.get("to")), "unschedulable-pods")
+
+
+def _prefilter(e: te.PrefilterFields, line: StoryLine) -> None:
+    line.kind, line.term = "bad", "prefilter"
+    line.text = f"PreFilter: {e.get('plugin')} rejected the pod before any node was looked at"
+    line.details = list(e.get("reasons") or [])
+
+
+def _filter(e: te.FilterFields, line: StoryLine) -> None:
+    feasible, evaluated = e.get("feasible", 0), e.get("evaluated", 0)
+    line.kind, line.term = ("ok" if feasible else "bad"), "filter"
+    line.text = f"Filter: {feasible} of {evaluated} evaluated node{'s' if evaluated != 1 else ''} fit"
+    if e.get("nominated_node"):
+        line.text += f" (its nominated node {e.get('nominated_node')} was tried first)"
+    histogram = sorted((e.get("histogram") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
+    line.details = [f"{count} × {reason}" for reason, count in histogram]
+
+
+def _score(e: te.ScoreFields, line: StoryLine) -> None:
+    totals = sorted((e.get("totals") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
+    line.term = "score"
+    line.text = f"Score: {len(totals)} node{'s' if len(totals) != 1 else ''} scored"
+    line.details = [f"{n}: {total}" for n, total in totals[:TOP_SCORES]]
+
+
+def _selected(e: te.SelectedFields, line: StoryLine) -> None:
+    score = e.get("score")
+    how = "the only node that fits" if score is None else f"total score {score}"
+    line.kind, line.term, line.text = "ok", "selecthost", f"Chose {e.get('node')} ({how})"
+
+
+def _unschedulable(e: te.UnschedulableFields, line: StoryLine) -> None:
+    line.kind, line.text = "bad", f"Unschedulable: {e.get('message')}"
+
+
+def _error(e: te.ErrorFields, line: StoryLine) -> None:
+    line.kind, line.text = "bad", f"Error: {e.get('message')}"
+
+
+def _preemption(e: te.PreemptionFields, line: StoryLine) -> None:
+    line.term = "preemption"
+    if not e.get("eligible"):
+        reason = str(e.get("reason") or "")
+        said = reason if reason.startswith("not eligible") else f"not eligible — {reason}"
+        line.kind, line.text = "bad", f"Preemption: {said}"
+    elif e.get("chosen"):
+        victims = ", ".join(short_pod(v["pod"]) for v in e.get("victims") or [])
+        decided = str(e.get("decided_by") or "").replace("_", " ")
+        line.kind = "ok"
+        line.text = f"Preemption: evicts {victims} on {e.get('chosen')} (decided by {decided})"
     else:
+        line.kind, line.text = "bad", f"Preemption cannot help: {e.get('reason') or 'no candidates'}"
+
+
+def _nomination_set(e: te.NominationSetFields, line: StoryLine) -> None:
+    line.kind, line.term, line.text = "ok", "nominated-pod", f"Nominated to {e.get('node')}"
+
+
+def _nomination_cleared(e: te.NominationClearedFields, line: StoryLine) -> None:
+    line.term = "nominated-pod"
+    line.text = f"Nomination on {e.get('node')} cleared" + _reason(e)
+
+
+def _assumed(e: te.AssumedFields, line: StoryLine) -> None:
+    line.kind, line.term = "ok", "assume"
+    line.text = f"Assumed on {e.get('node')}: the cache counts it there now"
+
+
+def _bound(e: te.BoundFields, line: StoryLine) -> None:
+    line.kind, line.term, line.text = "ok", "bind", f"Bound to {e.get('node')}"
+
+
+def _bind_failed(e: te.BindFailedFields, line: StoryLine) -> None:
+    line.kind, line.term = "bad", "forget"
+    line.text = f"Binding failed on {e.get('node')}" + _reason(e)
+
+
+def _forgotten(e: te.ForgottenFields, line: StoryLine) -> None:
+    line.kind, line.term = "bad", "forget"
+    line.text = f"Forgotten on {e.get('node')}" + _reason(e)
+
+
+def _pod_running(e: te.PodRunningFields, line: StoryLine) -> None:
+    line.kind, line.text = "ok", f"Running on {e.get('node')}"
+
+
+def _pod_deletion_started(e: te.PodDeletionStartedFields, line: StoryLine) -> None:
+    reason = str(e.get("reason") or "")
+    victim = reason.startswith("preempted by")
+    line.kind, line.term = ("victim", "victim") if victim else ("bad", "terminating")
+    grace = (e.get("grace_ms") or 0) / 1000
+    what = "Preemption victim" if victim else "Deletion started"
+    line.text = f"{what} on {e.get('node')} ({reason}); {grace:g}s to stop"
+
+
+def _pod_deleted(e: te.PodDeletedFields, line: StoryLine) -> None:
+    line.kind = "bad"
+    node = e.get("node")
+    line.text = f"Gone{f' from {node}' if node else ''}" + _reason(e)
+
+
+def _pod_completed(e: te.PodCompletedFields, line: StoryLine) -> None:
+    line.text = f"Finished on {e.get('node')}; its resources are free"
+
+
+def _eviction(e: te.EvictionFields, line: StoryLine) -> None:
+    allowed = e.get("allowed")
+    line.kind, line.term = ("bad" if allowed else "info"), "eviction"
+    line.text = f"Eviction from {e.get('node')}: {'evicted' if allowed else 'refused'} — {e.get('reason')}"
+
+
+def _reservation_set(e: te.ReservationSetFields, line: StoryLine) -> None:
+    line.term, line.text = "reservation", f"Its place on {e.get('node')} is reserved for its replacement"
+
+
+def _reservation_released(e: te.ReservationReleasedFields, line: StoryLine) -> None:
+    line.term = "reservation"
+    line.text = f"Reservation on {e.get('node')} released" + _reason(e)
+
+
+# Event type → its line; the table cannot say which fields each reads, hence Any (as metrics.py).
+_LINES: dict[str, Callable[[Any, StoryLine], None]] = {
+    "pod_added": _pod_added,
+    "controller_action": _controller_action,
+    "queue_move": _queue_move,
+    "prefilter": _prefilter,
+    "filter": _filter,
+    "score": _score,
+    "selected": _selected,
+    "unschedulable": _unschedulable,
+    "error": _error,
+    "preemption": _preemption,
+    "nomination_set": _nomination_set,
+    "nomination_cleared": _nomination_cleared,
+    "assumed": _assumed,
+    "bound": _bound,
+    "bind_failed": _bind_failed,
+    "forgotten": _forgotten,
+    "pod_running": _pod_running,
+    "pod_deletion_started": _pod_deletion_started,
+    "pod_deleted": _pod_deleted,
+    "pod_completed": _pod_completed,
+    "eviction": _eviction,
+    "reservation_set": _reservation_set,
+    "reservation_released": _reservation_released,
+}
+
+
+def _line(event: dict[str, Any]) -> StoryLine | None:
+    """The event as a line of the story (None for events a learner need not see)."""
+    write = _LINES.get(event["type"])
+    if write is None:
         return None
+    line = StoryLine(seq=event["seq"], t=format_time(event.get("t_ms")), kind="info", text="")
+    write(event, line)
     return line
 
 

@@ -19,11 +19,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
 
 import scheduler_core.scenario_types
-from scheduler_core.clusters import load_cluster
 from scheduler_core.errors import LoadError, Problem
 from scheduler_core.model import CPU, MEMORY, PODS, Node, Pod, PodDisruptionBudget, PriorityClass
 from scheduler_core.run_end import format_duration
-from scheduler_core.scenario import load_scenario
 from scheduler_core.scenario_types import TimelineAction
 from scheduler_core.snapshot_time import describe_start
 from scheduler_core.units import format_amount
@@ -34,7 +32,7 @@ from ..access import is_owner, listed_runs, scenario_cluster, visible_scenarios
 from ..models import Cluster, Policy, Run, Scenario, Visibility
 from ..request_types import Viewer
 from . import slugs
-from .engine import scenario_preview
+from .engine import parse_scenario, scenario_preview
 from .names import check_document_name
 
 __all__ = [
@@ -141,7 +139,7 @@ TABLES: dict[str, str] = {"nodes": "nodes", "workloads": "workloads", "objects":
 WHAT_LIMIT = 10
 # Parsing is most of a big scenario's page (pure-Python YAML), so its rows are cached by content:
 # a new document, source name or cluster is a new key. Bump the version when a row's keys change.
-DETAIL_CACHE_VERSION = 4  # 4: quantities in units people read, labels as they are
+DETAIL_CACHE_VERSION = 5  # 5: a cluster's running pods among the objects; 4: quantities in units people read
 DETAIL_CACHE_SECONDS = 60 * 60
 
 
@@ -527,16 +525,9 @@ def detail_tables(detail: ScenarioDetail, pages: Mapping[str, int], path: str) -
 
 
 def parse_stored(scenario: Scenario, cluster: Cluster | None = None) -> scheduler_core.scenario_types.Scenario:
-    """Parse a stored scenario (with ``cluster``'s nodes when it has none); raises LoadError.
-
-    What engine.parse_scenario runs, with the warnings counting the cluster's nodes.
-    """
-    return load_scenario(scenario.document, scenario.source_name, cluster_nodes=_cluster_nodes(cluster))
-
-
-def _cluster_nodes(cluster: Cluster | None) -> list[Node] | None:
-    """A cluster's nodes (None without a cluster); raises LoadError naming cluster.yaml."""
-    return None if cluster is None else load_cluster(cluster.document, "cluster.yaml").nodes
+    """Parse a stored scenario on ``cluster`` when it has no nodes of its own: what a run of it
+    starts with (engine.parse_scenario), the cluster's running pods included; raises LoadError."""
+    return parse_scenario(scenario.document, scenario.source_name, None if cluster is None else cluster.document)
 
 
 def recent_runs(scenario: Scenario, user: Viewer, limit: int = 5) -> list[Run]:
@@ -619,8 +610,9 @@ def create_scenario(upload: Upload, owner: User | None) -> Created:
     Everything that can refuse the upload (reading, the caps, validation) runs before the one
     INSERT, which is a transaction of its own: a refused upload leaves no row behind.
     """
-    # What engine.parse_scenario does at run time: the cluster's nodes when the document has none.
-    parsed = load_scenario(upload.text, upload.source_name, cluster_nodes=_cluster_nodes(upload.cluster))
+    # What a run of it will load (engine.parse_scenario): what uploads, runs.
+    cluster_document = None if upload.cluster is None else upload.cluster.document
+    parsed = parse_scenario(upload.text, upload.source_name, cluster_document)
     cluster_ignored = upload.cluster is not None and bool(parsed.nodes) and not parsed.nodes_from_cluster
     name = (upload.name.strip() or parsed.name or "scenario")[:120]
     if not upload.name.strip():  # the form checked its own name field (names.VisibleName)

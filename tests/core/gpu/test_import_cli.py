@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,6 @@ from scheduler_core.gpu.trace_document import sample_nodes, sample_pods
 from scheduler_core.scenario import load_scenario_file
 
 DATA = Path(__file__).parents[1] / "data" / "gpu"
-TRACE = Path("/work/shared/data/alibaba-gpu-v2023")
 
 
 def run(*argv: str) -> int:
@@ -69,25 +69,29 @@ def test_replay_of_a_short_list_is_refused(capsys: pytest.CaptureFixture[str]) -
     assert "replay needs every pod's creation_time" in capsys.readouterr().err
 
 
-def test_samples_keep_the_mix_of_models_and_kinds() -> None:
-    nodes = parse_nodes_csv((TRACE / "openb_node_list_gpu_node.csv").read_text())
+def test_samples_keep_the_mix_of_models_and_kinds(public_data: Callable[[str], Path]) -> None:
+    trace = public_data("alibaba-gpu-v2023")
+    nodes = parse_nodes_csv((trace / "openb_node_list_gpu_node.csv").read_text())
     picked = sample_nodes(nodes, 40, 14)
     assert len(picked) == 40
     # 1,213 nodes: G2 549, T4 404, P100 134, V100M16 55, G3 39, V100M32 30, A10 2 → largest remainders.
     assert Counter(row.model for row in picked) == {"G2": 18, "T4": 13, "P100": 5, "V100M16": 2, "G3": 1, "V100M32": 1}
     assert picked == sample_nodes(nodes, 40, 14)
     assert picked != sample_nodes(nodes, 40, 15)
-    pods = parse_pods_csv((TRACE / "openb_pod_list_default.csv").read_text())
+    pods = parse_pods_csv((trace / "openb_pod_list_default.csv").read_text())
     few = sample_pods(pods, 300, 14)
     assert Counter(row.kind for row in few) == {"cpu": 40, "share": 113, "whole": 147}
     assert [row.line for row in few] == sorted(row.line for row in few)
 
 
-def test_sampled_output_embeds_the_sampled_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_sampled_output_embeds_the_sampled_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], public_data: Callable[[str], Path]
+) -> None:
+    trace = public_data("alibaba-gpu-v2023")
     out = tmp_path / "small.yaml"
     code = run(
-        str(TRACE / "openb_node_list_gpu_node.csv"),
-        str(TRACE / "openb_pod_list_default.csv"),
+        str(trace / "openb_node_list_gpu_node.csv"),
+        str(trace / "openb_pod_list_default.csv"),
         "--sample-nodes", "40", "--sample-pods", "300", "--sample-seed", "14", "-o", str(out),
     )  # fmt: skip
     assert code == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,6 @@ from scheduler_core.gpu.request import GPU_MODEL_LABEL, GPU_RESOURCE
 from scheduler_core.gpu.trace_csv import CsvPlace, node_of, nodes_of, parse_nodes_csv, parse_pods_csv
 
 DATA = Path(__file__).parents[1] / "data" / "gpu"
-TRACE = Path("/work/shared/data/alibaba-gpu-v2023")
 POD_HEADER = (
     "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time"
 )
@@ -67,24 +67,25 @@ def test_the_short_form_has_no_times() -> None:
     assert all(row.creation_s is None and row.qos == "" and row.gpu_spec == () for row in rows)
 
 
-def test_the_trace_files_parse_with_the_counts_of_source_md() -> None:
-    all_nodes = parse_nodes_csv((TRACE / "openb_node_list_all_node.csv").read_text())
+def test_the_trace_files_parse_with_the_counts_of_source_md(public_data: Callable[[str], Path]) -> None:
+    trace = public_data("alibaba-gpu-v2023")
+    all_nodes = parse_nodes_csv((trace / "openb_node_list_all_node.csv").read_text())
     assert len(all_nodes) == 1523
     assert sum(row.gpu for row in all_nodes) == 6212
     assert sum(1 for row in all_nodes if row.gpu == 0) == 310
     assert Counter(row.model for row in all_nodes if row.gpu) == {
         "G2": 549, "T4": 404, "P100": 134, "V100M16": 55, "G3": 39, "V100M32": 30, "A10": 2,
     }  # fmt: skip
-    gpu_nodes = parse_nodes_csv((TRACE / "openb_node_list_gpu_node.csv").read_text())
+    gpu_nodes = parse_nodes_csv((trace / "openb_node_list_gpu_node.csv").read_text())
     assert len(gpu_nodes) == 1213
     assert sum(row.gpu for row in gpu_nodes) == 6212
-    default = parse_pods_csv((TRACE / "openb_pod_list_default.csv").read_text())
+    default = parse_pods_csv((trace / "openb_pod_list_default.csv").read_text())
     assert len(default) == 8152
     assert Counter(row.num_gpu for row in default) == {0: 1088, 1: 6989, 2: 16, 4: 15, 8: 44}
     assert sum(1 for row in default if row.kind == "share") == 3078
-    spec33 = parse_pods_csv((TRACE / "openb_pod_list_gpuspec33.csv").read_text())
+    spec33 = parse_pods_csv((trace / "openb_pod_list_gpuspec33.csv").read_text())
     assert sum(1 for row in spec33 if row.gpu_spec) == 2388
-    multi = parse_pods_csv((TRACE / "openb_pod_list_multigpu50.csv").read_text())
+    multi = parse_pods_csv((trace / "openb_pod_list_multigpu50.csv").read_text())
     assert len(multi) == 9061
     counts = Counter(row.num_gpu for row in multi)
     assert (counts[8], counts[2], counts[4]) == (556, 222, 206)  # all of them, the default's included
