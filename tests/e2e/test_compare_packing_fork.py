@@ -60,8 +60,6 @@ def test_the_packing_comparison_reads_at_both_widths(
         expect(page.locator("#compare-col-0 .chip-legend .swatch").first).to_be_visible()
         _fits(page, viewport["width"])
         page.screenshot(path=f"{SHOTS}/compare-{device}.png", full_page=True)
-        page.locator("#compare-col-1").screenshot(path=f"{SHOTS}/compare-{device}-column.png")
-        page.locator("#compare-summary-table").screenshot(path=f"{SHOTS}/compare-{device}-summary.png")
         page.goto(url)  # t = 0
         _fits(page, viewport["width"])
         page.screenshot(path=f"{SHOTS}/compare-{device}-t0.png")
@@ -110,7 +108,6 @@ def test_a_fork_is_a_form_error_then_its_action_explained_first(
         expect(page.locator("#what-if-story")).to_contain_text(re.compile(r"node-1 was drained at event \d+"))
         _fits(page, viewport["width"])
         page.screenshot(path=f"{SHOTS}/fork-compare-{device}.png", full_page=True)
-        page.locator("#compare-divergence").screenshot(path=f"{SHOTS}/fork-bar-{device}.png")
         page.goto(base + "/runs/")
         expect(page.locator(".fork-of").first).to_contain_text("drain node-1 at event")
         _fits(page, viewport["width"])
