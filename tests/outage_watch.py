@@ -8,7 +8,8 @@ viewer connects. The last line printed is a JSON object:
 
 - ``moved_during``: distinct playhead positions each viewer was shown while Redis was down;
 - ``gap_seconds``: the longest wait between two moves of the first viewer's playhead, from one
-  second before the outage to one second after it (what a student sees as a stall);
+  second before the outage to one second after it, or to the recording's end if it ended
+  meanwhile (what a student sees as a stall);
 - ``closed``: the close code of each viewer (null: still open);
 - ``group_in_new_redis``: whether the connect after the restart joined its group in the new Redis;
 - ``status_after``: the run's status once Redis was back; ``finished``: its final status.
@@ -71,7 +72,11 @@ async def _watch(stack: LiveStack, run_id: str, outage: float) -> dict[str, Any]
     await _opened(third)
     await asyncio.sleep(1.0)
     keys = await loop.run_in_executor(None, stack.redis_keys)
-    moves = [down - 1.0, *_moves(first, down - 1.0, up + 1.0), up + 1.0]
+    # A recording that ended meanwhile stops moving because it is done: the window ends there.
+    end = up + 1.0
+    if status_after != "running" and first.positions:
+        end = min(end, first.positions[-1][0])
+    moves = [down - 1.0, *_moves(first, down - 1.0, end), end]
     viewers = {"first": first, "second": second, "third": third}
     return {
         "outage_seconds": round(up - down, 2),
