@@ -237,10 +237,19 @@ def main() -> None:
             while json.loads(server.api_get(f"/api/v1/runs/{finished}/"))["status"] != "finished":
                 time.sleep(0.5)
             print(" embedded mode (runs compute in threads of the web process):")
+            computing: str | None = None
             for viewers, rate in PHASES:
-                # Connecting alone: a finished run, nothing computing, so daphne's CPU is the connects'.
+                # Connecting alone: a finished run, and nothing computing (the last phase's run is
+                # waited for: it computes in this same process), so daphne's CPU is the connects'.
+                while computing and json.loads(server.api_get(f"/api/v1/runs/{computing}/"))["status"] not in (
+                    "finished",
+                    "failed",
+                    "cancelled",
+                ):
+                    time.sleep(0.5)
                 alone = asyncio.run(phase(server, finished, viewers, rate))
-                got, loads = following(server, start_run(server, busy), viewers, rate)
+                computing = start_run(server, busy)
+                got, loads = following(server, computing, viewers, rate)
                 report(f"{viewers} viewers joining at {rate:g}/s a 1,000 × 9,000 run as it computes", got, loads)
                 print(
                     f"    connecting to a finished run with nothing computing: {alone['connected']} of {viewers} "
