@@ -81,9 +81,9 @@ class CompareConsumer(PlaybackConsumer):
 
     async def get_frame(self, position: int) -> Frame:
         assert self.hub is not None
-        source = self.hub.source
-        assert isinstance(source, CompareRecording)
-        return await database_sync_to_async(source.frame)(position, self.divergence)
+        if self.divergence is None:  # the moment every viewer on the clock shares
+            return await self.hub.frame(position)
+        return await self.hub.frame(position, self.divergence)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         if isinstance(content, dict) and content.get("action") == "divergence":

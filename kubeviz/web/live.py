@@ -12,28 +12,29 @@ Server → browser: HTML fragments with ``hx-swap-oob``: on connect the whole fr
 viewer's position, then only the fragments that changed (:class:`~kubeviz.web.frames.FrameDiff`),
 the viewer's playhead line, and the shared recording status when it changes.
 
-A :class:`Hub` is one recording watched in this process: its source (frames rendered once and
-shared) and one task that re-reads the computation's progress — woken by the worker's
-``run.update`` group messages, and at least every ``POLL_SECONDS`` as a safety net. A viewer's
-own task runs only while it plays or follows; a paused or disconnected viewer costs nothing.
+A :class:`~kubeviz.web.hub.Hub` is one recording watched in this process: its source (frames
+rendered once and shared), one subscription to the worker's ``run.update`` nudges, and one task
+that re-reads the computation's progress when nudged and at least every ``POLL_SECONDS``. A
+viewer's own task runs only while it plays or follows; a paused or disconnected viewer costs nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import functools
 import json
 import logging
 from collections.abc import Mapping
-from typing import Any, Protocol, cast
+from typing import Any, cast
 from urllib.parse import parse_qs
 
-from channels.db import database_sync_to_async
+from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.template.loader import render_to_string
 
-from .frames import Frame, FrameDiff, Part, message_batches
+from .frames import Frame, FrameDiff, message_batches
+from .hub import POLL_SECONDS, Hub, Source, hubs
 from .presenting import MAX_MOMENT_CHARS, Presentation, PresenterState, presentations
 from .request_types import Viewer
 from .run_frames import stopped_message
@@ -60,90 +61,7 @@ PRESENT_ACTIONS = frozenset({"present", "unpresent", "follow", "detach", "moment
 CLOSE_NOT_FOUND = 4404
 CLOSE_FORBIDDEN = 4403
 MAX_MESSAGE_CHARS = 4096
-POLL_SECONDS = 1.0
 RECORDING_GAP_SECONDS = 0.5  # a paused viewer hears about the computation at most this often
-LAYER_SECONDS = 2.0  # a channel-layer call that takes longer is given up (the database is the truth)
-
-
-class Source(Protocol):
-    """A recording as the hub serves it (synchronous; called through database_sync_to_async)."""
-
-    @property
-    def exists(self) -> bool: ...
-
-    @property
-    def done(self) -> bool: ...
-
-    def refresh(self) -> bool: ...
-
-    def timeline(self) -> Timeline: ...
-
-    def frame(self, position: int) -> Frame: ...
-
-    def recording_part(self) -> Part: ...
-
-
-class Hub:
-    """One recording and the viewers of it in this process."""
-
-    def __init__(self, key: str, source: Source) -> None:
-        self.key = key
-        self.source = source
-        self.viewers: set[PlaybackConsumer] = set()
-        self.wake = asyncio.Event()
-        self.task: asyncio.Task[None] | None = None
-
-    def nudge(self) -> None:
-        """The worker says there is more; re-read soon (many nudges, one read)."""
-        self.wake.set()
-
-    async def _watch(self) -> None:
-        try:
-            while self.viewers and not self.source.done:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.wake.wait(), POLL_SECONDS)
-                self.wake.clear()
-                if not self.viewers:
-                    return
-                changed = await database_sync_to_async(self.source.refresh)()
-                if changed:
-                    for viewer in list(self.viewers):
-                        viewer.recording_changed()
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("watching %s failed", self.key)
-
-
-class HubRegistry:
-    def __init__(self) -> None:
-        self.hubs: dict[str, Hub] = {}
-
-    async def attach(self, key: str, make: Any, viewer: PlaybackConsumer) -> Hub | None:
-        hub = self.hubs.get(key)
-        if hub is None:
-            source = await database_sync_to_async(make)()
-            await database_sync_to_async(source.refresh)()
-            if not source.exists:
-                return None
-            hub = self.hubs.get(key)  # another viewer may have made it meanwhile
-            if hub is None:
-                hub = self.hubs[key] = Hub(key, source)
-        hub.viewers.add(viewer)
-        if not hub.source.done and (hub.task is None or hub.task.done()):
-            hub.task = asyncio.create_task(hub._watch())
-        return hub
-
-    def detach(self, hub: Hub, viewer: PlaybackConsumer) -> None:
-        hub.viewers.discard(viewer)
-        if not hub.viewers:
-            if hub.task is not None:
-                hub.task.cancel()
-            if self.hubs.get(hub.key) is hub:
-                del self.hubs[hub.key]
-
-
-hubs = HubRegistry()
 
 
 def _query(scope: Mapping[str, Any]) -> dict[str, str]:
@@ -194,7 +112,6 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
         self.playhead = Playhead(position=0)
         self.play_task: asyncio.Task[None] | None = None
         self.recording_task: asyncio.Task[None] | None = None
-        self.groups_joined: list[str] = []
         self.diff = FrameDiff()
         self.send_lock = asyncio.Lock()
         self.presenting: Presentation | None = None  # this viewer's own presentation
@@ -207,14 +124,9 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
         if refusal:
             await self.close(code=refusal)
             return
-        # The worker's nudges are a shortcut: without the channel layer (Redis away) the hub still
-        # re-reads the database every POLL_SECONDS, so a failed join costs a little latency only.
-        for group in groups:
-            if await self._join(group):
-                self.groups_joined.append(group)
-        hub = await hubs.attach(key, self.make_source, self)
+        # The hub listens for the worker's nudges to ``groups``; the viewer talks to no channel layer.
+        hub = await hubs.attach(key, self.make_source, self, groups)
         if hub is None:
-            await self._leave_groups()
             await self.close(code=CLOSE_NOT_FOUND)
             return
         self.hub = hub
@@ -227,25 +139,8 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
             # A handshake daphne gave up on, a socket gone meanwhile: nothing of this viewer stays
             # registered (a viewer in hub.viewers keeps the hub and its frame cache alive).
             self._forget()
-            await self._leave_groups()
             raise
         self._start_playing()
-
-    async def _join(self, group: str) -> bool:
-        try:
-            await asyncio.wait_for(self.channel_layer.group_add(group, self.channel_name), LAYER_SECONDS)
-        except (asyncio.CancelledError, KeyboardInterrupt):
-            raise
-        except BaseException as exc:  # Redis down or slow: watch from the database instead
-            log.warning("joining %s failed (%s); following the database only", group, exc)
-            return False
-        return True
-
-    async def _leave_groups(self) -> None:
-        groups, self.groups_joined = self.groups_joined, []
-        for group in groups:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.channel_layer.group_discard(group, self.channel_name), LAYER_SECONDS)
 
     def _forget(self) -> None:
         """Stop this viewer's tasks and take it off its hub and its presentation (idempotent)."""
@@ -278,17 +173,26 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
             playhead.apply("live", None, timeline)
         return playhead
 
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        """channels' dispatch without its per-message ``aclose_old_connections``: that is a hop to
+        the one database thread for every control and every frame, queued behind the renders,
+        and redundant here -- every database call of a consumer goes through
+        ``database_sync_to_async``, which closes stale connections around the call itself."""
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
+
     async def disconnect(self, code: int) -> None:
         if not hasattr(self, "diff"):
             return  # connect never ran
         self._forget()
-        await self._leave_groups()
 
     # -- what the viewer sees --------------------------------------------------------------
 
     async def get_frame(self, position: int) -> Frame:
         assert self.hub is not None
-        return await database_sync_to_async(self.hub.source.frame)(position)
+        return await self.hub.frame(position)
 
     async def show(self, message: str = "", error: str = "") -> None:
         """Send what changed at the viewer's position, the playhead line, and any message."""
@@ -354,12 +258,6 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
             raise
         except Exception:
             log.exception("playing %s failed", self.scope.get("path"))
-
-    # -- group messages from the worker ----------------------------------------------------
-
-    async def run_update(self, message: dict[str, Any]) -> None:
-        if self.hub is not None:
-            self.hub.nudge()
 
     # -- controls ------------------------------------------------------------------------
 
@@ -555,13 +453,28 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
             role, presentation = "ended", None
         else:
             role, presentation = ("can-present" if self.may_present else "none"), None
-        return render_to_string(
+        if presentation is None:
+            return _present_bar(self.present_template, self.present_id, role, "", "", "", 0, False)
+        return _present_bar(
             self.present_template,
-            {
-                "id": self.present_id,
-                "role": role,
-                "presentation": presentation,
-                "followers": len(presentation.followers) if presentation is not None else 0,
-                "away": presentation is not None and presentation.presenter is None,
-            },
+            self.present_id,
+            role,
+            presentation.key,
+            presentation.token if role == "presenter" else "",  # the presenter's alone
+            presentation.state.moment,
+            len(presentation.followers) if role == "presenter" else 0,
+            presentation.presenter is None,
         )
+
+
+@functools.lru_cache(maxsize=1024)
+def _present_bar(
+    template: str, html_id: str, role: str, key: str, token: str, moment: str, followers: int, away: bool
+) -> str:
+    """The present bar, rendered once per distinct look: a class of followers sees one bar, and
+    every frame sent to each of them carries it (the diff then finds it unchanged)."""
+    presentation = {"key": key, "token": token, "state": {"moment": moment}} if key else None
+    return render_to_string(
+        template,
+        {"id": html_id, "role": role, "presentation": presentation, "followers": followers, "away": away},
+    )
