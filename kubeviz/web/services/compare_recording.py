@@ -87,7 +87,8 @@ class CompareRecording:
 
     def refresh(self) -> bool:
         with self.lock:
-            comparison = Comparison.objects.select_related("scenario").filter(id=self.comparison_id).first()
+            comparisons = Comparison.objects.select_related("scenario").defer("scenario__document")
+            comparison = comparisons.filter(id=self.comparison_id).first()
             self.comparison = comparison
             if comparison is None:
                 return True

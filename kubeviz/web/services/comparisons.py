@@ -347,6 +347,7 @@ def columns_of(comparison: Comparison) -> list[Column]:
     entries = list(
         ComparisonRun.objects.filter(comparison=comparison)
         .select_related("run", "policy", "run__scenario", "run__policy")
+        .defer("run__scenario__document")  # one copy per column, megabytes each, shown by none
         .order_by("column", "seed")
     )
     by_column: dict[int, Column] = {}

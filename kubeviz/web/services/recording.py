@@ -35,7 +35,7 @@ __all__ = ["RunRecording", "DECISION_STOPS", "FRAME_CACHE", "CURSORS"]
 # PostFilter's preemption, when it runs, is its own stop).
 DECISION_STOPS = ("selected", "unschedulable", "preemption")
 FRAME_CACHE = 240
-CURSORS = 3
+CURSORS = 6  # the live edge, a page, and a few viewers stepping on their own
 
 
 class RunRecording:
@@ -56,7 +56,14 @@ class RunRecording:
     def refresh(self) -> bool:
         """Re-read the run row and new decision stops; True when anything a viewer sees changed."""
         with self.lock:
-            run = Run.objects.select_related("scenario", "policy").filter(id=self.run_id).first()
+            # Re-read up to ten times a second while viewers follow: not the scenario's document
+            # (megabytes for a big upload), which no frame shows.
+            run = (
+                Run.objects.select_related("scenario", "policy")
+                .defer("scenario__document", "policy__document")
+                .filter(id=self.run_id)
+                .first()
+            )
             if run is None:
                 self.run = None
                 return True

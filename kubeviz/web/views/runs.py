@@ -26,7 +26,7 @@ from ..live import hubs
 from ..models import Run, TraceEvent
 from ..node_view import card_context
 from ..rendering import format_time
-from ..run_frames import render_frame, render_playhead, render_recording
+from ..run_frames import render_playhead, render_recording
 from ..services import quota
 from ..services.engine import run_cluster
 from ..services.event_pages import EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT
@@ -41,7 +41,10 @@ RUN_LIST_SIZE = 50
 
 def _get_visible_run(request: HttpRequest, run_id: UUID) -> Run:
     """The run, if ``request.user`` may open it (kubeviz/web/access.py); else 404, as for no run."""
-    return get_object_or_404(visible_runs(request.user).select_related("scenario", "policy"), id=run_id)
+    runs = visible_runs(request.user).select_related("scenario", "policy")
+    # The pages show the scenario's name, not its document (megabytes for a big upload; read on
+    # demand by what needs it, such as a fork).
+    return get_object_or_404(runs.defer("scenario__document", "policy__document"), id=run_id)
 
 
 # Pages
@@ -89,12 +92,16 @@ def detail(request: HttpRequest, run_id: UUID) -> HttpResponse:
 def run_page_context(request: HttpRequest, run: Run, seq: int) -> dict[str, Any]:
     """What web/runs/detail.html needs to show ``run`` at event ``seq`` (the lesson player
     extends that page, so it builds the same context: views/lessons.py)."""
-    recording = RunRecording(run.id)
-    recording.refresh()
+    # The recording this process's viewers share, when they watch: its frames are rendered and
+    # its stops read already (a page of a busy run costs a template, not a replay); it is as
+    # fresh as its last re-read, under a second old while the run computes.
+    recording = _shared_recording(run.id)
+    if recording is None:
+        recording = RunRecording(run.id)
+        recording.refresh()
     timeline = recording.timeline()
     playhead = Playhead(position=timeline.clamp(seq))
-    state = recording.state(playhead.position)
-    frame = render_frame(run, state, recording.memo, final=run.done and playhead.position >= run.last_seq)
+    frame = recording.frame(playhead.position)
     parts = {p.id.replace("-", "_"): in_page(p.html) for p in frame.parts}
     ws_base = f"/ws/runs/{run.id}/"
     context: dict[str, Any] = {
@@ -109,7 +116,7 @@ def run_page_context(request: HttpRequest, run: Run, seq: int) -> dict[str, Any]
         "speeds": speed_choices(DEFAULT_SPEED),
         "can_cancel": can_cancel(run, request.user) and not run.done,
         "can_delete": can_delete_run(run, request.user) and run.done,
-        "slider": {"label": "Event", "min": 0, "max": max(0, run.last_seq), "value": max(0, playhead.position)},
+        "slider": {"label": "Event", "min": 0, "max": max(0, timeline.end), "value": max(0, playhead.position)},
         "step_title": "Forward to the next scheduling decision (a node chosen, or none found)",
         "fork": fork_context(run, request.user),
         "fork_label": fork_label(run) if run.parent_id else "",
