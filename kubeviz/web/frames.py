@@ -12,6 +12,7 @@ the changed cells' values (:mod:`kubeviz.web.node_grid`).
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -93,6 +94,29 @@ def _differs(old: str | None, new: str) -> bool:
     return old is not new and old != new  # equal fragments are usually the same object (memoised)
 
 
+# Viewers who watch together go from the same grid to the same grid (a frame is rendered once and
+# shared): the delta between two shared value lists is worked out once, not once per viewer.
+_GRID_DELTAS: OrderedDict[tuple[int, int, str], tuple[list[str], list[str], str | None]] = OrderedDict()
+GRID_DELTAS_KEPT = 256
+
+
+def _grid_delta(old: list[str], new: list[str], delta_id: str) -> str | None:
+    """The delta element from grid values ``old`` to ``new`` ("" when nothing changed), or None
+    when so many cells changed that the whole grid is smaller."""
+    key = (id(old), id(new), delta_id)
+    kept = _GRID_DELTAS.get(key)
+    if kept is not None and kept[0] is old and kept[1] is new:  # the very lists, not reused ids
+        return kept[2]
+    changed = [(i, token) for i, (was, token) in enumerate(zip(old, new, strict=True)) if was != token]
+    delta = None
+    if len(changed) <= WHOLE_GROUP_SHARE * max(1, len(new)):
+        delta = delta_html(delta_id, changed) if changed else ""
+    _GRID_DELTAS[key] = (old, new, delta)
+    if len(_GRID_DELTAS) > GRID_DELTAS_KEPT:
+        _GRID_DELTAS.popitem(last=False)
+    return delta
+
+
 class FrameDiff:
     """What one viewer was last sent, to send only what changed."""
 
@@ -148,10 +172,10 @@ class FrameDiff:
         new = group.values
         old = self.values.get(group.id)
         if self.layouts.get(group.id) == group.layout and old is not None and len(old) == len(new):
-            changed = [(i, token) for i, (was, token) in enumerate(zip(old, new, strict=True)) if was != token]
-            if len(changed) <= WHOLE_GROUP_SHARE * max(1, len(new)):
+            delta = _grid_delta(old, new, group.delta_id)
+            if delta is not None:
                 self.values[group.id] = new
-                return [delta_html(group.delta_id, changed)] if changed else []
+                return [delta] if delta else []
         self.layouts[group.id] = group.layout
         self.values[group.id] = new
         return [group.html]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from kubeviz.web import frames
 from kubeviz.web.frames import WHOLE_GROUP_SHARE, Frame, FrameDiff, Group, message_batches
 from kubeviz.web.node_grid import PENDING, delta_html, grid_html, names_attribute, parse_token, read_grid
 
@@ -51,6 +54,34 @@ def test_a_grid_diff_is_one_element_with_the_changed_cells_values() -> None:
     assert delta == [element.format("3=2s.25.13..1 42=0x.0.0..0")]
     back = diff.changed_parts(grid_frame(tokens))
     assert back == [element.format("3=0.0.0..0 42=0.0.0..0")]
+
+
+def test_viewers_going_between_the_same_shared_grids_share_one_delta(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A class watching together gets the same frames; the delta between two of them is worked
+    out once, and a list that only reuses a freed list's id is not taken for it."""
+    worked: list[int] = []
+    plain = frames.delta_html
+
+    def counting(delta_id: str, changed: list[tuple[int, str]]) -> str:
+        worked.append(len(changed))
+        return plain(delta_id, changed)
+
+    monkeypatch.setattr(frames, "delta_html", counting)
+    tokens = ["0.0.0..0"] * 100
+    moved = list(tokens)
+    moved[7] = "2s.25.13..1"
+    before, after = grid_frame(tokens), grid_frame(moved)
+    viewers = [FrameDiff() for _ in range(20)]
+    for diff in viewers:
+        diff.changed_parts(before)
+    deltas = {diff.changed_parts(after)[0] for diff in viewers}
+    assert len(deltas) == 1
+    assert "7=2s.25.13..1" in deltas.pop()
+    assert worked == [1]
+    other = FrameDiff()
+    other.changed_parts(grid_frame(list(tokens)))  # equal values, another list: its own delta
+    assert "7=2s.25.13..1" in other.changed_parts(after)[0]
+    assert worked == [1, 1]
 
 
 def test_a_grid_is_sent_whole_when_its_layout_or_most_of_it_changed() -> None:
