@@ -57,10 +57,11 @@ class RunRecording:
         """Re-read the run row and new decision stops; True when anything a viewer sees changed."""
         with self.lock:
             # Re-read up to ten times a second while viewers follow: not the scenario's document
-            # (megabytes for a big upload), which no frame shows.
+            # (megabytes for a big upload), which no frame shows, nor the finished run's metrics and
+            # summary (megabytes, per pod), which only its last frame shows (read then, on demand).
             run = (
                 Run.objects.select_related("scenario", "policy")
-                .defer("scenario__document", "policy__document")
+                .defer("metrics", "summary", "scenario__document", "policy__document")
                 .filter(id=self.run_id)
                 .first()
             )

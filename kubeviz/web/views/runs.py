@@ -42,9 +42,9 @@ RUN_LIST_SIZE = 50
 def _get_visible_run(request: HttpRequest, run_id: UUID) -> Run:
     """The run, if ``request.user`` may open it (kubeviz/web/access.py); else 404, as for no run."""
     runs = visible_runs(request.user).select_related("scenario", "policy")
-    # The pages show the scenario's name, not its document (megabytes for a big upload; read on
-    # demand by what needs it, such as a fork).
-    return get_object_or_404(runs.defer("scenario__document", "policy__document"), id=run_id)
+    # The pages show the scenario's name, not its document (megabytes for a big upload), and the
+    # run's metrics and summary (megabytes, per pod) only in its last frame; both are read on demand.
+    return get_object_or_404(runs.defer("metrics", "summary", "scenario__document", "policy__document"), id=run_id)
 
 
 # Pages
