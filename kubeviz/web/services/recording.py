@@ -16,6 +16,7 @@ threads at once (the lock makes that explicit).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -110,12 +111,19 @@ class RunRecording:
 
     def frame(self, position: int) -> Frame:
         """The frame at ``position`` (clamped to what is recorded), rendered once per process."""
+        # A frame already rendered is taken without the lock (one dict read), so a page load or a
+        # viewer never waits behind another thread's render or replay of another moment.
+        key = self._frame_key(position)
+        cached = self._frames.get(key)
+        if cached is not None:
+            with contextlib.suppress(KeyError):  # evicted meanwhile by the thread holding the lock
+                self._frames.move_to_end(key)
+            return cached
         with self.lock:
             run = self.run
             assert run is not None, "refresh() first"
-            position = max(-1, min(position, run.last_seq))
-            final = run.done and position >= run.last_seq
-            key = (position, final, position >= run.last_seq)  # the live edge renders "Deciding…"
+            key = self._frame_key(position)
+            position, final = key[0], key[1]
             cached = self._frames.get(key)
             if cached is not None:
                 self._frames.move_to_end(key)
@@ -128,6 +136,13 @@ class RunRecording:
             if len(self._frames) > FRAME_CACHE:
                 self._frames.popitem(last=False)
             return frame
+
+    def _frame_key(self, position: int) -> tuple[int, bool, bool]:
+        """(position clamped, final, at the live edge): the live edge renders "Deciding…"."""
+        run = self.run
+        assert run is not None, "refresh() first"
+        position = max(-1, min(position, run.last_seq))
+        return (position, run.done and position >= run.last_seq, position >= run.last_seq)
 
     def state(self, position: int) -> ViewState:
         """The view state at ``position`` (moves a cursor; do not keep it)."""
