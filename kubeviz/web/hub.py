@@ -13,8 +13,11 @@ A class of 200 watching one run costs what one viewer costs, three ways:
 - **Rendered ahead.** When a re-read finds more recorded and someone follows live, the hub asks
   for the new live edge's frame at once, so the followers' next tick finds it ready.
 
-The source (:class:`Source`) does the synchronous database and template work; the hub calls it
-through ``database_sync_to_async``.
+The source (:class:`Source`) does the synchronous database and template work. The hub runs it on
+a thread of its own (:func:`on_render_thread`), not on the one thread every other
+``database_sync_to_async`` call of the process shares: a connect's access check and session read
+then never queue behind a replay of a 5,000-node moment, which kept handshakes waiting until
+daphne gave up on them.
 """
 
 from __future__ import annotations
@@ -24,10 +27,11 @@ import contextlib
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from channels.db import database_sync_to_async
+from channels.db import DatabaseSyncToAsync
 from channels.layers import get_channel_layer
 
 from .frames import Frame, Part
@@ -36,7 +40,16 @@ from .services.playhead import Timeline
 if TYPE_CHECKING:
     from .live import PlaybackConsumer
 
-__all__ = ["Hub", "HubRegistry", "Source", "hubs", "POLL_SECONDS", "REJOIN_SECONDS", "LAYER_SECONDS"]
+__all__ = [
+    "Hub",
+    "HubRegistry",
+    "Source",
+    "hubs",
+    "on_render_thread",
+    "POLL_SECONDS",
+    "REJOIN_SECONDS",
+    "LAYER_SECONDS",
+]
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +59,21 @@ JOIN_ON_ARRIVAL_SECONDS = 1.0  # a viewer arriving joins them again when the las
 LAYER_SECONDS = 2.0  # a channel-layer call that takes longer is given up (the database is the truth)
 FRAMES_SHARED = 64  # moments remembered per re-read (the source keeps its own longer cache)
 
+T = TypeVar("T")
+
+# One thread for every recording's renders and re-reads: they are CPU work under one GIL, so more
+# threads would only interleave them; what matters is that they leave the shared thread alone.
+_RENDERS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kubeviz-render")
+
+
+def on_render_thread(func: Callable[..., T]) -> Callable[..., Any]:
+    """``func`` as a coroutine function run on the render thread, closing stale database
+    connections around each call as ``database_sync_to_async`` does."""
+    return DatabaseSyncToAsync(func, thread_sensitive=False, executor=_RENDERS)
+
 
 class Source(Protocol):
-    """A recording as the hub serves it (synchronous; called through database_sync_to_async)."""
+    """A recording as the hub serves it (synchronous; called on the render thread)."""
 
     @property
     def exists(self) -> bool: ...
@@ -89,7 +114,7 @@ class Hub:
         key = (self.version, position, *extra)
         future = self._frames.get(key)
         if future is None:
-            future = asyncio.ensure_future(database_sync_to_async(self.source.frame)(position, *extra))
+            future = asyncio.ensure_future(on_render_thread(self.source.frame)(position, *extra))
             self._frames[key] = future
             future.add_done_callback(lambda done: self._forget_failed(key, done))
             while len(self._frames) > FRAMES_SHARED:
@@ -111,7 +136,7 @@ class Hub:
 
     async def refresh(self) -> bool:
         """Re-read the source; True when anything a viewer sees changed."""
-        changed = await database_sync_to_async(self.source.refresh)()
+        changed: bool = await on_render_thread(self.source.refresh)()
         self.version += 1
         self._frames.clear()  # the live edge, and the run's row, may have moved
         return changed
@@ -212,8 +237,8 @@ class HubRegistry:
     async def attach(self, key: str, make: Any, viewer: PlaybackConsumer, groups: Sequence[str] = ()) -> Hub | None:
         hub = self.hubs.get(key)
         if hub is None:
-            source = await database_sync_to_async(make)()
-            await database_sync_to_async(source.refresh)()
+            source = await on_render_thread(make)()
+            await on_render_thread(source.refresh)()
             if not source.exists:
                 return None
             hub = self.hubs.get(key)  # another viewer may have made it meanwhile
