@@ -17,7 +17,7 @@ import copy
 from collections import deque
 from typing import Any
 
-from .gpu.request import GPU_MODEL_LABEL, GPU_RESOURCE, MILLI
+from .gpu_request import GPU_MODEL_LABEL, GPU_RESOURCE, MILLI
 from .tie_break import describe_tie
 from .units import format_usage
 

@@ -3,6 +3,6 @@
 Kubernetes counts whole GPUs (the ``nvidia.com/gpu`` extended resource); sharing one GPU
 between pods is not a default Kubernetes feature. GPU-sharing schedulers such as Alibaba's
 (where the trace comes from) carry a pod's share in annotations and pick the device in the
-scheduler. kubeviz does the same: see :mod:`.request` for the names and docs/gpu.md for the
+scheduler. kubeviz does the same: see :mod:`scheduler_core.gpu_request` for the names and docs/gpu.md for the
 model, the policies and their maths.
 """

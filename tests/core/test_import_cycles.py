@@ -38,10 +38,6 @@ UPWARD = frozenset(
         ("scheduler_core.config", "scheduler_core.framework.interface"),
         ("scheduler_core.config", "scheduler_core.plugins"),
         ("scheduler_core.gpu.trace_document", "scheduler_core.scenario"),
-        ("scheduler_core.k8s_parse", "scheduler_core.gpu.request"),
-        ("scheduler_core.model", "scheduler_core.gpu.request"),
-        ("scheduler_core.state", "scheduler_core.gpu.allocation"),
-        ("scheduler_core.state", "scheduler_core.gpu.request"),
     }
 )
 
