@@ -37,7 +37,6 @@ UPWARD = frozenset(
     {
         ("scheduler_core.config", "scheduler_core.framework.interface"),
         ("scheduler_core.config", "scheduler_core.plugins"),
-        ("scheduler_core.gpu.trace_document", "scheduler_core.scenario"),
     }
 )
 
@@ -207,3 +206,33 @@ def test_each_known_upward_import_is_still_there_and_still_points_up() -> None:
     assert not gone, f"no longer imported, remove from UPWARD: {gone}"
     harmless = sorted(edge for edge in UPWARD if not cycles(package_graph(graph, UPWARD - {edge})))
     assert not harmless, f"no longer points up, remove from UPWARD: {harmless}"
+
+
+def reached_from(graph: Mapping[str, set[str]], start: str) -> set[str]:
+    """Every module ``start`` imports, directly or through others."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for target in graph[todo.pop()] - seen:
+            seen.add(target)
+            todo.append(target)
+    return seen
+
+
+def test_the_gpu_trace_import_sits_above_the_scenario_loader() -> None:
+    """gputrace writes documents the loader reads back; the loader (spec.gpuTrace) never needs it,
+    and of the engine only the command line (``gpu-trace``) imports it."""
+    graph = project_graph()
+    trace_import = f"{ENGINE}.gputrace"
+    assert f"{ENGINE}.scenario" in graph[f"{trace_import}.document"]
+    below = reached_from(graph, f"{ENGINE}.scenario")
+    assert f"{ENGINE}.gpu.trace_csv" in below
+    assert not {module for module in below if floor_of(module) == trace_import}
+    engine_importers = {
+        module
+        for module, targets in graph.items()
+        if module.startswith(f"{ENGINE}.")
+        and floor_of(module) != trace_import
+        and any(floor_of(target) == trace_import for target in targets)
+    }
+    assert engine_importers == {f"{ENGINE}.cli"}
