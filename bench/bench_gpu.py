@@ -40,7 +40,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import public_data  # noqa: E402
-from scheduler_core.gpu.trace_document import scenario_document  # noqa: E402
+from scheduler_core.gputrace.document import scenario_document  # noqa: E402
 from scheduler_core.metrics import MetricsAccumulator  # noqa: E402
 from scheduler_core.policy import builtin_policy  # noqa: E402
 from scheduler_core.scenario import load_scenario  # noqa: E402

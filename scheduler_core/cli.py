@@ -22,7 +22,7 @@ from .compare import Comparison, compare
 from .config import Policy
 from .errors import LoadError
 from .explain import ExplainError, explain
-from .gpu import import_cli
+from .gputrace import import_cli
 from .k8s_parse import parse_duration_ms
 from .metrics import MetricsAccumulator, format_metrics
 from .policy import builtin_policies, builtin_policy, builtin_policy_names, load_policy_file

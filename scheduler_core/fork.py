@@ -53,6 +53,17 @@ FORK_FIELDS: dict[str, tuple[str, ...]] = {
     "switchPolicy": ("policy",),  # policy: the name of the policy to go on under
 }
 FORK_ACTIONS = tuple(FORK_FIELDS)
+# The action in a few words (ForkAction.describe; the fork's "what_if"). {short} is the target
+# without the default namespace; {nodes} is "node" or "nodes" by the count.
+_SAID: dict[str, str] = {
+    "cordon": "cordon {target}",
+    "drain": "drain {target}",
+    "removeNode": "remove {target}",
+    "addNodes": "add {count} {nodes} like {target}",
+    "scale": "scale {short} to {replicas}",
+    "deletePod": "delete pod {short}",
+    "switchPolicy": "switch to policy {policy}",
+}
 NODE_ACTIONS = ("cordon", "drain", "removeNode", "addNodes")
 MAX_ADD_NODES = 100
 # Simulation._finish emits the last node_usage and run_finished.
@@ -128,23 +139,17 @@ class ForkAction:
 
     def describe(self) -> str:
         """The action in a few words: ``cordon node-a``, ``add 2 nodes like node-a``."""
-        a = self.action
-        if a == "cordon":
-            return f"cordon {self.target}"
-        if a == "drain":
-            return f"drain {self.target}"
-        if a == "removeNode":
-            return f"remove {self.target}"
-        if a == "addNodes":
-            return f"add {self.count} node{'' if self.count == 1 else 's'} like {self.target}"
-        if a == "scale":
-            kind, ns, name = self.target.split("/")
-            short = f"{kind}/{name}" if ns == DEFAULT_NAMESPACE else self.target
-            return f"scale {short} to {self.replicas}"
-        if a == "deletePod":
-            ns, _, name = self.target.partition("/")
-            return f"delete pod {name if ns == DEFAULT_NAMESPACE else self.target}"
-        return f"switch to policy {self.policy}"
+        parts = self.target.split("/")
+        if len(parts) > 1 and parts[-2] == DEFAULT_NAMESPACE:  # kind/default/name, default/name
+            del parts[-2]
+        return _SAID[self.action].format(
+            target=self.target,
+            short="/".join(parts),
+            count=self.count,
+            nodes="node" if self.count == 1 else "nodes",
+            replicas=self.replicas,
+            policy=self.policy,
+        )
 
 
 def _text(raw: Any, field: str, what: str) -> str:

@@ -22,7 +22,7 @@ from fractions import Fraction
 from typing import Any
 
 from .errors import LoadError, Problem, Problems
-from .gpu.request import GPU_COUNT_ANNOTATION, GPU_MILLI_ANNOTATION, GPU_MODEL_ANNOTATION, gpu_request_of
+from .gpu_request import GPU_COUNT_ANNOTATION, GPU_MILLI_ANNOTATION, GPU_MODEL_ANNOTATION, gpu_request_of
 from .k8s_fields import unknown_fields
 from .model import (
     DEFAULT_NAMESPACE,

@@ -18,7 +18,7 @@ from typing import Any
 
 from . import trace_events as te
 from .gpu.metrics import GpuFiguresAccumulator
-from .gpu.request import GPU_RESOURCE, MILLI
+from .gpu_request import GPU_RESOURCE, MILLI
 from .model import LABEL_ZONE
 from .packing import Packing, packing_figures
 from .units import format_bytes, format_cpu
@@ -420,7 +420,7 @@ class MetricsAccumulator:
                 cap += allocatable.get(node, {}).get(res, 0)
                 used += row.get("pods", 0) if res == "pods" else row.get("requested", {}).get(res, 0)
                 if res == GPU_RESOURCE and "gpu_free" in row:
-                    # GPU pods ask by annotation (gpu/request.py): their use is in the GPUs' free shares.
+                    # GPU pods ask by annotation (gpu_request.py): their use is in the GPUs' free shares.
                     free = row["gpu_free"]
                     used += (MILLI * len(free) - sum(free)) / MILLI
             value = round(used / cap, 6) if cap > 0 else 0.0

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .gpu.request import GpuRequest, gpu_request_of
+from .gpu_request import GpuRequest, gpu_request_of
 
 Resources = dict[str, int]
 
@@ -384,7 +384,7 @@ class Pod:
     # reservation): it lives only in the nominator, never in the cache or the queue.
     reservation: bool = False
     # The GPUs the pod took on its node (indices), recorded by GpuShare at Reserve; () for a pod
-    # without GPUs or not placed yet (gpu/request.py).
+    # without GPUs or not placed yet (gpu_request.py).
     gpu_index: tuple[int, ...] = ()
     # derived once in __post_init__
     # What the pod asks of GPUs (its kubeviz.dev/gpu-* annotations), None for most pods.

@@ -15,18 +15,19 @@ from __future__ import annotations
 
 import copy
 from collections import deque
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from .gpu.request import GPU_MODEL_LABEL, GPU_RESOURCE, MILLI
+from . import trace_events as te
+from .gpu_request import GPU_MODEL_LABEL, GPU_RESOURCE, MILLI
 from .tie_break import describe_tie
 from .units import format_usage
 
-__all__ = ["ViewState", "narrate", "NARRATION_LINES", "GPU_MILLI"]
+__all__ = ["ViewState", "narrate", "NARRATION_LINES"]
 
 NARRATION_LINES = 40
 GONE_REQUESTS_KEPT = 64  # deleted pods whose requests a reservation may still need
 LANES = ("active", "backoff", "unschedulable")
-GPU_MILLI = MILLI  # one whole GPU in thousandths, as node_view reads it
 
 
 def _short(pod: str | None) -> str:
@@ -49,7 +50,7 @@ def _same(value: Any) -> Any:
     return value
 
 
-def _event_notes(notes: list[dict[str, Any]]) -> str:
+def _event_notes(notes: list[te.ClusterEventNote]) -> str:
     """Which cluster events an update became, who listens, and what each parked pod does."""
     parts = []
     for note in notes:
@@ -64,80 +65,156 @@ def _event_notes(notes: list[dict[str, Any]]) -> str:
     return " ".join(parts)
 
 
-def narrate(event: dict[str, Any]) -> str | None:
-    """One plain-language line for the events a learner cares about, or None."""
-    t = event["type"]
-    pod = _short(event.get("pod"))
-    node = event.get("node")
-    if t == "cycle_start":
-        return f"Scheduling {pod} (attempt {event['attempt']}, priority {event['priority']})."
-    if t == "selected":
-        how = "the only node that fits" if event.get("score") is None else f"best score {event['score']}"
-        tie = describe_tie(event)
-        how = f"{how}, {tie}" if tie else how
-        return f"{pod} → {node}: {event['feasible']} of {event['evaluated']} evaluated nodes fit; {node} has {how}."
-    if t == "unschedulable":
-        return f"{pod} cannot be scheduled: {event['message']}"
-    if t == "preemption":
-        if not event.get("eligible"):
-            return f"{pod} may not preempt: {event.get('reason')}"
-        if event.get("chosen"):
-            victims = ", ".join(_short(v["pod"]) for v in event.get("victims", []))
-            decided = str(event.get("decided_by") or "").replace("_", " ")
-            return f"{pod} preempts {victims} on {event['chosen']} (decided by {decided})."
-        return f"Preemption cannot help {pod}: {event.get('reason')}"
-    if t == "nomination_set":
-        return f"{pod} is nominated to {node}: its place there is held while victims terminate."
-    if t == "nomination_cleared":
-        return f"{pod} loses its nomination on {node} ({event.get('reason')})."
-    if t == "bound":
-        return f"{pod} is bound to {node}."
-    if t == "pod_deletion_started":
-        grace = f"{event['grace_ms'] / 1000:g}s"
-        start = f"{pod} is being deleted from {node} ({event.get('reason')}); it has {grace} to stop."
-        if "events" in event:  # QueueingHints: the update goes to the hints as AssignedPodUpdate
-            return f"{start} Its deletionTimestamp is a pod update. " + _event_notes(event["events"])
-        return (
-            f"{start} Its deletionTimestamp is an 'other' pod update, which no default plugin listens for:"
-            " no parked pod moves until it is gone."
-        )
-    if t == "pod_deleted":
-        gone = f"{pod} is gone" + (f" from {node}" if node else "") + f" ({event.get('reason')})."
-        return f"{gone} " + _event_notes(event["events"]) if "events" in event else gone
-    if t == "pod_completed":
-        return f"{pod} finished on {node} and freed its resources."
-    if t == "queue_move" and event.get("to") in ("active", "backoff") and event.get("from") == "unschedulable":
-        return f"{pod} moves from unschedulable to {event['to']}Q ({event.get('trigger')})."
-    if t == "reservation_set":
-        return f"{pod}'s place on {node} is reserved for its replacement."
-    if t == "reservation_released":
-        return f"The reservation for {pod} on {node} is released ({event.get('reason')})."
-    if t == "rollout_started":
-        return f"{event['workload']} starts a rollout to revision {event.get('revision')} ({event.get('image')})."
-    if t == "rollout_completed":
-        return f"{event['workload']} completed its rollout in {event.get('duration_ms', 0) / 1000:g}s."
-    if t == "eviction":
-        verdict = "evicted" if event.get("allowed") else "refused"
-        return f"Eviction of {pod} from {node}: {verdict} — {event.get('reason')}"
-    if t == "node_updated" and "events" in event:
-        return f"Node {node}'s {event['change']} changed. " + _event_notes(event["events"])
-    if t == "pod_updated":
-        where = f" on {node}" if node else " (pending)"
-        notes = _event_notes(event["events"]) if event["events"] else "The pending pod itself is updated."
-        return f"{pod}{where} has new labels. " + notes
-    if t == "node_updated":
-        return f"Node {node} is {event.get('change')}ed."
-    if t == "action" and event.get("fork_seq") is not None:
-        return f"What if? {event.get('what_if') or event['action']} (forked at event {event['fork_seq']})."
-    if t == "action" and event.get("refused"):
-        return f"Timeline: {event['action']} refused by the API server: {event['refused']}."
-    if t == "action":
-        return f"Timeline: {event['action']} {event.get('target', '')}".rstrip() + "."
-    if t == "pod_added" and event.get("problem"):
-        return f"{pod} is created, but {event['problem']}."
-    if t == "run_finished" and event.get("reason"):
-        return f"The run ends — {event['reason']}."
+# -- narration: one function per event type a learner cares about, reading its type's fields ----
+
+
+def _say_cycle_start(e: te.CycleStartFields) -> str:
+    return f"Scheduling {_short(e['pod'])} (attempt {e['attempt']}, priority {e['priority']})."
+
+
+def _say_selected(e: te.SelectedFields) -> str:
+    node = e["node"]
+    how = "the only node that fits" if e.get("score") is None else f"best score {e['score']}"
+    tie = describe_tie(e)
+    how = f"{how}, {tie}" if tie else how
+    return f"{_short(e['pod'])} → {node}: {e['feasible']} of {e['evaluated']} evaluated nodes fit; {node} has {how}."
+
+
+def _say_unschedulable(e: te.UnschedulableFields) -> str:
+    return f"{_short(e['pod'])} cannot be scheduled: {e['message']}"
+
+
+def _say_preemption(e: te.PreemptionFields) -> str:
+    pod = _short(e["pod"])
+    if not e.get("eligible"):
+        return f"{pod} may not preempt: {e.get('reason')}"
+    if e.get("chosen"):
+        victims = ", ".join(_short(v["pod"]) for v in e.get("victims", []))
+        decided = str(e.get("decided_by") or "").replace("_", " ")
+        return f"{pod} preempts {victims} on {e['chosen']} (decided by {decided})."
+    return f"Preemption cannot help {pod}: {e.get('reason')}"
+
+
+def _say_nomination_set(e: te.NominationSetFields) -> str:
+    return f"{_short(e['pod'])} is nominated to {e['node']}: its place there is held while victims terminate."
+
+
+def _say_nomination_cleared(e: te.NominationClearedFields) -> str:
+    return f"{_short(e['pod'])} loses its nomination on {e['node']} ({e.get('reason')})."
+
+
+def _say_bound(e: te.BoundFields) -> str:
+    return f"{_short(e['pod'])} is bound to {e['node']}."
+
+
+def _say_pod_deletion_started(e: te.PodDeletionStartedFields) -> str:
+    grace = f"{e['grace_ms'] / 1000:g}s"
+    start = f"{_short(e['pod'])} is being deleted from {e['node']} ({e.get('reason')}); it has {grace} to stop."
+    if "events" in e:  # QueueingHints: the update goes to the hints as AssignedPodUpdate
+        return f"{start} Its deletionTimestamp is a pod update. " + _event_notes(e["events"])
+    return (
+        f"{start} Its deletionTimestamp is an 'other' pod update, which no default plugin listens for:"
+        " no parked pod moves until it is gone."
+    )
+
+
+def _say_pod_deleted(e: te.PodDeletedFields) -> str:
+    node = e.get("node")
+    gone = f"{_short(e['pod'])} is gone" + (f" from {node}" if node else "") + f" ({e.get('reason')})."
+    return f"{gone} " + _event_notes(e["events"]) if "events" in e else gone
+
+
+def _say_pod_completed(e: te.PodCompletedFields) -> str:
+    return f"{_short(e['pod'])} finished on {e['node']} and freed its resources."
+
+
+def _say_queue_move(e: te.QueueMoveFields) -> str | None:
+    if e.get("to") in ("active", "backoff") and e.get("from") == "unschedulable":
+        return f"{_short(e['pod'])} moves from unschedulable to {e['to']}Q ({e.get('trigger')})."
     return None
+
+
+def _say_reservation_set(e: te.ReservationSetFields) -> str:
+    return f"{_short(e['pod'])}'s place on {e['node']} is reserved for its replacement."
+
+
+def _say_reservation_released(e: te.ReservationReleasedFields) -> str:
+    return f"The reservation for {_short(e['pod'])} on {e['node']} is released ({e.get('reason')})."
+
+
+def _say_rollout_started(e: te.RolloutStartedFields) -> str:
+    return f"{e['workload']} starts a rollout to revision {e.get('revision')} ({e.get('image')})."
+
+
+def _say_rollout_completed(e: te.RolloutCompletedFields) -> str:
+    return f"{e['workload']} completed its rollout in {e.get('duration_ms', 0) / 1000:g}s."
+
+
+def _say_eviction(e: te.EvictionFields) -> str:
+    verdict = "evicted" if e.get("allowed") else "refused"
+    return f"Eviction of {_short(e['pod'])} from {e['node']}: {verdict} — {e.get('reason')}"
+
+
+def _say_node_updated(e: te.NodeUpdatedFields) -> str:
+    if "events" in e:
+        return f"Node {e['node']}'s {e['change']} changed. " + _event_notes(e["events"])
+    return f"Node {e['node']} is {e.get('change')}ed."
+
+
+def _say_pod_updated(e: te.PodUpdatedFields) -> str:
+    node = e.get("node")
+    where = f" on {node}" if node else " (pending)"
+    notes = _event_notes(e["events"]) if e["events"] else "The pending pod itself is updated."
+    return f"{_short(e['pod'])}{where} has new labels. " + notes
+
+
+def _say_action(e: te.ActionFields) -> str:
+    if e.get("fork_seq") is not None:
+        return f"What if? {e.get('what_if') or e['action']} (forked at event {e['fork_seq']})."
+    if e.get("refused"):
+        return f"Timeline: {e['action']} refused by the API server: {e['refused']}."
+    return f"Timeline: {e['action']} {e.get('target', '')}".rstrip() + "."
+
+
+def _say_pod_added(e: te.PodAddedFields) -> str | None:
+    return f"{_short(e['pod'])} is created, but {e['problem']}." if e.get("problem") else None
+
+
+def _say_run_finished(e: te.RunFinishedFields) -> str | None:
+    return f"The run ends — {e['reason']}." if e.get("reason") else None
+
+
+# Event type -> its narration; the table cannot say which fields each reads, hence Any (as in
+# metrics.py); each function's own type is what mypy checks its lookups against.
+_NARRATIONS: dict[str, Callable[[Any], str | None]] = {
+    "cycle_start": _say_cycle_start,
+    "selected": _say_selected,
+    "unschedulable": _say_unschedulable,
+    "preemption": _say_preemption,
+    "nomination_set": _say_nomination_set,
+    "nomination_cleared": _say_nomination_cleared,
+    "bound": _say_bound,
+    "pod_deletion_started": _say_pod_deletion_started,
+    "pod_deleted": _say_pod_deleted,
+    "pod_completed": _say_pod_completed,
+    "queue_move": _say_queue_move,
+    "reservation_set": _say_reservation_set,
+    "reservation_released": _say_reservation_released,
+    "rollout_started": _say_rollout_started,
+    "rollout_completed": _say_rollout_completed,
+    "eviction": _say_eviction,
+    "node_updated": _say_node_updated,
+    "pod_updated": _say_pod_updated,
+    "action": _say_action,
+    "pod_added": _say_pod_added,
+    "run_finished": _say_run_finished,
+}
+
+
+def narrate(event: Mapping[str, Any]) -> str | None:
+    """One plain-language line for the events a learner cares about, or None."""
+    say = _NARRATIONS.get(event["type"])
+    return say(event) if say is not None else None
 
 
 class ViewState:
@@ -200,13 +277,14 @@ class ViewState:
 
     # -- folding events ------------------------------------------------------------------
 
-    def apply(self, event: dict[str, Any]) -> None:
+    def apply(self, event: Mapping[str, Any]) -> None:
+        """Fold one event in. Its common keys are read here; each handler reads its type's fields."""
         self.seq = event["seq"]
         self.t_ms = event["t_ms"]
         self.cycle = event.get("cycle", self.cycle)
-        handler = getattr(self, f"_on_{event['type']}", None)
+        handler = _FOLDS.get(event["type"])
         if handler is not None:
-            handler(event)
+            handler(self, event)
         line = narrate(event)
         if line:
             self.narration.append({"seq": event["seq"], "t_ms": event["t_ms"], "text": line})
@@ -285,7 +363,7 @@ class ViewState:
         pending = sum(1 for p in self.pods.values() if not p.get("node"))
         return {"bound": bound, "pending": pending, **self.tally}
 
-    def _on_node_added(self, e: dict[str, Any]) -> None:
+    def _on_node_added(self, e: te.NodeAddedFields) -> None:
         node: dict[str, Any] = {
             "allocatable": dict(e["allocatable"]),
             "requested": {},
@@ -302,7 +380,7 @@ class ViewState:
             node["gpu_model"] = str(node["labels"].get(GPU_MODEL_LABEL, ""))
         self.nodes[e["node"]] = node
 
-    def _on_node_updated(self, e: dict[str, Any]) -> None:
+    def _on_node_updated(self, e: te.NodeUpdatedFields) -> None:
         node = self._node(e["node"])
         if node is not None:
             node["unschedulable"] = e.get("unschedulable", node["unschedulable"])
@@ -310,10 +388,10 @@ class ViewState:
                 if key in e:
                     node[key] = copy.deepcopy(e[key])
 
-    def _on_node_removed(self, e: dict[str, Any]) -> None:
+    def _on_node_removed(self, e: te.NodeRemovedFields) -> None:
         self.nodes.pop(e["node"], None)
 
-    def _on_pod_added(self, e: dict[str, Any]) -> None:
+    def _on_pod_added(self, e: te.PodAddedFields) -> None:
         self.pods[e["pod"]] = {
             "priority": e.get("priority", 0),
             "requests": dict(e.get("requests", {})),
@@ -336,24 +414,24 @@ class ViewState:
             self._place(e["pod"], e["node"], "bound")
             self._hold_gpus(e["pod"], e.get("gpus"))
 
-    def _on_queue_move(self, e: dict[str, Any]) -> None:
+    def _on_queue_move(self, e: te.QueueMoveFields) -> None:
         self._set_lane(e["pod"], e["to"])
         pod = self.pods.get(e["pod"])
         if pod is not None:
             pod["backoff_until_ms"] = e.get("backoff_until_ms")
 
-    def _on_cycle_start(self, e: dict[str, Any]) -> None:
+    def _on_cycle_start(self, e: te.CycleStartFields) -> None:
         self._set_lane(e["pod"], None)
         pod = self.pods.get(e["pod"])
         if pod is not None:
             pod["attempts"] = e.get("attempt", pod["attempts"] + 1)
             pod["phase"] = "scheduling"
-        self.current = {"pod": e["pod"], "attempt": e.get("attempt"), "cycle": e.get("cycle"), "t_ms": e["t_ms"]}
+        self.current = {"pod": e["pod"], "attempt": e.get("attempt"), "cycle": self.cycle, "t_ms": self.t_ms}
 
-    def _on_prefilter(self, e: dict[str, Any]) -> None:
-        self.current["prefilter"] = {k: e.get(k) for k in ("code", "plugin", "reasons")}
+    def _on_prefilter(self, e: te.PrefilterFields) -> None:
+        self.current["prefilter"] = {"code": e.get("code"), "plugin": e.get("plugin"), "reasons": e.get("reasons")}
 
-    def _on_filter(self, e: dict[str, Any]) -> None:
+    def _on_filter(self, e: te.FilterFields) -> None:
         self.current["filter"] = {
             "evaluated": e.get("evaluated"),
             "feasible": e.get("feasible"),
@@ -362,21 +440,21 @@ class ViewState:
             "nominated_node": e.get("nominated_node"),
         }
 
-    def _on_score(self, e: dict[str, Any]) -> None:
+    def _on_score(self, e: te.ScoreFields) -> None:
         self.current["score"] = {
             "plugins": e.get("plugins", []),
             "nodes": e.get("nodes", {}),
             "totals": e.get("totals", {}),
         }
 
-    def _on_selected(self, e: dict[str, Any]) -> None:
+    def _on_selected(self, e: te.SelectedFields) -> None:
         self.current["selected"] = e["node"]
         self.current["top"] = e.get("top", [])
         tie = describe_tie(e)
         if tie:
             self.current["tie"] = tie
 
-    def _on_unschedulable(self, e: dict[str, Any]) -> None:
+    def _on_unschedulable(self, e: te.UnschedulableFields) -> None:
         self.current["selected"] = None
         self.current["message"] = e["message"]
         pod = self.pods.get(e["pod"])
@@ -384,10 +462,15 @@ class ViewState:
             pod["message"] = e["message"]
             pod["phase"] = "pending"
 
-    def _on_preemption(self, e: dict[str, Any]) -> None:
+    def _on_preemption(self, e: te.PreemptionFields) -> None:
         self.current["preemption"] = {
-            k: e.get(k)
-            for k in ("eligible", "reason", "candidates", "chosen", "decided_by", "victims", "rejected_nodes")
+            "eligible": e.get("eligible"),
+            "reason": e.get("reason"),
+            "candidates": e.get("candidates"),
+            "chosen": e.get("chosen"),
+            "decided_by": e.get("decided_by"),
+            "victims": e.get("victims"),
+            "rejected_nodes": e.get("rejected_nodes"),
         }
         if e.get("chosen"):
             self.tally["preemptions"] += 1
@@ -405,19 +488,19 @@ class ViewState:
         if target is not None:
             target[field].append(key)
 
-    def _on_nomination_set(self, e: dict[str, Any]) -> None:
+    def _on_nomination_set(self, e: te.NominationSetFields) -> None:
         self._nominate(e["pod"], e["node"])
         pod = self.pods.get(e["pod"])
         if pod is not None:
             pod["nominated"] = e["node"]
 
-    def _on_nomination_cleared(self, e: dict[str, Any]) -> None:
+    def _on_nomination_cleared(self, e: te.NominationClearedFields) -> None:
         self._nominate(e["pod"], None)
         pod = self.pods.get(e["pod"])
         if pod is not None:
             pod["nominated"] = None
 
-    def _on_reservation_set(self, e: dict[str, Any]) -> None:
+    def _on_reservation_set(self, e: te.ReservationSetFields) -> None:
         node = self._node(e["node"])
         if node is not None:
             node["reserved"].append(e["pod"])
@@ -426,19 +509,18 @@ class ViewState:
         if requests is not None:
             self.reserved_requests[e["pod"]] = dict(requests)
 
-    def _on_reservation_released(self, e: dict[str, Any]) -> None:
+    def _on_reservation_released(self, e: te.ReservationReleasedFields) -> None:
         node = self._node(e["node"])
         if node is not None and e["pod"] in node["reserved"]:
             node["reserved"].remove(e["pod"])
         if not any(e["pod"] in n["reserved"] for n in self.nodes.values()):
             self.reserved_requests.pop(e["pod"], None)
 
-    def _on_assumed(self, e: dict[str, Any]) -> None:
+    def _on_assumed(self, e: te.AssumedFields) -> None:
         self._nominate(e["pod"], None)
-        self._place(e["pod"], e["node"], "assumed")
-        self._hold_gpus(e["pod"], e.get("gpus"))
+        self._place(e["pod"], e["node"], "assumed")  # its GPUs come with bound (assumed names none)
 
-    def _on_bound(self, e: dict[str, Any]) -> None:
+    def _on_bound(self, e: te.BoundFields) -> None:
         self._place(e["pod"], e["node"], "bound")
         self._hold_gpus(e["pod"], e.get("gpus"))
         pod = self.pods.get(e["pod"])
@@ -446,22 +528,22 @@ class ViewState:
             pod["nominated"] = None
             pod["message"] = None
 
-    def _on_pod_running(self, e: dict[str, Any]) -> None:
+    def _on_pod_running(self, e: te.PodRunningFields) -> None:
         pod = self.pods.get(e["pod"])
         if pod is not None:
             pod["phase"] = "running"
 
-    def _on_forgotten(self, e: dict[str, Any]) -> None:
+    def _on_forgotten(self, e: te.ForgottenFields) -> None:
         self._unplace(e["pod"])
         pod = self.pods.get(e["pod"])
         if pod is not None:
             pod["phase"] = "pending"
 
-    def _on_pod_deletion_started(self, e: dict[str, Any]) -> None:
+    def _on_pod_deletion_started(self, e: te.PodDeletionStartedFields) -> None:
         pod = self.pods.get(e["pod"])
         if pod is not None:
             pod["phase"] = "terminating"
-            pod["terminating_until_ms"] = e["t_ms"] + e.get("grace_ms", 0)
+            pod["terminating_until_ms"] = self.t_ms + e.get("grace_ms", 0)
 
     def _gone(self, key: str) -> None:
         self._unplace(key)
@@ -474,13 +556,13 @@ class ViewState:
             while len(self.gone_requests) > GONE_REQUESTS_KEPT:
                 del self.gone_requests[next(iter(self.gone_requests))]
 
-    def _on_pod_deleted(self, e: dict[str, Any]) -> None:
+    def _on_pod_deleted(self, e: te.PodDeletedFields) -> None:
         self._gone(e["pod"])
 
-    def _on_pod_completed(self, e: dict[str, Any]) -> None:
+    def _on_pod_completed(self, e: te.PodCompletedFields) -> None:
         self._gone(e["pod"])
 
-    def _on_node_usage(self, e: dict[str, Any]) -> None:
+    def _on_node_usage(self, e: te.NodeUsageFields) -> None:
         # The engine's own numbers win over the folded ones (they are the same when the
         # trace is complete; a summary-detail trace still gets them right).
         for name, usage in e.get("nodes", {}).items():
@@ -491,7 +573,7 @@ class ViewState:
                     self._sync_gpus(node, usage["gpu_free"])
 
     def _sync_gpus(self, node: dict[str, Any], gpu_free: list[int]) -> None:
-        node["gpu_used"] = [GPU_MILLI - int(free) for free in gpu_free]
+        node["gpu_used"] = [MILLI - int(free) for free in gpu_free]
         # Placed GPU pods whose GPUs the trace has not named yet (assumed, not bound) are in
         # the engine's numbers: binding them must not count them twice.
         for key in node["pods"]:
@@ -499,7 +581,7 @@ class ViewState:
             if pod is not None and pod.get("gpu") is not None and "gpus" not in pod:
                 pod["gpus_counted"] = True
 
-    def _on_run_finished(self, e: dict[str, Any]) -> None:
+    def _on_run_finished(self, e: te.RunFinishedFields) -> None:
         self.finished = True
 
     # -- derived views -------------------------------------------------------------------
@@ -547,13 +629,43 @@ class ViewState:
         """One row per GPU of the node (none without GPUs): thousandths used and free, used %."""
         rows = []
         for index, raw in enumerate(self.nodes[name].get("gpu_used") or ()):
-            used = max(0, min(GPU_MILLI, raw))
+            used = max(0, min(MILLI, raw))
             rows.append(
                 {
                     "index": index,
                     "used": used,
-                    "free": GPU_MILLI - used,
-                    "used_pct": round(100.0 * used / GPU_MILLI, 1),
+                    "free": MILLI - used,
+                    "used_pct": round(100.0 * used / MILLI, 1),
                 }
             )
         return rows
+
+
+# Event type -> how it changes the view (typed per handler, as the narrations above).
+_FOLDS: dict[str, Callable[[ViewState, Any], None]] = {
+    "node_added": ViewState._on_node_added,
+    "node_updated": ViewState._on_node_updated,
+    "node_removed": ViewState._on_node_removed,
+    "pod_added": ViewState._on_pod_added,
+    "queue_move": ViewState._on_queue_move,
+    "cycle_start": ViewState._on_cycle_start,
+    "prefilter": ViewState._on_prefilter,
+    "filter": ViewState._on_filter,
+    "score": ViewState._on_score,
+    "selected": ViewState._on_selected,
+    "unschedulable": ViewState._on_unschedulable,
+    "preemption": ViewState._on_preemption,
+    "nomination_set": ViewState._on_nomination_set,
+    "nomination_cleared": ViewState._on_nomination_cleared,
+    "reservation_set": ViewState._on_reservation_set,
+    "reservation_released": ViewState._on_reservation_released,
+    "assumed": ViewState._on_assumed,
+    "bound": ViewState._on_bound,
+    "pod_running": ViewState._on_pod_running,
+    "forgotten": ViewState._on_forgotten,
+    "pod_deletion_started": ViewState._on_pod_deletion_started,
+    "pod_deleted": ViewState._on_pod_deleted,
+    "pod_completed": ViewState._on_pod_completed,
+    "node_usage": ViewState._on_node_usage,
+    "run_finished": ViewState._on_run_finished,
+}

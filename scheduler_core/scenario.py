@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from .errors import LoadError, Problem, Problems
-from .gpu.request import GPU_RESOURCE, MILLI
 from .gpu.trace_csv import CsvPlace, PodRow, nodes_of, parse_nodes_csv, parse_pods_csv
 from .gpu.workload import DEFAULT_ARRIVAL_INTERVAL_MS, DEFAULT_TARGET_PERCENT, PROTOCOLS, GpuWorkload
+from .gpu_request import GPU_RESOURCE, MILLI
 from .k8s_parse import (
     MAX_REPLICAS,
     SUPPORTED_KINDS,

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from .gpu.allocation import tightest_gpus
-from .gpu.request import GPU_MODEL_LABEL, GPU_RESOURCE, MILLI, GpuRequest
+from .gpu_allocation import tightest_gpus
+from .gpu_request import GPU_MODEL_LABEL, GPU_RESOURCE, MILLI, GpuRequest
 from .model import CPU, LABEL_ZONE, MEMORY, Node, Pod, Resources
 
 __all__ = ["NodeInfo", "ImageState", "ClusterCache", "Snapshot", "PortKey"]
@@ -73,7 +73,7 @@ class NodeInfo:
     used_ports: dict[PortKey, int] = field(default_factory=dict)
     image_states: dict[str, ImageState] = field(default_factory=dict)
     generation: int = 0
-    # Free thousandths of each GPU (gpu/request.py), one entry per nvidia.com/gpu the node has;
+    # Free thousandths of each GPU (gpu_request.py), one entry per nvidia.com/gpu the node has;
     # and which GPUs each placed pod holds (by id(pod), as pods are removed by identity).
     gpu_free: list[int] = field(default_factory=list)
     gpu_taken: dict[int, tuple[int, ...]] = field(default_factory=dict)

@@ -20,11 +20,13 @@ KubeSchedulerConfiguration has no such knob: the option is a kubeviz extension i
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from . import trace_events as te
 
 __all__ = ["TIE_BREAK_RANDOM", "TIE_BREAK_SHUFFLED_FIRST_FIT", "TIE_BREAKS", "NodeOrder", "describe_tie"]
 
@@ -84,7 +86,7 @@ class NodeOrder:
         return int(ties[int(np.argmin(ranks[ties]))])
 
 
-def describe_tie(selected: Mapping[str, Any]) -> str | None:
+def describe_tie(selected: te.SelectedFields) -> str | None:
     """How a ``selected`` event's node won a tie, in words that follow "<node> was" or "<node>
     has best score N,"; None when it did not tie.
 

@@ -20,7 +20,8 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
-from scheduler_core.replay import GPU_MILLI, ViewState
+from scheduler_core.gpu_request import MILLI
+from scheduler_core.replay import ViewState
 from scheduler_core.units import format_amount
 
 from . import node_grid
@@ -63,7 +64,7 @@ def gpu_allocation(node: dict[str, Any]) -> float | None:
     used: list[int] = node.get("gpu_used") or []
     if not used:
         return None
-    return 100.0 * sum(max(0, min(GPU_MILLI, u)) for u in used) / (GPU_MILLI * len(used))
+    return 100.0 * sum(max(0, min(MILLI, u)) for u in used) / (MILLI * len(used))
 
 
 def gpu_rows(state: ViewState, name: str) -> list[dict[str, Any]]:

@@ -20,10 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..model import CPU, Container, Pod
-from .allocation import tightest_gpus
-from .frag import node_fragmentation
-from .request import (
+from ..gpu_allocation import tightest_gpus
+from ..gpu_request import (
     GPU_COUNT_ANNOTATION,
     GPU_MILLI_ANNOTATION,
     GPU_MODEL_ANNOTATION,
@@ -32,6 +30,8 @@ from .request import (
     MILLI,
     GpuRequest,
 )
+from ..model import CPU, Container, Pod
+from .frag import node_fragmentation
 from .typical import typical_pods
 
 __all__ = ["GpuFiguresAccumulator", "compute_gpu_figures", "mean_curve"]
@@ -118,7 +118,7 @@ class GpuFiguresAccumulator:
         if isinstance(given, list):
             indices = tuple(int(i) for i in given if 0 <= int(i) < len(node.free))
         else:
-            # A trace without ``bound.gpus``: the default rule (gpu/allocation.py), or, when the
+            # A trace without ``bound.gpus``: the default rule (gpu_allocation.py), or, when the
             # pod does not fit (placed without the scheduler), the GPUs with the most free.
             found = tightest_gpus(node.free, gpu)
             if found is None:

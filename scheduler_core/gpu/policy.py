@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from ..framework import BatchScorePlugin, CycleState
+from ..gpu_allocation import tightest_gpus
 from ..model import Pod
 from ..state import NodeInfo
-from .allocation import tightest_gpus
 
 __all__ = ["GpuScorePlugin"]
 

@@ -23,11 +23,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..errors import LoadError, Problem, Problems
+from ..gpu_request import GPU_MODEL_LABEL, GPU_RESOURCE, MAX_GPUS_PER_NODE, MILLI
 from ..k8s_parse import DEFAULT_NODE_PODS
 from ..model import CPU, MEMORY, PODS, Node
 from ..validation import dns1123_label_errors, dns1123_subdomain_errors, label_value_errors
 from ..yamlsource import check_cpu, describe_sizes
-from .request import GPU_MODEL_LABEL, GPU_RESOURCE, MAX_GPUS_PER_NODE, MILLI
 
 __all__ = [
     "MAX_CSV_BYTES",

@@ -18,9 +18,9 @@ import numpy as np
 import numpy.typing as npt
 
 from ..framework.interface import Handle
+from ..gpu_request import MAX_GPUS_PER_NODE
 from ..model import CPU, MEMORY
 from ..state import NodeInfo
-from .request import MAX_GPUS_PER_NODE
 
 __all__ = ["GpuArrays", "GpuView", "gpu_arrays"]
 

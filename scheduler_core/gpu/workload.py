@@ -21,9 +21,9 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..gpu_request import GPU_COUNT_ANNOTATION, GPU_MILLI_ANNOTATION, GPU_MODEL_ANNOTATION
 from ..model import CPU, DEFAULT_NAMESPACE, MEMORY, Container, Pod
 from ..scenario_types import TimelineAction
-from .request import GPU_COUNT_ANNOTATION, GPU_MILLI_ANNOTATION, GPU_MODEL_ANNOTATION
 from .trace_csv import PodRow
 
 __all__ = [
@@ -48,7 +48,7 @@ _MIB = 1024 * 1024
 
 def pod_of(row: PodRow, name: str | None = None, namespace: str = DEFAULT_NAMESPACE) -> Pod:
     """The Kubernetes pod of a row: one container ``main`` requesting its CPU and memory, its GPU
-    request in the ``kubeviz.dev/gpu-*`` annotations (gpu/request.py), its QoS class as a label."""
+    request in the ``kubeviz.dev/gpu-*`` annotations (gpu_request.py), its QoS class as a label."""
     annotations: dict[str, str] = {}
     if row.num_gpu > 0:
         annotations[GPU_COUNT_ANNOTATION] = str(row.num_gpu)

@@ -20,8 +20,8 @@ import numpy as np
 
 from ..framework import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState
 from ..gpu.policy import GpuScorePlugin
-from ..gpu.request import MILLI
 from ..gpu.view import gpu_arrays
+from ..gpu_request import MILLI
 from ..model import Pod
 from ..state import NodeInfo
 

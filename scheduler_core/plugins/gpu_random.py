@@ -18,8 +18,8 @@ from typing import cast
 import numpy as np
 
 from ..framework import SUCCESS, CycleState, PreScorePlugin, Status
-from ..gpu.allocation import fitting_gpus, tightest_gpus
 from ..gpu.policy import GpuScorePlugin
+from ..gpu_allocation import fitting_gpus, tightest_gpus
 from ..model import Pod
 from ..state import NodeInfo
 

@@ -24,9 +24,9 @@ from ..framework import (
     ReservePlugin,
     Status,
 )
-from ..gpu.allocation import tightest_gpus
 from ..gpu.policy import GpuScorePlugin
 from ..gpu.view import gpu_arrays
+from ..gpu_allocation import tightest_gpus
 from ..model import Pod
 from ..state import NodeInfo
 

@@ -14,7 +14,7 @@ import pytest
 from scheduler_core import cli
 from scheduler_core.clusters import load_cluster
 from scheduler_core.errors import LoadError
-from scheduler_core.gpu.trace_document import read_trace
+from scheduler_core.gputrace.document import read_trace
 from scheduler_core.policy import load_policy
 from scheduler_core.scenario import load_scenario
 from scheduler_core.yamlsource import DEFAULT_READ_CPU_SECONDS, CpuAllowance, cpu_budget

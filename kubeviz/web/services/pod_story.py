@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from scheduler_core import trace_events as te
 
@@ -87,9 +87,9 @@ def _lane(value: Any) -> str:
     return LANE_NAMES.get(str(value), str(value))
 
 
-def _reason(e: Any) -> str:
+def _reason(reason: str | None) -> str:
     """`` (reason)`` when the event gives one, else nothing."""
-    return f" ({e['reason']})" if e.get("reason") else ""
+    return f" ({reason})" if reason else ""
 
 
 # One function per event type a learner sees, each reading its type's fields (trace_events.py).
@@ -105,7 +105,7 @@ def _pod_added(e: te.PodAddedFields, line: StoryLine) -> None:
 
 
 def _controller_action(e: te.ControllerActionFields, line: StoryLine) -> None:
-    line.text = f"{e.get('workload')}: {str(e.get('action', '')).replace('_', ' ')}" + _reason(e)
+    line.text = f"{e.get('workload')}: {str(e.get('action', '')).replace('_', ' ')}" + _reason(e.get("reason"))
 
 
 def _queue_move(e: te.QueueMoveFields, line: StoryLine) -> None:
@@ -177,7 +177,7 @@ def _nomination_set(e: te.NominationSetFields, line: StoryLine) -> None:
 
 def _nomination_cleared(e: te.NominationClearedFields, line: StoryLine) -> None:
     line.term = "nominated-pod"
-    line.text = f"Nomination on {e.get('node')} cleared" + _reason(e)
+    line.text = f"Nomination on {e.get('node')} cleared" + _reason(e.get("reason"))
 
 
 def _assumed(e: te.AssumedFields, line: StoryLine) -> None:
@@ -191,12 +191,12 @@ def _bound(e: te.BoundFields, line: StoryLine) -> None:
 
 def _bind_failed(e: te.BindFailedFields, line: StoryLine) -> None:
     line.kind, line.term = "bad", "forget"
-    line.text = f"Binding failed on {e.get('node')}" + _reason(e)
+    line.text = f"Binding failed on {e.get('node')}" + _reason(e.get("reason"))
 
 
 def _forgotten(e: te.ForgottenFields, line: StoryLine) -> None:
     line.kind, line.term = "bad", "forget"
-    line.text = f"Forgotten on {e.get('node')}" + _reason(e)
+    line.text = f"Forgotten on {e.get('node')}"  # the event carries no reason
 
 
 def _pod_running(e: te.PodRunningFields, line: StoryLine) -> None:
@@ -215,7 +215,7 @@ def _pod_deletion_started(e: te.PodDeletionStartedFields, line: StoryLine) -> No
 def _pod_deleted(e: te.PodDeletedFields, line: StoryLine) -> None:
     line.kind = "bad"
     node = e.get("node")
-    line.text = f"Gone{f' from {node}' if node else ''}" + _reason(e)
+    line.text = f"Gone{f' from {node}' if node else ''}" + _reason(e.get("reason"))
 
 
 def _pod_completed(e: te.PodCompletedFields, line: StoryLine) -> None:
@@ -234,7 +234,7 @@ def _reservation_set(e: te.ReservationSetFields, line: StoryLine) -> None:
 
 def _reservation_released(e: te.ReservationReleasedFields, line: StoryLine) -> None:
     line.term = "reservation"
-    line.text = f"Reservation on {e.get('node')} released" + _reason(e)
+    line.text = f"Reservation on {e.get('node')} released" + _reason(e.get("reason"))
 
 
 # Event type → its line; the table cannot say which fields each reads, hence Any (as metrics.py).
@@ -275,24 +275,24 @@ def _line(event: dict[str, Any]) -> StoryLine | None:
     return line
 
 
+def _attempt(e: te.CycleStartFields, number: int, seq: int, when: str, cycle: object) -> Chapter:
+    """A ``cycle_start`` opens attempt ``number`` (the event's own count when it has one)."""
+    attempt = int(e.get("attempt") or number)
+    chapter = Chapter(attempt=attempt, title=f"Attempt {attempt} at {when} (cycle {cycle})")
+    text = f"Popped from activeQ, priority {e.get('priority', 0)}"
+    chapter.lines.append(StoryLine(seq=seq, t=when, kind="info", text=text, term="scheduling-cycle"))
+    return chapter
+
+
 def story_chapters(events: Iterable[dict[str, Any]]) -> list[Chapter]:
     """The pod's events (in seq order) as chapters: before the first attempt, then one per attempt
     (a ``cycle_start`` opens it; what follows until the next attempt belongs to it)."""
     chapters: list[Chapter] = []
     for event in events:
         if event.get("type") == "cycle_start":
-            attempt = int(event.get("attempt") or len(chapters) + 1)
-            title = f"Attempt {attempt} at {format_time(event.get('t_ms'))} (cycle {event.get('cycle')})"
-            chapters.append(Chapter(attempt=attempt, title=title))
-            chapters[-1].lines.append(
-                StoryLine(
-                    seq=event["seq"],
-                    t=format_time(event.get("t_ms")),
-                    kind="info",
-                    text=f"Popped from activeQ, priority {event.get('priority', 0)}",
-                    term="scheduling-cycle",
-                )
-            )
+            when = format_time(event.get("t_ms"))
+            opened = cast(te.CycleStartFields, event)  # its type says so
+            chapters.append(_attempt(opened, len(chapters) + 1, event["seq"], when, event.get("cycle")))
             continue
         line = _line(event)
         if line is None:

@@ -1,5 +1,5 @@
 """A policy the GPU tests share: the default plugins plus GpuShare at filter and reserve (no GPU
-score plugin, so GPUs are taken by the tightest fit, gpu/allocation.py)."""
+score plugin, so GPUs are taken by the tightest fit, gpu_allocation.py)."""
 
 from __future__ import annotations
 

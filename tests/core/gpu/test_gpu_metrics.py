@@ -9,14 +9,14 @@ import pytest
 from scheduler_core.config import default_policy
 from scheduler_core.gpu.frag import node_fragmentation
 from scheduler_core.gpu.metrics import compute_gpu_figures, mean_curve
-from scheduler_core.gpu.request import (
+from scheduler_core.gpu.typical import typical_pods
+from scheduler_core.gpu_request import (
     GPU_COUNT_ANNOTATION,
     GPU_MILLI_ANNOTATION,
     GPU_MODEL_ANNOTATION,
     GPU_MODEL_LABEL,
     GPU_RESOURCE,
 )
-from scheduler_core.gpu.typical import typical_pods
 from scheduler_core.metrics import compute_metrics, format_metrics
 from scheduler_core.model import Container, Node, Pod
 from scheduler_core.policy import load_policy

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from scheduler_core.framework import Code, CycleState, Handle
-from scheduler_core.gpu.allocation import tightest_gpus
-from scheduler_core.gpu.request import GpuRequest, gpu_request_of
+from scheduler_core.gpu_allocation import tightest_gpus
+from scheduler_core.gpu_request import GpuRequest, gpu_request_of
 from scheduler_core.model import Container, Node, Pod
 from scheduler_core.plugins.gpu_share import REASON_GPUS, REASON_MODEL, REASON_SHARE, REASON_TOO_FEW, GpuShare
 from scheduler_core.state import NodeInfo

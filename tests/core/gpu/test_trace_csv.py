@@ -10,8 +10,8 @@ import pytest
 
 from scheduler_core.errors import MAX_PROBLEMS, LoadError
 from scheduler_core.gpu import trace_csv
-from scheduler_core.gpu.request import GPU_MODEL_LABEL, GPU_RESOURCE
 from scheduler_core.gpu.trace_csv import CsvPlace, node_of, nodes_of, parse_nodes_csv, parse_pods_csv
+from scheduler_core.gpu_request import GPU_MODEL_LABEL, GPU_RESOURCE
 
 DATA = Path(__file__).parents[1] / "data" / "gpu"
 POD_HEADER = (

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from scheduler_core.errors import LoadError
-from scheduler_core.gpu.request import GPU_COUNT_ANNOTATION, GPU_MILLI_ANNOTATION, GPU_MODEL_ANNOTATION, GpuRequest
 from scheduler_core.gpu.trace_csv import PodRow, parse_nodes_csv, parse_pods_csv
 from scheduler_core.gpu.workload import QOS_LABEL, GpuWorkload, pod_of
+from scheduler_core.gpu_request import GPU_COUNT_ANNOTATION, GPU_MILLI_ANNOTATION, GPU_MODEL_ANNOTATION, GpuRequest
 from scheduler_core.model import Pod
 from scheduler_core.scenario import load_scenario
 from scheduler_core.scenario_types import TimelineAction

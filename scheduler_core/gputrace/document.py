@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from ..errors import LoadError, Problem
+from ..gpu.trace_csv import NodeRow, PodRow, parse_nodes_csv, parse_pods_csv
+from ..gpu.workload import DEFAULT_ARRIVAL_INTERVAL_MS, DEFAULT_TARGET_PERCENT, PROTOCOLS
+from ..gpu_request import MILLI
 from ..k8s_parse import parse_duration_ms
 from ..scenario import load_scenario
 from ..yamlsource import MAX_TEXT_BYTES, describe_sizes
-from .request import MILLI
-from .trace_csv import NodeRow, PodRow, parse_nodes_csv, parse_pods_csv
-from .workload import DEFAULT_ARRIVAL_INTERVAL_MS, DEFAULT_TARGET_PERCENT, PROTOCOLS
 
 __all__ = [
     "TraceFiles",

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from scheduler_core.gpu import import_cli
 from scheduler_core.gpu.trace_csv import parse_nodes_csv, parse_pods_csv
-from scheduler_core.gpu.trace_document import sample_nodes, sample_pods
+from scheduler_core.gputrace import import_cli
+from scheduler_core.gputrace.document import sample_nodes, sample_pods
 from scheduler_core.scenario import load_scenario_file
 
 DATA = Path(__file__).parents[1] / "data" / "gpu"

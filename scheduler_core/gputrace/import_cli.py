@@ -2,7 +2,7 @@
 
 The two CSVs of the Alibaba GPU trace v2023 (or any in its format, docs/scenario.md
 "spec.gpuTrace") become one Scenario file; ``--sample-nodes``/``--sample-pods`` cut a smaller
-cluster keeping the GPU-model and pod-kind mix (gpu/trace_document.py says how).
+cluster keeping the GPU-model and pod-kind mix (document.py says how).
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LoadError
+from ..gpu.trace_csv import MAX_CSV_BYTES
+from ..gpu.workload import DEFAULT_ARRIVAL_INTERVAL_MS, DEFAULT_TARGET_PERCENT, PROTOCOLS
 from ..k8s_parse import parse_duration_ms
 from ..yamlsource import decode_text
-from .trace_csv import MAX_CSV_BYTES
-from .trace_document import csv_subset, read_trace, sample_nodes, sample_pods, scenario_document, trace_summary
-from .workload import DEFAULT_ARRIVAL_INTERVAL_MS, DEFAULT_TARGET_PERCENT, PROTOCOLS
+from .document import csv_subset, read_trace, sample_nodes, sample_pods, scenario_document, trace_summary
 
 __all__ = ["add_parser", "run", "COMMAND"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .request import GpuRequest
+from .gpu_request import GpuRequest
 
 __all__ = ["tightest_gpus", "gpus_fit", "fitting_gpus"]
 

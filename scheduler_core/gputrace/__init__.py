@@ -1,0 +1,7 @@
+"""GPU trace import: the Alibaba GPU trace v2023's CSVs as a Scenario document.
+
+It sits above the scenario loader: :mod:`.document` samples the trace and writes a document the
+loader reads back (to check it); :mod:`.import_cli` is the ``gpu-trace`` command, and the web's
+trace upload calls :func:`.document.scenario_document`. Nothing below imports it: the loader
+itself reads the CSVs embedded in ``spec.gpuTrace`` with :mod:`scheduler_core.gpu.trace_csv`.
+"""
