@@ -29,21 +29,19 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from channels.db import DatabaseSyncToAsync
 from channels.layers import get_channel_layer
 
 from .frames import Frame, Part
-from .services.playhead import Timeline
-
-if TYPE_CHECKING:
-    from .live import PlaybackConsumer
+from .services.playhead import Playhead, Timeline
 
 __all__ = [
     "Hub",
     "HubRegistry",
     "Source",
+    "Watcher",
     "hubs",
     "on_render_thread",
     "POLL_SECONDS",
@@ -90,6 +88,14 @@ class Source(Protocol):
     def recording_part(self) -> Part: ...
 
 
+class Watcher(Protocol):
+    """What the hub asks of a viewer (kubeviz/web/live.py's PlaybackConsumer)."""
+
+    playhead: Playhead
+
+    def recording_changed(self) -> None: ...
+
+
 class Hub:
     """One recording and the viewers of it in this process."""
 
@@ -97,7 +103,7 @@ class Hub:
         self.key = key
         self.source = source
         self.groups = tuple(groups)
-        self.viewers: set[PlaybackConsumer] = set()
+        self.viewers: set[Watcher] = set()
         self.wake = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
         self.listen_task: asyncio.Task[None] | None = None
@@ -234,7 +240,7 @@ class HubRegistry:
     def __init__(self) -> None:
         self.hubs: dict[str, Hub] = {}
 
-    async def attach(self, key: str, make: Any, viewer: PlaybackConsumer, groups: Sequence[str] = ()) -> Hub | None:
+    async def attach(self, key: str, make: Any, viewer: Watcher, groups: Sequence[str] = ()) -> Hub | None:
         hub = self.hubs.get(key)
         if hub is None:
             source = await on_render_thread(make)()
@@ -248,7 +254,7 @@ class HubRegistry:
         hub.start()
         return hub
 
-    def detach(self, hub: Hub, viewer: PlaybackConsumer) -> None:
+    def detach(self, hub: Hub, viewer: Watcher) -> None:
         hub.viewers.discard(viewer)
         if not hub.viewers:
             hub.stop()

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -15,11 +16,13 @@ from django.contrib.auth.models import AnonymousUser
 from django.test import Client
 from django.urls import reverse
 
+from kubeviz.web.hub import hubs
 from kubeviz.web.models import Comparison, ComparisonRun, Policy, Run, Scenario, Visibility
 from kubeviz.web.routing import websocket_urlpatterns
 from kubeviz.web.services import comparisons as service
 from kubeviz.web.services import dispatch
 from kubeviz.web.services.builtins import load_builtins
+from kubeviz.web.services.compare_recording import CompareRecording
 from kubeviz.web.services.comparison_divergences import comparison_divergences
 from kubeviz.web.services.comparison_metrics import engine_comparison, metrics_from_dict
 from kubeviz.web.services.comparison_moment import rollout_at, seq_at
@@ -288,6 +291,28 @@ def test_the_page_opens_at_t0_without_the_summary(client: Client, builtins: None
     assert '<section id="compare-results" class="compare-results" hidden>' in body
     end = client.get(comparison.get_absolute_url(), {"t_ms": 10**9}).content.decode()
     assert 'id="compare-summary-table"' in end
+
+
+def test_the_page_comes_from_the_recording_its_viewers_share(
+    client: Client, builtins: None, started: list[Run], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A class opening a watched comparison costs templates: the page takes the recording the
+    viewers' hub holds for its way of stepping, and re-reads no run."""
+    comparison = make(STS, ["default", "upgrade-aware"])
+    run_all(comparison)
+    shared = CompareRecording(comparison.id, "time")
+    shared.refresh()
+    monkeypatch.setitem(hubs.hubs, f"compare:{comparison.id}:time", SimpleNamespace(source=shared))
+    refreshed: list[Any] = []
+    plain = CompareRecording.refresh
+    monkeypatch.setattr(CompareRecording, "refresh", lambda self: refreshed.append(self) or plain(self))
+    body = client.get(comparison.get_absolute_url(), {"t_ms": 0}).content.decode()
+    assert 'data-t-ms="0"' in body
+    assert refreshed == []
+    # Stepping by decision is another recording: none shared, so the page reads its own.
+    client.get(comparison.get_absolute_url(), {"by": "decision"})
+    assert len(refreshed) == 1
+    assert refreshed[0] is not shared
 
 
 def test_exports_parse(client: Client, builtins: None, started: list[Run]) -> None:

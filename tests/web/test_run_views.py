@@ -577,6 +577,28 @@ def test_a_cells_card_comes_from_the_recording_its_viewers_share(
     assert asked == [run.last_seq]
 
 
+def test_the_run_page_comes_from_the_recording_its_viewers_share(
+    client: Client, builtins: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While viewers watch, a page load re-reads nothing and replays nothing: the frame at its
+    moment is the one the viewers' recording rendered."""
+    run = recorded_cluster(60, 2)
+    shared = RunRecording(run.id)
+    shared.refresh()
+    expected = shared.frame(5)
+    monkeypatch.setitem(hubs.hubs, f"run:{run.id}", SimpleNamespace(source=shared))
+
+    def no_fresh_recording(self: RunRecording, run_id: Any) -> None:
+        raise AssertionError("a fresh recording was made")
+
+    monkeypatch.setattr(RunRecording, "__init__", no_fresh_recording)
+    monkeypatch.setattr(shared, "refresh", lambda: pytest.fail("the page re-read the run"))
+    monkeypatch.setattr(shared, "state", lambda position: pytest.fail("the page replayed the run"))
+    html = page(client, run, seq=5)
+    assert expected.groups[0].html.replace(' hx-swap-oob="true"', "", 1) in html
+    assert 'data-position="5"' in html
+
+
 def test_the_grid_marks_the_chosen_node_at_a_decision(client: Client, builtins: None) -> None:
     run = recorded_cluster(60, 2)
     selected = TraceEvent.objects.filter(run=run, type="selected").order_by("seq").first()

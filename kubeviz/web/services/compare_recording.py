@@ -23,6 +23,7 @@ from scheduler_core.replay import ViewState
 
 from ..access import can_cancel_comparison
 from ..frames import Frame, Part, in_page
+from ..hub import hubs
 from ..models import Comparison, Run, TraceEvent
 from ..node_view import NodeMemo, node_group
 from ..request_types import Viewer
@@ -193,6 +194,24 @@ def _hidden_results() -> str:
     return '<section id="compare-results" class="compare-results" hx-swap-oob="true" hidden></section>'
 
 
+def _recording_for_page(comparison_id: Any, by: str | None, decision: int | None, t_ms: int | None) -> CompareRecording:
+    """The recording the page is drawn from: the one this process's viewers of the comparison
+    share, stepping the same way, when they watch (its frames rendered, its events read: a class
+    opening the page costs templates, not a re-read of every run); else a fresh one."""
+    if by is None:
+        by = "decision" if decision is not None else "time" if t_ms is not None else None
+    for unit in (by,) if by is not None else ("time", "decision"):
+        source = getattr(hubs.hubs.get(f"compare:{comparison_id}:{unit}"), "source", None)
+        if not isinstance(source, CompareRecording) or source.comparison is None:
+            continue
+        if by is not None or source.default_by() == unit:
+            return source
+    recording = CompareRecording(comparison_id)
+    recording.refresh()
+    recording.by = by or recording.default_by()
+    return recording
+
+
 def page_context(
     comparison: Comparison,
     user: Viewer | None,
@@ -207,11 +226,8 @@ def page_context(
     ``by`` (time / decision) is how the playhead counts; when not given, ``decision`` asks for
     decisions, ``t_ms`` for time, and otherwise the comparison's own default
     (comparison_steps.default_step_by)."""
-    recording = CompareRecording(comparison.id)
-    recording.refresh()
-    if by is None:
-        by = "decision" if decision is not None else "time" if t_ms is not None else recording.default_by()
-    recording.by = by
+    recording = _recording_for_page(comparison.id, by, decision, t_ms)
+    by = recording.by
     timeline = recording.timeline()
     divs = comparison_divergences(comparison, recording.columns) or []
     start = (decision if by == "decision" else t_ms) or 0
