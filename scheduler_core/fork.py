@@ -55,7 +55,7 @@ FORK_FIELDS: dict[str, tuple[str, ...]] = {
 FORK_ACTIONS = tuple(FORK_FIELDS)
 NODE_ACTIONS = ("cordon", "drain", "removeNode", "addNodes")
 MAX_ADD_NODES = 100
-# Simulation._finish emits the last node_usage and run_finished.
+# RunEnding.finish (run_ending.py) emits the last node_usage and run_finished.
 CLOSING_EVENTS = 2
 
 
