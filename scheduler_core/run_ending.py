@@ -146,8 +146,7 @@ class RunEnding:
         else:
             reason = event_limit_reason(self.max_events, self._now(), pending)
         self.end, self.end_reason = end, reason
-        bound = sum(1 for p in self._store.pods.values() if p.node_name)
-        self._trace.emit("run_finished", bound=bound, pending=pending, reason=reason, end=end)
+        self._trace.emit("run_finished", bound=self._store.bound_count(), pending=pending, reason=reason, end=end)
 
     def cancel(self, reason: str) -> None:
         """End the run now because its caller stops it: ``run_finished`` with end ``cancelled``
@@ -156,10 +155,10 @@ class RunEnding:
         if self.finished:
             return
         self.finished = True
-        pods = self._store.pods.values()
-        bound = sum(1 for p in pods if p.node_name)
+        bound = self._store.bound_count()
         self.end, self.end_reason = END_CANCELLED, reason
-        self._trace.emit("run_finished", bound=bound, pending=len(pods) - bound, reason=reason, end=END_CANCELLED)
+        pending = len(self._store.pods) - bound
+        self._trace.emit("run_finished", bound=bound, pending=pending, reason=reason, end=END_CANCELLED)
 
     def reopen(self) -> None:
         """An action from outside is due: the run goes on (and ends again when the action is past

@@ -88,9 +88,8 @@ class RunFacts:
 
 
 def run_facts(store: PodStore, *, nodes: int, workload_replicas: int, end_ms: int | None) -> RunFacts:
-    bound = sum(1 for p in store.pods.values() if p.node_name)
     completed = len(store.completed)
-    return RunFacts(nodes, workload_replicas, end_ms, len(store.pods), bound + completed, completed)
+    return RunFacts(nodes, workload_replicas, end_ms, len(store.pods), store.bound_count() + completed, completed)
 
 
 def node_usage(cache: ClusterCache, queue: PodQueue) -> list[dict[str, Any]]:
@@ -178,7 +177,7 @@ def summarize(
             )
         )
     outcomes.sort(key=lambda o: o.created_ms)
-    bound = sum(1 for p in store.pods.values() if p.node_name)
+    bound = store.bound_count()
     return RunSummary(
         scenario=scenario,
         policy=policy,
