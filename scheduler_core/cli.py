@@ -379,8 +379,8 @@ def _print_gpu_table(rows: list[list[str]], out: TextIO) -> None:
 
 
 def _progress_bar(sim: Simulation) -> None:
-    total = max(1, len(sim.pods) + len(sim.completed))
-    placed = sum(1 for p in sim.pods.values() if p.node_name) + len(sim.completed)
+    facts = sim.facts()
+    total, placed = max(1, facts.total_pods), facts.placed
     width = 30
     filled = width * placed // total
     bar = "█" * filled + "░" * (width - filled)

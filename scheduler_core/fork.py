@@ -66,7 +66,7 @@ _SAID: dict[str, str] = {
 }
 NODE_ACTIONS = ("cordon", "drain", "removeNode", "addNodes")
 MAX_ADD_NODES = 100
-# Simulation._finish emits the last node_usage and run_finished.
+# RunEnding.finish (run_ending.py) emits the last node_usage and run_finished.
 CLOSING_EVENTS = 2
 
 

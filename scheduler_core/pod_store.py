@@ -57,6 +57,10 @@ class PodStore:
         key = name if "/" in name else f"default/{name}"
         return self.pods.get(key)
 
+    def bound_count(self) -> int:
+        """The stored pods that have a node (bound, or terminating there): ``run_finished.bound``."""
+        return sum(1 for p in self.pods.values() if p.node_name)
+
     def owned(self, owner_uid: str) -> list[Pod]:
         return list(self._owned.get(owner_uid, {}).values())
 

@@ -11,7 +11,8 @@ back to backoffQ after every attempt (``determineSchedulingHintForInFlightPod``:
 * **quiescent** — no pod waits and nothing is due.
 * **end_time** — the scenario's ``endAt``.
 * **time_limit** / **event_limit** — the run limits, for anything else.
-* **cancelled** — only the web's runner writes it, when a run's owner stops the recording.
+* **cancelled** — the run's caller stopped it (``Simulation.cancel``): the web's runner does, when
+  a run's owner stops the recording.
 
 The values of ``run_finished.end`` are the constants below; ``run_finished.reason`` is the
 sentence built by the ``*_reason`` functions.
@@ -50,7 +51,7 @@ END_STEADY = "steady"
 END_TIME = "end_time"
 END_TIME_LIMIT = "time_limit"
 END_EVENT_LIMIT = "event_limit"
-END_CANCELLED = "cancelled"  # the engine never ends so; the web's runner does, when the owner cancels
+END_CANCELLED = "cancelled"  # ended by its caller (Simulation.cancel), never by the engine on its own
 END_KINDS = (END_QUIESCENT, END_STEADY, END_TIME, END_TIME_LIMIT, END_EVENT_LIMIT, END_CANCELLED)
 
 # The run limits. A scenario without endAt stops after an hour of virtual time (its endAt, longer

@@ -1,33 +1,34 @@
 """A discrete-event simulation of a cluster and its scheduler on a virtual clock.
 
-One heap of ``(time, priority, seq, kind, payload)`` holds what is due — timeline actions,
-bind completions, pods becoming ready, pod completions, the end of graceful terminations,
-drain retries and controller re-syncs; ``seq`` (an
-``itertools.count``) makes the order total, so a run is deterministic. The queue's periodic
-flushes and the scheduling loop are derived from the queue's state rather than stored:
-at any time, due heap events run first, then the backoff flush, then the leftover flush,
-then one scheduling cycle if activeQ has a pod. :meth:`Simulation.step` does exactly one of
-these; :meth:`Simulation.run` repeats it until the run ends (run_end.py: steady or
-quiescent, the scenario's end time, or a run limit). After every step the workload
-controllers reconcile (``controllers.ControllerManager``); the simulation is the cluster API
-they act through (``workloads.ClusterAPI``).
-
 The simulation is the API server: it holds the pod objects (``pod_store.PodStore``) and hands
 each change to the parts that react to it: the scheduler's informer handlers
 (``event_handlers.EventHandlers``: cache and queue moves), the upgrade-aware reservations
-(``reservation.Reservations``) and the controllers. The kubelets (``kubelet.Kubelet``: a bound
-pod starts, runs, finishes; orphans wait for their node) and ``kubectl drain``
-(``drain.NodeDrains``) are its clients; their timed steps are events on its heap.
+(``reservation.Reservations``) and the controllers (``controllers.ControllerManager``, which act
+through it as ``workloads.ClusterAPI``). The kubelets (``kubelet.Kubelet``: a bound pod starts,
+runs, finishes; orphans wait for their node) and ``kubectl drain`` (``drain.NodeDrains``) are its
+clients.
+
+The rest lives beside it, wired here. The loop (``event_loop.EventLoop``) holds what is due —
+timeline actions, bind completions, pods becoming ready, pod completions, the end of graceful
+terminations, drain retries, PodGC passes and controller re-syncs, each kind with its handler —
+and derives the queue's periodic flushes and the next scheduling cycle from the queue's state:
+at any time, due events run first, then the backoff flush, then the leftover flush, then one
+scheduling cycle if activeQ has a pod. :meth:`Simulation.step` does exactly one of these;
+:meth:`Simulation.run` repeats it until the run ends (``run_ending.RunEnding``: steady or
+quiescent, the scenario's end time, or a run limit). After every step the controllers
+reconcile. Timeline actions are ``timeline_actions.TimelineActions``; a policy switch is
+``policy_switch``; node-usage snapshots and the summary are ``run_summary``.
+
+Its front door, for callers that record or watch a run (the web): :meth:`Simulation.subscribe`
+hands every event, those already emitted first; :meth:`Simulation.cancel` ends the run with the
+engine's own ``run_finished``; :meth:`Simulation.facts` gives the counts a progress bar needs.
 """
 
 from __future__ import annotations
 
 import copy
-import heapq
-import itertools
 import random
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from . import trace_events as te
@@ -43,48 +44,43 @@ from .event_handlers import (
     as_assigned,
     node_scheduling_properties_change,
 )
+from .event_loop import EventLoop
 from .fastpath import FastScheduler
-from .framework import ClusterEvent, Handle, QueuedPodInfo
+from .framework import Handle
 from .framework.runtime import Framework
 from .kubelet import RUNNING, SUCCEEDED, Kubelet, pod_added_fields
-from .legacy import FifoQueue, LegacyScheduler, uses_fifo_queue
+from .legacy import LegacyScheduler
 from .model import Node, Pod, PodDisruptionBudget, PriorityClass
 from .plugins import REGISTRY
-from .pod_queue import UNSCHEDULABLE, PodQueue
+from .pod_queue import PodQueue
 from .pod_store import PodStore
 from .podgc import REASON as PODGC_REASON
 from .podgc import PodGC
-from .queue import SchedulingQueue
-from .queueing_hints import QueueingHintMap
+from .policy_switch import build_queue, policy_switch_problem, switch_policy
 from .reservation import Reservations
-from .run_end import (
-    DEFAULT_MAX_EVENTS,
-    DEFAULT_MAX_VIRTUAL_MS,
-    END_EVENT_LIMIT,
-    END_QUIESCENT,
-    END_STEADY,
-    END_TIME,
-    END_TIME_LIMIT,
-    ChangeWatch,
-    end_time_reason,
-    event_limit_reason,
-    quiescent_reason,
-    steady_reason,
-    time_limit_reason,
-)
+from .run_end import DEFAULT_MAX_EVENTS, DEFAULT_MAX_VIRTUAL_MS, END_QUIESCENT, ChangeWatch
+from .run_ending import RunEnding
+from .run_summary import PodOutcome, RunFacts, RunSummary, UsageSnapshots, node_usage, run_facts, summarize
 from .scenario_types import Scenario, TimelineAction
 from .scheduler import BindRequest, CycleResult, Scheduler
 from .state import ClusterCache, NodeInfo
 from .tie_break import TIE_BREAK_SHUFFLED_FIRST_FIT, NodeOrder
+from .timeline_actions import TimelineActions
 from .trace import DETAIL_FULL, DETAIL_SUMMARY, Event, Trace
-from .workloads import WORKLOAD_KINDS, Deployment, Job, ReplicaSet, Service, StatefulSet
 
-__all__ = ["Simulation", "RunSummary", "PodOutcome", "SUMMARY_DETAIL_THRESHOLD", "policy_switch_problem"]
+__all__ = [
+    "Simulation",
+    "RunSummary",
+    "RunFacts",
+    "PodOutcome",
+    "SUMMARY_DETAIL_THRESHOLD",
+    "policy_switch_problem",
+]
 
 # Past this many nodes × pods the default trace detail is "summary" (DESIGN.md "Trace size").
 SUMMARY_DETAIL_THRESHOLD = 200_000
 
-# Heap priorities at equal times: the cluster changes first, then the scheduler reacts.
+# Event priorities at equal times: the cluster changes first, then the scheduler reacts.
 _ACTION, _BIND, _LIFECYCLE = 0, 1, 2
 # Steps: what step() did.
 STEP_ACTION = "action"
@@ -92,53 +88,6 @@ STEP_BIND = "bind"
 STEP_LIFECYCLE = "lifecycle"
 STEP_FLUSH = "flush"
 STEP_CYCLE = "cycle"
-
-
-@dataclass
-class PodOutcome:
-    pod: str
-    phase: str
-    node: str | None
-    attempts: int
-    message: str | None
-    created_ms: int
-    bound_ms: int | None
-
-
-@dataclass
-class RunSummary:
-    scenario: str
-    policy: str
-    seed: int
-    t_ms: int
-    steps: int
-    cycles: int
-    bound: int
-    pending: int
-    completed: int
-    pods: list[PodOutcome] = field(default_factory=list)
-    nodes: list[dict[str, Any]] = field(default_factory=list)
-    queue: dict[str, int] = field(default_factory=dict)
-    end: str | None = None  # run_finished.end, None while the run goes on
-    end_reason: str | None = None  # run_finished.reason
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "scenario": self.scenario,
-            "policy": self.policy,
-            "seed": self.seed,
-            "t_ms": self.t_ms,
-            "steps": self.steps,
-            "cycles": self.cycles,
-            "bound": self.bound,
-            "pending": self.pending,
-            "completed": self.completed,
-            "queue": self.queue,
-            "pods": [vars(p) for p in self.pods],
-            "nodes": self.nodes,
-            "end": self.end,
-            "end_reason": self.end_reason,
-        }
 
 
 class Simulation:
@@ -176,8 +125,9 @@ class Simulation:
         workload = scenario.gpu_workload
         self._gpu_actions: list[TimelineAction] = [] if workload is None else workload.timeline(self.seed)
         self._workload_pods: list[Pod] | None = None
+        self._workload_replicas = sum(getattr(w, "replicas", 1) for w in scenario.workloads)
         if detail is None:
-            planned_pods = len(scenario.pods) + sum(getattr(w, "replicas", 1) for w in scenario.workloads)
+            planned_pods = len(scenario.pods) + self._workload_replicas
             planned_pods += sum(len(a.objects) for a in self._gpu_actions if a.action == "create")
             size = max(1, len(scenario.nodes)) * max(1, planned_pods)
             detail = DETAIL_SUMMARY if size > SUMMARY_DETAIL_THRESHOLD else DETAIL_FULL
@@ -185,16 +135,9 @@ class Simulation:
         self._changes = ChangeWatch()
         self.trace.listeners.append(self._changes.observe)
         self.trace.listeners.extend(listeners)
-        self.max_events = max_events
-        self.max_virtual_ms = max_virtual_ms
         self.now_ms = 0
         self.steps = 0
-        self.finished = False
-        self.end: str | None = None  # run_finished.end once the run has ended
-        self.end_reason: str | None = None
-        self._heap: list[tuple[int, int, int, str, Any]] = []
-        self._heap_changers = 0  # heap entries other than drain retries
-        self._seq = itertools.count()
+        self.loop = EventLoop()
         self.cache = ClusterCache()
         self.store = PodStore()
         # pod key -> why it is pending: the scheduler's last FailedScheduling message, or the
@@ -203,29 +146,16 @@ class Simulation:
         self.priority_classes: dict[str, PriorityClass] = {pc.name: pc for pc in scenario.priority_classes}
         self.pdb_list: list[PodDisruptionBudget] = list(scenario.pdbs)
         self._binding: dict[str, BindRequest] = {}
-        self._sync_pending = False
-        self._changes_since_usage = 0
-        self._last_usage_ms = -1
         self.controllers = ControllerManager(self)
         self.podgc = PodGC()
 
         self._fast = fast
-        self.profiles = self._build_profiles(self.policy)
-        self.queue: PodQueue
-        if uses_fifo_queue(self.policy):
-            self.queue = FifoQueue(trace=self.trace)  # legacy v1.5 FIFO, 1s..60s backoff
-        else:
-            self.queue = SchedulingQueue(
-                _queue_sort(self.profiles),
-                initial_backoff_ms=self.policy.pod_initial_backoff_seconds * 1000,
-                max_backoff_ms=self.policy.pod_max_backoff_seconds * 1000,
-                events_by_plugin=_queue_events(self.profiles),
-                hints=_queue_hints(self.policy, self.profiles),
-                trace=self.trace,
-            )
+        self.profiles = self.build_profiles(self.policy)
+        self.queue: PodQueue = build_queue(self.policy, self.profiles, self.trace)
+        self.usage = UsageSnapshots(self.cache, lambda: self.queue, self.trace)
         self.handlers = EventHandlers(self.cache, self.queue, lambda pod: pod.scheduler_name in self.profiles)
         self.reservations = Reservations(self.queue.nominator, self.trace)
-        self.scheduler = self._build_scheduler()
+        self.scheduler = self.build_scheduler()
         self.kubelet = Kubelet(
             self.store,
             self.cache,
@@ -235,24 +165,150 @@ class Simulation:
             self._last_message,
             startup_ms=scenario.pod_startup_ms,
             now=lambda: self.now_ms,
-            wake_at=lambda t_ms, kind, pod: self._push(t_ms, _LIFECYCLE, kind, pod),
-            usage_changed=self._usage_changed,
+            wake_at=self.loop.at,
+            usage_changed=self.usage.changed,
         )
         self.changes = ClusterChanges(
-            self.cache, self.handlers, lambda: self.queue, self.trace, usage_changed=self._usage_changed
+            self.cache, self.handlers, lambda: self.queue, self.trace, usage_changed=self.usage.changed
         )
         self.drains = NodeDrains(
             self.cache,
             self.store,
             self.trace,
             self._changes,
-            cordon=lambda node: self._set_unschedulable(node, True),
+            cordon=lambda node: self.set_unschedulable(node, True),
             delete=lambda pod, reason: self.delete_pod(pod, reason=reason),
             pdbs=self.pdbs,
             now=lambda: self.now_ms,
-            retry_at=lambda t_ms, node: self._push(t_ms, _ACTION, "drain", node),
+            retry_at=lambda t_ms, node: self.loop.at(t_ms, "drain", node),
         )
+        self.actions = TimelineActions(
+            self,
+            self.trace,
+            self.store,
+            self.cache,
+            self.controllers,
+            self.reservations,
+            self.changes,
+            self.drains,
+            pdbs=self.pdb_list,
+            priority_classes=self.priority_classes,
+        )
+        self.ending = RunEnding(
+            self.trace,
+            self._changes,
+            self.loop,
+            self.kubelet,
+            self.drains,
+            self.store,
+            self._last_message,
+            self.usage,
+            queue=lambda: self.queue,
+            now=lambda: self.now_ms,
+            end_ms=scenario.end_ms,
+            max_events=max_events,
+            max_virtual_ms=max_virtual_ms,
+        )
+        self._register_events()
         self._start()
+
+    def _register_events(self) -> None:
+        """Who handles each kind of event on the loop, and the queue's timers, in the order
+        that breaks ties at equal times (after the stored events)."""
+        loop = self.loop
+        loop.on("action", self.actions.apply, step=STEP_ACTION, priority=_ACTION)
+        loop.on("drain", self.drains.run, step=STEP_ACTION, priority=_ACTION, futile=self.drains.futile)
+        loop.on("bind", self._complete_binding, step=STEP_BIND, priority=_BIND)
+        loop.on(RUNNING, self.kubelet.running, step=STEP_LIFECYCLE, priority=_LIFECYCLE)
+        loop.on(SUCCEEDED, self.kubelet.succeeded, step=STEP_LIFECYCLE, priority=_LIFECYCLE)
+        loop.on("terminated", self._terminated, step=STEP_LIFECYCLE, priority=_LIFECYCLE)
+        loop.on("podgc", self._collect_orphans, step=STEP_LIFECYCLE, priority=_LIFECYCLE)
+        # A controller's timer: the controllers sync after every step anyway.
+        loop.on("sync", lambda _: None, step=STEP_LIFECYCLE, priority=_LIFECYCLE)
+        loop.timer(
+            lambda: self.queue.next_backoff_flush_ms(), lambda: self.queue.flush_backoff_completed(), step=STEP_FLUSH
+        )
+        # Alone, a leftover flush could still move a pod, but the cluster it would retry against
+        # no longer changes: it keeps the run going only up to an end time.
+        loop.timer(
+            lambda: self.queue.next_leftover_flush_ms(),
+            lambda: self.queue.flush_unschedulable_leftover(),
+            step=STEP_FLUSH,
+            alone_until=lambda: self.scenario.end_ms,
+        )
+        loop.timer(lambda: self.now_ms if self.queue.has_active() else None, self._schedule_one, step=STEP_CYCLE)
+
+    # -- the front door ------------------------------------------------------------------
+
+    def subscribe(self, listener: Callable[[Event], None], *, from_start: bool = True, keep: bool = False) -> None:
+        """Hand ``listener`` every event from now on; with ``from_start``, first every event
+        emitted so far (the set-up, or for a fork the replayed run), so it sees the whole trace.
+
+        ``keep=False``: the listener keeps what it needs, and the simulation stops keeping its
+        own list of events (and drops the ones it held) — a long run stays flat in memory.
+        ``keep=True`` leaves that list as it is. Raises RuntimeError when ``from_start`` asks for
+        events the simulation no longer holds."""
+        self.trace.subscribe(listener, from_start=from_start, keep=keep)
+
+    def unsubscribe(self, listener: Callable[[Event], None]) -> None:
+        """``listener`` sees no more events."""
+        self.trace.listeners.remove(listener)
+
+    def cancel(self, reason: str) -> None:
+        """End the run now, as its caller stops it: ``run_finished`` with end ``cancelled`` and
+        ``reason`` (run_ending.RunEnding.cancel). A run that has ended keeps its own end."""
+        self.ending.cancel(reason)
+
+    def facts(self) -> RunFacts:
+        """The run's counts now: pods, placed, completed, and the scenario's size."""
+        return run_facts(
+            self.store,
+            nodes=len(self.scenario.nodes),
+            workload_replicas=self._workload_replicas,
+            end_ms=self.scenario.end_ms,
+        )
+
+    @property
+    def events(self) -> Sequence[Event]:
+        """The events the simulation keeps (all of them unless a subscriber said otherwise)."""
+        return self.trace.events
+
+    @property
+    def next_seq(self) -> int:
+        """The ``seq`` of the next event: how many have been emitted."""
+        return self.trace.seq
+
+    @property
+    def detail(self) -> str:
+        """The trace's detail level, ``full`` or ``summary``."""
+        return self.trace.detail
+
+    @property
+    def finished(self) -> bool:
+        return self.ending.finished
+
+    @property
+    def end(self) -> str | None:
+        """``run_finished.end`` once the run has ended."""
+        return self.ending.end
+
+    @property
+    def end_reason(self) -> str | None:
+        """``run_finished.reason`` once the run has ended."""
+        return self.ending.end_reason
+
+    @property
+    def max_events(self) -> int:
+        """The event limit; it may be changed until the run ends."""
+        return self.ending.max_events
+
+    @max_events.setter
+    def max_events(self, value: int) -> None:
+        self.ending.max_events = value
+
+    @property
+    def max_virtual_ms(self) -> int:
+        return self.ending.max_virtual_ms
 
     @property
     def pods(self) -> dict[str, Pod]:
@@ -264,7 +320,10 @@ class Simulation:
         """The pods that succeeded, by key."""
         return self.store.completed
 
-    def _build_profiles(self, policy: Policy) -> dict[str, Framework]:
+    # -- set-up --------------------------------------------------------------------------
+
+    def build_profiles(self, policy: Policy) -> dict[str, Framework]:
+        """One framework per profile of ``policy``, its handle wired to this run."""
         profiles: dict[str, Framework] = {}
         for profile in policy.profiles:
             handle = Handle()
@@ -279,7 +338,8 @@ class Simulation:
             profiles[profile.scheduler_name] = Framework(profile, REGISTRY, handle)
         return profiles
 
-    def _build_scheduler(self) -> Scheduler:
+    def build_scheduler(self) -> Scheduler:
+        """The scheduler the policy asks for (legacy, fast or plain) over this run's parts."""
         scheduler_cls: type[Scheduler] = Scheduler
         if self.policy.scheduler_mode == "legacy":
             scheduler_cls = LegacyScheduler
@@ -291,63 +351,14 @@ class Simulation:
         scheduler.on_assumed = self.reservations.pod_assumed
         return scheduler
 
-    def switch_policy(self, policy: Policy, *, mark: Mapping[str, Any] | None = None) -> None:
-        """Schedule under ``policy`` from now on, as a kube-scheduler restarted with a new
-        configuration that kept its queue (docs/forks.md).
-
-        New profiles (plugins, weights, args) and a new scheduler; the queued pods stay where they
-        are: activeQ is re-sorted by the new QueueSort, backoffQ re-timed with the new backoff
-        bounds, unschedulable pods wait for the events the new plugins register. Nominations,
-        reservations, the node-sampling rotation and the last failure messages carry over; a
-        binding already under way finishes under the profile that started it. Emits an
-        ``action`` event ``switchPolicy`` (``mark`` adds keys to it).
-
-        Raises ValueError with :func:`policy_switch_problem`'s reason when the switch cannot be
-        faithful (priority queue vs legacy FIFO, or other profile names).
-        """
-        problem = policy_switch_problem(self.policy, policy)
-        if problem:
-            raise ValueError(problem)
-        self.trace.emit("action", action="switchPolicy", target=f"policy/{policy.name}", line=0, **(mark or {}))
-        old = self.scheduler
-        self.policy = policy
-        self.profiles = self._build_profiles(policy)
-        if isinstance(
-            self.queue, SchedulingQueue
-        ):  # the FIFO's order and 1 s..60 s backoff do not depend on the policy
-            self.queue.reconfigure(
-                _queue_sort(self.profiles),
-                initial_backoff_ms=policy.pod_initial_backoff_seconds * 1000,
-                max_backoff_ms=policy.pod_max_backoff_seconds * 1000,
-                events_by_plugin=_queue_events(self.profiles),
-                hints=_queue_hints(policy, self.profiles),
-            )
-        self.scheduler = self._build_scheduler()
-        self.scheduler.next_start_node_index = old.next_start_node_index
-        self._draw_node_order(keep=old.node_order)
-        if isinstance(old, LegacyScheduler) and isinstance(self.scheduler, LegacyScheduler):
-            self.scheduler.last_node_index = old.last_node_index
-
-    # -- the cluster API controllers use (workloads.ClusterAPI) ---------------------------
-
-    def create_pod(self, pod: Pod, by: str) -> None:
-        self._add_pod(pod)
-
-    def owned_pods(self, owner_uid: str) -> list[Pod]:
-        return self.store.owned(owner_uid)
-
-    def pod_ready(self, pod: Pod) -> bool:
-        return self.store.is_ready(pod)
-
-    def requeue_at(self, t_ms: int) -> None:
-        self._push(max(t_ms, self.now_ms), _LIFECYCLE, "sync", None)
-
-    def pdbs(self) -> list[PodDisruptionBudget]:
-        """The disruption controller's view, computed when it is read."""
-        update_pdb_status(self.pdb_list, self.pods.values(), now_ms=self.now_ms)
-        return self.pdb_list
-
-    # -- set-up --------------------------------------------------------------------------
+    def draw_node_order(self, keep: NodeOrder | None = None) -> None:
+        """``tieBreak: shuffled-first-fit``: shuffle the nodes once, with the run's RNG, before
+        any pod is scheduled (tie_break.py); a policy switch keeps an order already drawn."""
+        if self.policy.tie_break != TIE_BREAK_SHUFFLED_FIRST_FIT:
+            return
+        if keep is None:
+            keep = NodeOrder((ni.name for ni in self.cache.node_infos()), self.rng)
+        self.scheduler.node_order = keep
 
     def workload_pods(self) -> list[Pod]:
         """Every pod the scenario creates itself, in arrival order: at t=0, then on the timeline
@@ -378,140 +389,63 @@ class Simulation:
             pods=len(sc.pods),
         )
         for node in sc.nodes:
-            self._add_node(node, initial=True)
-        self._draw_node_order()
+            self.add_node(node, initial=True)
+        self.draw_node_order()
         for service in sc.services:
             self.controllers.add_service(service)
         for pod in sc.pods:
-            self._add_pod(pod)
+            self.add_pod(pod)
         for workload in sc.workloads:
             self.controllers.add(workload)
         self.controllers.sync()
         for action in sorted(sc.timeline, key=lambda a: a.at_ms):
-            self._push(action.at_ms, _ACTION, "action", action)
+            self.loop.at(action.at_ms, "action", action)
         for action in self._gpu_actions:
-            self._push(action.at_ms, _ACTION, "action", action)
-        self._emit_usage()
+            self.loop.at(action.at_ms, "action", action)
+        self.usage.emit(self.now_ms)
 
-    def _draw_node_order(self, keep: NodeOrder | None = None) -> None:
-        """``tieBreak: shuffled-first-fit``: shuffle the nodes once, with the run's RNG, before
-        any pod is scheduled (tie_break.py); a policy switch keeps an order already drawn."""
-        if self.policy.tie_break != TIE_BREAK_SHUFFLED_FIRST_FIT:
-            return
-        if keep is None:
-            keep = NodeOrder((ni.name for ni in self.cache.node_infos()), self.rng)
-        self.scheduler.node_order = keep
+    # -- timeline actions and policy switches --------------------------------------------
 
-    def _push(self, t_ms: int, priority: int, kind: str, payload: Any) -> None:
-        heapq.heappush(self._heap, (t_ms, priority, next(self._seq), kind, payload))
-        if kind != "drain":
-            self._heap_changers += 1
+    def inject(self, action: TimelineAction) -> None:
+        """Queue an action from outside at max(its time, now); it reopens an ended run (the run
+        ends again when the action is past its end time or time limit). A run that reached its
+        event limit, or was cancelled, stays ended: RuntimeError."""
+        self.ending.reopen()
+        self.loop.at(max(action.at_ms, self.now_ms), "action", action)
+
+    def apply(self, action: TimelineAction, *, mark: Mapping[str, Any] | None = None) -> None:
+        """Carry out one timeline action now (timeline_actions.TimelineActions.apply)."""
+        self.actions.apply(action, mark=mark)
+
+    def switch_policy(self, policy: Policy, *, mark: Mapping[str, Any] | None = None) -> None:
+        """Schedule under ``policy`` from now on, the queue kept (policy_switch.switch_policy;
+        docs/forks.md). Raises ValueError when the switch cannot be faithful."""
+        switch_policy(self, policy, mark=mark)
 
     # -- the loop ------------------------------------------------------------------------
 
-    def _next(self) -> tuple[int, str] | None:
-        """When the next step happens and what it is."""
-        candidates: list[tuple[int, int, str]] = []
-        if self._heap:
-            candidates.append((self._heap[0][0], 0, "heap"))
-        backoff = self.queue.next_backoff_flush_ms()
-        if backoff is not None:
-            candidates.append((backoff, 1, "backoff_flush"))
-        if self.queue.has_active():
-            candidates.append((self.now_ms, 3, "cycle"))
-        if not candidates:
-            # Quiescent: only a leftover flush could still move a pod, and the cluster it
-            # would retry against no longer changes. Keep going only up to an end time.
-            end = self.scenario.end_ms
-            leftover = self.queue.next_leftover_flush_ms()
-            if end is not None and leftover is not None and leftover <= end:
-                return leftover, "leftover_flush"
-            return None
-        leftover = self.queue.next_leftover_flush_ms()
-        if leftover is not None:
-            candidates.append((leftover, 2, "leftover_flush"))
-        t, _, kind = min(candidates)
-        return t, kind
-
-    def _ending(self, nxt: tuple[int, str] | None) -> str | None:
-        """How the run ends instead of taking step ``nxt`` (a ``run_finished.end`` value), or
-        None when the run goes on (run_end.py; docs/trace.md "How a run ends")."""
-        if self.trace.seq >= self.max_events:
-            return END_EVENT_LIMIT
-        if nxt is None:
-            return END_STEADY if self._waiting() else END_QUIESCENT
-        end = self.scenario.end_ms
-        if end is not None:
-            # endAt asks to watch up to that time: kube-scheduler's retries, even hopeless ones,
-            # go on until then, as they always have (docs/legacy.md).
-            return END_TIME if nxt[0] > end else None
-        if self._steady():
-            return END_STEADY
-        if nxt[0] > self.max_virtual_ms:
-            return END_TIME_LIMIT
-        return None
-
-    def _waiting(self) -> list[Pod]:
-        """The queued pods (activeQ, backoffQ, unschedulable), in queue order."""
-        return [info.pod for info in self.queue.pending_pods()]
-
-    def _steady(self) -> bool:
-        """Nothing still due can change the cluster, and every retry due would fail the way the
-        last attempt did.
-
-        Due are heap events, backoffQ and activeQ pods (flushes and cycles) and the leftover
-        flush of unschedulable pods. A heap event changes the cluster (a timeline action, a
-        bind, a pod starting, finishing or terminating, a controller's timer), except a drain
-        retry when nothing changed since that drain last ran. A pod in activeQ or backoffQ
-        retries in vain only if its last attempt saw the cluster as it is now (ChangeWatch). A
-        pod in the unschedulable lane is waiting for a cluster event one of the plugins that
-        rejected it registered for; every change since its attempt was, in the queue's judgement,
-        of no help to it, so its leftover-flush retry is not waited for — as when nothing at all
-        is due.
-        """
-        if self._heap_changers or self.queue.has_active():
-            return False
-        if any(not self.drains.futile(entry[4]) for entry in self._heap):
-            return False
-        tried = self._changes.tried_since_change
-        queue = self.queue
-        return all(tried(info.pod.key) for info in queue.pending_pods() if queue.where(info.pod) != UNSCHEDULABLE)
-
     def peek(self) -> int | None:
         """When the next step happens (virtual ms), or None when the next step ends the run."""
-        if self.finished:
+        if self.ending.finished:
             return None
-        nxt = self._next()
-        if nxt is None or self._ending(nxt) is not None:
+        due = self.loop.next()
+        if due is None or self.ending.ending(due) is not None:
             return None
-        return nxt[0]
+        return due[0]
 
     def step(self) -> str | None:
         """Advance to the next event and process it. Returns what it did, or None at the end."""
-        if self.finished:
+        ending = self.ending
+        if ending.finished:
             return None
-        nxt = self._next()
-        ending = self._ending(nxt)
-        if ending is not None or nxt is None:
-            self._finish(ending or END_QUIESCENT)
+        due = self.loop.next()
+        end = ending.ending(due)
+        if end is not None or due is None:
+            ending.finish(end or END_QUIESCENT)
             return None
-        t, kind = nxt
-        self._advance(t)
+        self._advance(due[0])
         self.steps += 1
-        if kind == "heap":
-            _, _, _, what, payload = heapq.heappop(self._heap)
-            if what != "drain":
-                self._heap_changers -= 1
-            done = self._dispatch(what, payload)
-        elif kind == "backoff_flush":
-            self.queue.flush_backoff_completed()
-            done = STEP_FLUSH
-        elif kind == "leftover_flush":
-            self.queue.flush_unschedulable_leftover()
-            done = STEP_FLUSH
-        else:
-            self._schedule_one()
-            done = STEP_CYCLE
+        done = self.loop.run(due)
         # Controllers react to what just happened before anything else is due.
         self.controllers.sync()
         return done
@@ -528,12 +462,12 @@ class Simulation:
         the node usage as it stands is written then: what was allocated at the stop is in the trace.
         """
         steps = 0
-        while not self.finished:
+        while not self.ending.finished:
             if until_ms is not None:
-                nxt = self._next()
-                if nxt is None or nxt[0] > until_ms:
-                    if nxt is not None and self._changes_since_usage:
-                        self._emit_usage()
+                due = self.loop.next()
+                if due is None or due[0] > until_ms:
+                    if due is not None and self.usage.stale:
+                        self.usage.emit(self.now_ms)
                     break
             if self.step() is None:
                 break
@@ -547,71 +481,53 @@ class Simulation:
     def _advance(self, t_ms: int) -> None:
         if t_ms < self.now_ms:
             t_ms = self.now_ms
-        if (
-            self._last_usage_ms >= 0
-            and t_ms - self._last_usage_ms >= self.policy.node_usage_every_ms
-            and self._changes_since_usage
-        ):
-            self._emit_usage()  # the state just before time moves on
+        if self.usage.due(t_ms, self.policy.node_usage_every_ms):
+            self.usage.emit(self.now_ms)  # the state just before time moves on
         self.now_ms = t_ms
         self.trace.now_ms = t_ms
         self.queue.now_ms = t_ms
 
-    def _finish(self, end: str) -> None:
-        if self.finished:
-            return
-        self.finished = True
-        self._emit_usage()
-        waiting = self._waiting()
-        pending = len(waiting)
-        orphans = self.kubelet.orphans()
-        if end == END_QUIESCENT and orphans:
-            end = END_STEADY
-        if end == END_STEADY:
-            stuck = waiting + orphans
-            reason = steady_reason([self._last_message.get(p.key) for p in stuck], self.drains.blocked())
-        elif end == END_QUIESCENT:
-            reason = quiescent_reason()
-        elif end == END_TIME:
-            reason = end_time_reason(self.scenario.end_ms or 0, pending)
-        elif end == END_TIME_LIMIT:
-            reason = time_limit_reason(self.max_virtual_ms, pending)
-        else:
-            reason = event_limit_reason(self.max_events, self.now_ms, pending)
-        self.end, self.end_reason = end, reason
-        self.trace.emit(
-            "run_finished",
-            bound=sum(1 for p in self.pods.values() if p.node_name),
-            pending=pending,
-            reason=reason,
-            end=end,
+    # -- reporting -----------------------------------------------------------------------
+
+    def node_usage(self) -> list[dict[str, Any]]:
+        """One row per node: requested, allocatable, pods, nominated pods (run_summary.node_usage)."""
+        return node_usage(self.cache, self.queue)
+
+    def summary(self) -> RunSummary:
+        """The run as it stands (run_summary.summarize)."""
+        return summarize(
+            self.store,
+            self._last_message,
+            scenario=self.scenario.name,
+            policy=self.policy.name,
+            seed=self.seed,
+            t_ms=self.now_ms,
+            steps=self.steps,
+            cycles=self.queue.scheduling_cycle,
+            nodes=self.node_usage(),
+            queue=self.queue.sizes(),
+            end=self.ending.end,
+            end_reason=self.ending.end_reason,
         )
 
-    def _dispatch(self, what: str, payload: Any) -> str:
-        if what == "action":
-            self.apply(payload)
-            return STEP_ACTION
-        if what == "bind":
-            self._complete_binding(payload)
-            return STEP_BIND
-        if what == RUNNING:
-            self.kubelet.running(payload)
-            return STEP_LIFECYCLE
-        if what == SUCCEEDED:
-            self.kubelet.succeeded(payload)
-            return STEP_LIFECYCLE
-        if what == "terminated":
-            self._remove_pod(payload, reason="terminated")
-            return STEP_LIFECYCLE
-        if what == "drain":
-            self.drains.run(payload)
-            return STEP_ACTION
-        if what == "sync":
-            return STEP_LIFECYCLE  # the controllers sync after every step anyway
-        if what == "podgc":
-            self._collect_orphans(payload)
-            return STEP_LIFECYCLE
-        raise AssertionError(f"unknown event {what!r}")
+    # -- the cluster API controllers use (workloads.ClusterAPI) ---------------------------
+
+    def create_pod(self, pod: Pod, by: str) -> None:
+        self.add_pod(pod)
+
+    def owned_pods(self, owner_uid: str) -> list[Pod]:
+        return self.store.owned(owner_uid)
+
+    def pod_ready(self, pod: Pod) -> bool:
+        return self.store.is_ready(pod)
+
+    def requeue_at(self, t_ms: int) -> None:
+        self.loop.at(max(t_ms, self.now_ms), "sync", None)
+
+    def pdbs(self) -> list[PodDisruptionBudget]:
+        """The disruption controller's view, computed when it is read."""
+        update_pdb_status(self.pdb_list, self.pods.values(), now_ms=self.now_ms)
+        return self.pdb_list
 
     # -- scheduling ----------------------------------------------------------------------
 
@@ -623,8 +539,8 @@ class Simulation:
             attempts[result.pod.key] = attempts.get(result.pod.key, 0) + 1
         if bind is not None:
             self._binding[bind.pod.key] = bind
-            self._push(self.now_ms + self.policy.bind_latency_ms, _BIND, "bind", bind)
-            self._usage_changed()
+            self.loop.at(self.now_ms + self.policy.bind_latency_ms, "bind", bind)
+            self.usage.changed()
         return result
 
     def _complete_binding(self, req: BindRequest) -> None:
@@ -660,7 +576,7 @@ class Simulation:
 
     # -- pods ----------------------------------------------------------------------------
 
-    def _add_pod(self, pod: Pod) -> None:
+    def add_pod(self, pod: Pod) -> None:
         """Create a pod: the scheduler queues it, or — created with spec.nodeName — the kubelet
         runs it, or waits for the node it names."""
         self.store.add(pod, self.now_ms)
@@ -715,10 +631,14 @@ class Simulation:
         if self.queue.queueing_hints:  # the update is a MoveAll for the hints to judge
             started["events"] = [self.changes.note(ASSIGNED_POD_UPDATE, None, old=pod, new=pod)]
         self.trace.emit("pod_deletion_started", **started)
-        self._push(self.now_ms + grace, _LIFECYCLE, "terminated", pod)
+        self.loop.at(self.now_ms + grace, "terminated", pod)
         # The deletion timestamp is a pod update the scheduler's informer sees (AssignedPodUpdate).
         self.handlers.assigned_pod_updated(pod)
         self.controllers.on_pod_event(pod)
+
+    def _terminated(self, pod: Pod) -> None:
+        """A graceful termination ended: the pod object goes."""
+        self._remove_pod(pod, reason="terminated")
 
     def _remove_pod(self, pod: Pod, reason: str, node: str | None = None) -> None:
         """The pod object is gone (graceful termination ended, deleted with grace 0, or PodGC
@@ -727,7 +647,7 @@ class Simulation:
             return
         node = pod.node_name or self.cache.pod_nodes.get(pod.key) or node
         self.store.forget(pod)
-        self._usage_changed()
+        self.usage.changed()
         deleted: te.PodDeletedFields = {"pod": pod.key, "node": node, "reason": reason}
         if self.queue.queueing_hints and node:
             deleted["events"] = [self.changes.note(ASSIGNED_POD_DELETE, None, old=as_assigned(pod, node))]
@@ -739,7 +659,7 @@ class Simulation:
 
     # -- nodes ---------------------------------------------------------------------------
 
-    def _add_node(self, node: Node, initial: bool = False) -> None:
+    def add_node(self, node: Node, initial: bool = False) -> None:
         info = self.cache.add_node(node)
         self.trace.emit(
             "node_added",
@@ -756,7 +676,7 @@ class Simulation:
             self.kubelet.node_joined(node.name)
             self.handlers.node_added(info)
 
-    def _set_unschedulable(self, name: str, value: bool) -> None:
+    def set_unschedulable(self, name: str, value: bool) -> None:
         info = self._node_info(name)
         if info.node.unschedulable == value:
             return
@@ -766,7 +686,7 @@ class Simulation:
         self.trace.emit("node_updated", node=name, change="cordon" if value else "uncordon", unschedulable=value)
         self.handlers.node_updated(info, node_scheduling_properties_change(old, info.node), old)
 
-    def _remove_node(self, name: str) -> None:
+    def remove_node(self, name: str) -> None:
         """deleteNodeFromCache moves nobody (eventhandlers.go): the cache forgets the node, and
         its bound pods stay bound to it in the API server until PodGC deletes them as orphans
         (podgc.py); no kubelet runs them meanwhile."""
@@ -783,7 +703,7 @@ class Simulation:
         """A pod names ``node``, which the cluster does not have: PodGC's pass deletes it."""
         due = self.podgc.node_missing(node, self.now_ms)
         if due is not None:
-            self._push(due, _LIFECYCLE, "podgc", node)
+            self.loop.at(due, "podgc", node)
 
     def _collect_orphans(self, node: str) -> None:
         """PodGC's pass for ``node`` (gcOrphaned): if it is still missing, its pods are marked
@@ -801,215 +721,3 @@ class Simulation:
         if info is None:
             raise KeyError(f"node {name!r} not found")
         return info
-
-    # -- timeline actions ----------------------------------------------------------------
-
-    def inject(self, action: TimelineAction) -> None:
-        """Queue an action from outside at max(its time, now); it reopens an ended run (the run
-        ends again when the action is past its end time or time limit). A run that reached its
-        event limit stays ended: RuntimeError."""
-        if self.end == END_EVENT_LIMIT:
-            raise RuntimeError(f"the run has ended ({self.end_reason}); no action can be added")
-        self._push(max(action.at_ms, self.now_ms), _ACTION, "action", action)
-        self.finished = False
-        self.end = self.end_reason = None
-
-    def apply(self, action: TimelineAction, *, mark: Mapping[str, Any] | None = None) -> None:
-        """Carry out one timeline action now. ``mark`` adds keys to its ``action`` event (a fork's
-        action carries ``fork_seq`` and ``what_if``, docs/forks.md)."""
-        refused = self._refused(action.objects) if action.action in ("create", "addNode") else {}
-        fields: dict[str, Any] = dict(mark or {})
-        if refused:
-            fields["refused"] = "; ".join(refused.values())
-        self.trace.emit("action", action=action.action, target=action.target, line=action.line, **fields)
-        kind, _, name = action.target.partition("/")
-        params = action.params
-        if action.action in ("create", "addNode"):
-            for obj in action.objects:
-                if id(obj) not in refused:
-                    self._create(obj)
-        elif action.action == "delete":
-            if kind == "node":
-                self._remove_node(name)
-            elif kind in WORKLOAD_KINDS:
-                workload = self.controllers.find(action.target)
-                self.controllers.remove(action.target)
-                if workload is not None:
-                    self.reservations.workload_deleted(workload.uid)
-            else:
-                pod = self.store.find(name)
-                if pod is not None:
-                    self.delete_pod(pod, grace_ms=params.get("grace_ms"))
-        elif action.action == "removeNode":
-            self._remove_node(name)
-        elif action.action in ("cordon", "uncordon"):
-            self._set_unschedulable(name, action.action == "cordon")
-        elif action.action == "drainNode":
-            self.drains.start(name)
-        elif action.action == "scale":
-            self.controllers.scale(action.target, int(params["replicas"]))
-        elif action.action == "setImage":
-            self.controllers.set_image(action.target, str(params["image"]), params.get("container"))
-        elif action.action == "rolloutRestart":
-            self.controllers.rollout_restart(action.target)
-        elif action.action in ("label", "unlabel") and kind == "pod":
-            pod = self.store.find(name)
-            if pod is not None:
-                labels = dict(pod.labels)
-                if action.action == "label":
-                    labels.update(params["labels"])
-                else:
-                    labels = {k: v for k, v in labels.items() if k not in params["keys"]}
-                self.changes.set_pod_labels(pod, labels)
-        elif action.action == "label":
-            self.changes.label_node(name, params["labels"])
-        elif action.action == "unlabel":
-            self.changes.unlabel_node(name, params["keys"])
-        elif action.action == "taint":
-            self.changes.taint_node(name, params["taint"])
-        elif action.action == "untaint":
-            self.changes.untaint_node(name, params["key"], params["effect"])
-        elif action.action == "setAllocatable":
-            self.changes.set_allocatable(name, params["allocatable"])
-        else:
-            raise ValueError(f"unknown action {action.action!r}")
-
-    def _refused(self, objects: Iterable[object]) -> dict[int, str]:
-        """The objects of a create the API server refuses (409 AlreadyExists), by id, with its
-        message: a pod or node whose name is still taken. The loader frees a name when the
-        timeline deletes it, but a pod deleted with a grace period lives on until it has
-        terminated, which only the run knows (it depends on whether the pod was bound)."""
-        refused: dict[int, str] = {}
-        for obj in objects:
-            if isinstance(obj, Pod) and obj.key in self.store.pods:
-                old = self.store.pods[obj.key]
-                why = " (it is still terminating)" if old.terminating else ""
-                refused[id(obj)] = f'pods "{obj.name}" already exists{why}'
-            elif isinstance(obj, Node) and self.cache.node(obj.name) is not None:
-                refused[id(obj)] = f'nodes "{obj.name}" already exists'
-        return refused
-
-    def _create(self, obj: object) -> None:
-        if isinstance(obj, Pod):
-            self._add_pod(obj)
-        elif isinstance(obj, Node):
-            self._add_node(obj)
-        elif isinstance(obj, PodDisruptionBudget):
-            self.pdb_list.append(obj)
-        elif isinstance(obj, PriorityClass):
-            self.priority_classes[obj.name] = obj
-        elif isinstance(obj, Service):
-            self.controllers.add_service(obj)
-        elif isinstance(obj, (Deployment, ReplicaSet, StatefulSet, Job)):
-            self.controllers.add(obj)
-        else:
-            raise TypeError(f"cannot create {type(obj).__name__}")
-
-    # -- reporting -----------------------------------------------------------------------
-
-    def node_usage(self) -> list[dict[str, Any]]:
-        rows = []
-        for info in self.cache.node_infos():
-            rows.append(
-                {
-                    "node": info.name,
-                    "requested": dict(sorted(info.requested.items())),
-                    "allocatable": dict(sorted(info.allocatable.items())),
-                    "pods": len(info.pods),
-                    "nominated": len(self.queue.nominator.pods_for_node(info.name)),
-                    "unschedulable": info.node.unschedulable,
-                }
-            )
-            if info.gpu_free:
-                rows[-1]["gpu_free"] = list(info.gpu_free)
-        return rows
-
-    def _usage_changed(self) -> None:
-        """A pod was placed, bound, finished or removed: a ``node_usage`` event is due once
-        ``node_usage_every_ms`` has passed."""
-        self._changes_since_usage += 1
-
-    def _emit_usage(self) -> None:
-        self._last_usage_ms = self.now_ms
-        self._changes_since_usage = 0
-        compact = {
-            row["node"]: {"requested": row["requested"], "pods": row["pods"], "nominated": row["nominated"]}
-            for row in self.node_usage()
-        }
-        for info in self.cache.node_infos():
-            if info.gpu_free:
-                compact[info.name]["gpu_free"] = list(info.gpu_free)
-        self.trace.emit("node_usage", nodes=compact)
-
-    def summary(self) -> RunSummary:
-        outcomes: list[PodOutcome] = []
-        store = self.store
-        for key, pod in itertools.chain(store.pods.items(), store.completed.items()):
-            outcomes.append(
-                PodOutcome(
-                    pod=key,
-                    phase=pod.phase,
-                    node=pod.node_name or None,
-                    attempts=store.attempts.get(key, 0),
-                    message=None if pod.node_name else self._last_message.get(key),
-                    created_ms=store.created_ms.get(key, 0),
-                    bound_ms=store.bound_ms.get(key),
-                )
-            )
-        outcomes.sort(key=lambda o: o.created_ms)
-        return RunSummary(
-            scenario=self.scenario.name,
-            policy=self.policy.name,
-            seed=self.seed,
-            t_ms=self.now_ms,
-            steps=self.steps,
-            cycles=self.queue.scheduling_cycle,
-            bound=sum(1 for p in self.pods.values() if p.node_name),
-            pending=sum(1 for p in self.pods.values() if not p.node_name),
-            completed=len(self.completed),
-            pods=outcomes,
-            nodes=self.node_usage(),
-            queue=self.queue.sizes(),
-            end=self.end,
-            end_reason=self.end_reason,
-        )
-
-
-def _queue_sort(profiles: Mapping[str, Framework]) -> Callable[[QueuedPodInfo, QueuedPodInfo], bool]:
-    """activeQ is sorted by the first profile's QueueSort (upstream requires all profiles to agree)."""
-    return next(iter(profiles.values())).less
-
-
-def _queue_events(profiles: Mapping[str, Framework]) -> dict[str, tuple[ClusterEvent, ...]]:
-    events: dict[str, tuple[ClusterEvent, ...]] = {}
-    for fwk in profiles.values():
-        events.update(fwk.events_to_register())
-    return events
-
-
-def _queue_hints(policy: Policy, profiles: Mapping[str, Framework]) -> QueueingHintMap | None:
-    """The profiles' QueueingHintFns when the policy turns SchedulerQueueingHints on, else None."""
-    return QueueingHintMap.of(profiles) if policy.queueing_hints else None
-
-
-def _queue_kind(policy: Policy) -> str:
-    return "FIFO" if uses_fifo_queue(policy) else "priority"
-
-
-def policy_switch_problem(current: Policy, new: Policy) -> str | None:
-    """Why :meth:`Simulation.switch_policy` cannot go from ``current`` to ``new``, or None when it can.
-
-    The queues must be of one kind: the legacy FIFO keeps neither an unschedulable lane nor the
-    priority queue's backoff history, so pods cannot be carried across faithfully. The profiles
-    must have the same scheduler names, so every pod keeps the scheduler it asked for.
-    """
-    if uses_fifo_queue(new) != uses_fifo_queue(current):
-        return (
-            f"cannot switch from a {_queue_kind(current)} queue ({current.name}) "
-            f"to a {_queue_kind(new)} queue ({new.name})"
-        )
-    old_names = ", ".join(sorted(p.scheduler_name for p in current.profiles))
-    new_names = ", ".join(sorted(p.scheduler_name for p in new.profiles))
-    if old_names != new_names:
-        return f"cannot switch between policies with different profiles ({old_names} vs {new_names})"
-    return None

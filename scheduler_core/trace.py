@@ -133,6 +133,23 @@ class Trace:
             listener(event)
         return event
 
+    def subscribe(self, listener: Callable[[Event], None], *, from_start: bool = True, keep: bool = False) -> None:
+        """Add ``listener``; with ``from_start`` hand it every event emitted so far first (the
+        trace must still hold them all: RuntimeError otherwise). ``keep=False`` stops keeping
+        events here and drops those held (a new list: a reader of the old one keeps it)."""
+        if from_start:
+            if len(self.events) != self.seq:
+                raise RuntimeError(
+                    f"the trace holds {len(self.events)} of the {self.seq} events emitted; "
+                    "subscribe with from_start=False"
+                )
+            for event in self.events:
+                listener(event)
+        self.listeners.append(listener)
+        if not keep:
+            self.keep = False
+            self.events = []
+
     def __iter__(self) -> Iterator[Event]:
         return iter(self.events)
 

@@ -19,6 +19,8 @@ def engine_traces(lesson: Lesson) -> list[list[dict[str, Any]]]:
     traces = []
     for name in lesson.policies:
         sim = Simulation(builtin_scenario(lesson.scenario), builtin_policy(name), lesson.seed)
+        events: list[dict[str, Any]] = []
+        sim.subscribe(events.append)
         sim.run()
-        traces.append(sim.trace.events)
+        traces.append(events)
     return traces

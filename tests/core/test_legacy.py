@@ -434,7 +434,7 @@ def test_no_preemption_a_high_priority_pod_on_a_full_cluster_stays_pending():
     sim = legacy_sim(scenario)
     sim.run(until_ms=0)
     urgent = make_pod("urgent", cpu="1", priority=1_000_000)
-    sim._add_pod(urgent)
+    sim.add_pod(urgent)
     sim.run()
     outcome = bound_nodes(sim)
     assert outcome["default/low"] == "only"

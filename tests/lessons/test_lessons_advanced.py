@@ -33,7 +33,7 @@ SCENARIOS = REPO / "scheduler_core" / "scenarios"
 def run(scenario: str, seed: int, policy: str = "default") -> list[dict[str, Any]]:
     sim = Simulation(builtin_scenario(scenario), builtin_policy(policy), seed)
     sim.run()
-    return sim.trace.events
+    return sim.events
 
 
 def of(events: Sequence[Mapping[str, Any]], type_: str, pod: str | None = None) -> list[Mapping[str, Any]]:

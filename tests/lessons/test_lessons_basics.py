@@ -19,7 +19,7 @@ from scheduler_core.simulation import Simulation
 def trace(scenario: str, seed: int, policy: str = "default") -> list[dict]:
     sim = Simulation(builtin_scenario(scenario), builtin_policy(policy), seed)
     sim.run()
-    return sim.trace.events
+    return sim.events
 
 
 def of(events: list[dict], type_: str, pod: str | None = None) -> list[dict]:
@@ -126,7 +126,7 @@ def test_a_bind_that_fails_forgets_the_assumed_pod() -> None:
     policy = replace(builtin_policy("default"), bind_latency_ms=500)
     sim = Simulation(load_scenario(text), policy, 1)
     sim.run()
-    events = sim.trace.events
+    events = sim.events
     # web is not deleted with its node (PodGC would only delete a pod bound to it); the
     # failed bind backs it off 1 s from 0.5 s, the 2 s flush retries it, and it binds on node-3
     assert [(e["node"], e["t_ms"]) for e in of(events, "assumed", "default/web")] == [("node-2", 0), ("node-3", 2000)]

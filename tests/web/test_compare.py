@@ -70,7 +70,7 @@ def engine_runs(comparison: Comparison, seed: int | None = None) -> dict[str, li
         scenario, policy = load_run_inputs(run)
         sim = Simulation(scenario, policy, run.seed)
         sim.run()
-        traces[column.label] = sim.trace.events
+        traces[column.label] = sim.events
     return traces
 
 
@@ -219,7 +219,7 @@ def test_summary_table_equals_the_engines_metrics(builtins: None, started: list[
             scenario, policy = load_run_inputs(run)
             sim = Simulation(scenario, policy, run.seed)
             sim.run()
-            engine = compute_metrics(sim.trace.events)
+            engine = compute_metrics(sim.events)
             assert run.metrics == roundtrip(engine.as_dict())
             assert metrics_from_dict(run.metrics).as_dict() == run.metrics
     results = results_context(comparison, columns)

@@ -127,7 +127,7 @@ def test_the_worked_packing_comparison_names_the_strategies() -> None:
         scenario = builtin_scenario("mixed-small")
         sim = Simulation(scenario, builtin_policy(name), scenario.seed)
         sim.run()
-        traces[name] = sim.trace.events
+        traces[name] = sim.events
     prefs = {name: score_preferences(builtin_policy(name)) for name in traces}
     found = explain(traces, [d.as_dict() for d in divergences(traces)], prefs)
     web0 = next(d for d in found if d["pod"] == "default/web-0")

@@ -38,7 +38,7 @@ def record(run: Run) -> Run:
     """Run ``run`` to its end with the engine and store its events, as the step loop would."""
     sim = build_simulation(run)
     sim.run()
-    events = sim.trace.events
+    events = sim.events
     TraceEvent.objects.bulk_create(
         TraceEvent(run=run, seq=e["seq"], t_ms=e["t_ms"], type=e["type"], data=e) for e in events
     )
@@ -257,26 +257,26 @@ def test_the_form_becomes_an_action(form, action):
 def test_a_fork_replays_the_parents_stored_events_up_to_the_fork_point(parent, user):
     made = create_fork(parent, user, AT, {"action": "cordon", "target": "node-a2"})
     sim = build_simulation(made.run)
-    assert dumps(sim.trace.events[: AT + 1]) == dumps(stored(parent, AT))
-    marker = sim.trace.events[AT + 1]
+    assert dumps(sim.events[: AT + 1]) == dumps(stored(parent, AT))
+    marker = sim.events[AT + 1]
     assert (marker["type"], marker["fork_seq"], marker["what_if"]) == ("action", AT, "cordon node-a2")
     sim.run()
-    web_0 = [e["node"] for e in sim.trace.events if e["type"] == "selected" and e["pod"] == "default/web-0"]
+    web_0 = [e["node"] for e in sim.events if e["type"] == "selected" and e["pod"] == "default/web-0"]
     assert web_0 == ["node-a1"]  # the parent put it on node-a2
 
 
 def test_a_switch_fork_replays_under_the_parents_policy_and_goes_on_under_its_own(parent, user):
     made = create_fork(parent, user, AT, {"action": "switchPolicy", "policy": "bin-packing"})
     sim = build_simulation(made.run)
-    assert dumps(sim.trace.events[: AT + 1]) == dumps(stored(parent, AT))
-    assert sim.trace.events[0]["policy"] == "default"
+    assert dumps(sim.events[: AT + 1]) == dumps(stored(parent, AT))
+    assert sim.events[0]["policy"] == "default"
     assert sim.policy.name == "bin-packing"
 
 
 def test_a_run_that_is_not_a_fork_gets_a_fresh_simulation(parent):
     sim = build_simulation(parent)
     sim.run()
-    assert dumps(sim.trace.events) == dumps(stored(parent))
+    assert dumps(sim.events) == dumps(stored(parent))
 
 
 def test_a_fork_whose_parent_was_deleted_cannot_be_replayed(parent, user):
@@ -294,8 +294,8 @@ def test_a_fork_of_a_fork_replays_the_parents_action_too(parent, user):
     later = first.last_seq - 4
     second = create_fork(first, user, later, {"action": "cordon", "target": "node-b1"}).run
     sim = build_simulation(second)
-    assert dumps(sim.trace.events[: later + 1]) == dumps(stored(first, later))
-    marks = [e["what_if"] for e in sim.trace.events if e["type"] == "action" and e.get("fork_seq") is not None]
+    assert dumps(sim.events[: later + 1]) == dumps(stored(first, later))
+    marks = [e["what_if"] for e in sim.events if e["type"] == "action" and e.get("fork_seq") is not None]
     assert marks == ["cordon node-a2", "cordon node-b1"]
 
 
@@ -304,8 +304,8 @@ def test_a_fork_of_a_fork_made_before_the_parents_own_fork_point_forks_the_grand
     earlier = AT - 10
     second = create_fork(first, user, earlier, {"action": "cordon", "target": "node-b1"}).run
     sim = build_simulation(second)
-    assert dumps(sim.trace.events[: earlier + 1]) == dumps(stored(parent, earlier))
-    marks = [e["what_if"] for e in sim.trace.events if e["type"] == "action" and e.get("fork_seq") is not None]
+    assert dumps(sim.events[: earlier + 1]) == dumps(stored(parent, earlier))
+    marks = [e["what_if"] for e in sim.events if e["type"] == "action" and e.get("fork_seq") is not None]
     assert marks == ["cordon node-b1"]
 
 
@@ -388,9 +388,9 @@ def test_a_fork_during_set_up_acts_after_the_set_up(logged_in_client, parent):
     fork = Run.objects.get(parent=parent)
     assert fork.fork_seq == 0
     sim = build_simulation(fork)
-    action = next(e for e in sim.trace.events if e["type"] == "action")
+    action = next(e for e in sim.events if e["type"] == "action")
     assert action["fork_seq"] == 0
-    setup = [e for e in sim.trace.events if e["seq"] < action["seq"]]
+    setup = [e for e in sim.events if e["seq"] < action["seq"]]
     assert setup[-1]["type"] == "node_usage"  # the end of the set-up
     missing = post_fork(logged_in_client, parent, seq="0", action="drain", target="node-z")
     assert missing.content.decode() == "target: there is no node 'node-z' after the set-up (event 43)"

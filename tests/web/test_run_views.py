@@ -505,7 +505,7 @@ def engine_state(nodes: int, pods: int) -> ViewState:
     )
     sim.run()
     state = ViewState()
-    for event in sim.trace.events:
+    for event in sim.events:
         state.apply(as_json(event))
     return state
 

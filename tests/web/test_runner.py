@@ -109,7 +109,7 @@ def test_the_stored_trace_is_the_engines_trace(
     run = new_run(scenario, policy, seed)
     step_loop(run.id, published)
     sim = engine_run(scenario, policy, seed)
-    assert stored_events(run) == as_json(sim.trace.events)
+    assert stored_events(run) == as_json(sim.events)
     run.refresh_from_db()
     assert run.summary == as_json(sim.summary().as_dict())
     assert run.seed == seed
@@ -129,7 +129,7 @@ def test_a_finished_run_has_its_summary_metrics_and_timestamps(finished_run: Run
     assert finished_run.started <= finished_run.finished
     assert finished_run.summary["bound"] == sim.summary().bound
     assert finished_run.summary["pending"] == sim.summary().pending
-    assert finished_run.metrics == as_json(compute_metrics(as_json(sim.trace.events)).as_dict())
+    assert finished_run.metrics == as_json(compute_metrics(as_json(sim.events)).as_dict())
 
 
 def test_snapshots_every_n_events_and_one_at_the_end(builtins: None, published: Published, settings: Any) -> None:
@@ -217,7 +217,7 @@ def test_a_run_is_computed_to_the_end_without_any_viewer_and_without_waiting(
     run.refresh_from_db()
     assert run.status == "finished"
     assert run.progress == 1.0
-    assert stored_events(run) == as_json(engine_run("mixed-small", "default", 1).trace.events)
+    assert stored_events(run) == as_json(engine_run("mixed-small", "default", 1).events)
     assert stored_events(run)[-1]["reason"] != CANCELLED
 
 
@@ -245,12 +245,13 @@ def test_the_owners_cancel_ends_the_run_after_the_current_batch(
     step_loop(run.id, publish)
     run.refresh_from_db()
     events = stored_events(run)
-    engine_events = as_json(engine_run("preemption-basics", "default", 3).trace.events)
+    engine_events = as_json(engine_run("preemption-basics", "default", 3).events)
     assert run.status == "finished"
     assert run.stop_requested
     assert run.error == ""
     assert run.steps == 3
     assert run.summary["steps"] == 3
+    assert (run.summary["end"], run.summary["end_reason"]) == ("cancelled", CANCELLED), "the engine's own end"
     assert events[:-1] == engine_events[: len(events) - 1], "the steps taken are the engine's first steps"
     assert len(events) < len(engine_events)
     finished = events[-1]
@@ -401,7 +402,7 @@ def test_thread_mode_runs_in_a_daemon_thread_of_this_process(
     assert thread.name == f"{dispatch.THREAD_PREFIX}{run.id}"
     assert thread.daemon
     assert done.status == "finished", done.error
-    assert stored_events(done) == as_json(engine_run("preemption-basics", "default", 3).trace.events)
+    assert stored_events(done) == as_json(engine_run("preemption-basics", "default", 3).events)
 
 
 def test_a_run_starts_only_when_its_transaction_commits(
@@ -574,7 +575,7 @@ def test_a_run_whose_executor_died_is_resumed_with_contiguous_seq_and_the_same_t
     events = stored_events(run)
     sim = engine_run(scenario, policy, seed)
     assert [e["seq"] for e in events] == list(range(len(events)))
-    assert events == as_json(sim.trace.events)
+    assert events == as_json(sim.events)
     # The first executor's rows were kept as they were, not written again.
     assert {seq: row for seq, row in TraceEvent.objects.filter(run=run).values_list("seq", "id") if seq in kept} == kept
     assert resumed.last_seqs[0] > max(kept), "the resumed executor tells only what it stored"
@@ -839,7 +840,7 @@ def test_in_thread_mode_a_run_orphaned_by_a_restart_is_resumed_by_the_reaper(
     done = wait_for_run(run.id)
     assert done.status == "finished", done.error
     assert done.attempts == 2
-    assert stored_events(done) == as_json(engine_run("preemption-basics", "default", 3).trace.events)
+    assert stored_events(done) == as_json(engine_run("preemption-basics", "default", 3).events)
 
 
 def test_the_web_process_starts_the_reaper_on_a_real_request_only(

@@ -19,11 +19,11 @@ def run(tie_break: str) -> tuple[ViewState, list[str]]:
     sim = Simulation(five_alike(), dataclasses.replace(default_policy(), tie_break=tie_break))
     sim.run()
     state = ViewState()
-    for event in sim.trace.events:
+    for event in sim.events:
         state.apply(event)
         if event["type"] == "selected":
             break
-    return state, [line for line in map(narrate, sim.trace.events) if line and "→" in line]
+    return state, [line for line in map(narrate, sim.events) if line and "→" in line]
 
 
 def test_shuffled_first_fit_says_how_many_tied_and_that_the_order_decided() -> None:
@@ -55,6 +55,6 @@ def test_no_tie_no_words(tie_break: str) -> None:
     sim = Simulation(scenario, dataclasses.replace(default_policy(), tie_break=tie_break))
     sim.run()
     state = ViewState()
-    for event in sim.trace.events:
+    for event in sim.events:
         state.apply(event)
     assert cycle_context(state)["tie"] is None

@@ -180,7 +180,7 @@ def test_a_run_started_through_the_view_is_run_by_the_worker(world: WorkerWorld)
     events = [json.loads(data) for _, data in rows]
     sim = engine_run("preemption-basics", "default", 3)
     assert [seq for seq, _ in rows] == list(range(len(rows)))
-    assert events == as_json(sim.trace.events)
+    assert events == as_json(sim.events)
 
     ((summary, metrics, steps, last_seq),) = world.query(
         "SELECT summary, metrics, steps, last_seq FROM web_run WHERE id = ?", run_id.hex
@@ -205,7 +205,7 @@ def test_the_worker_publishes_each_batch_on_the_redis_channel_layer(world: Worke
     seqs = [m["last_seq"] for m in received]
     assert seqs == sorted(seqs)
     assert received[-1] == {"type": "run.update", "last_seq": last_seq, "finished": True}
-    assert last_seq == len(engine_run("mixed-small", "default", 1).trace.events) - 1
+    assert last_seq == len(engine_run("mixed-small", "default", 1).events) - 1
 
 
 def test_the_worker_and_its_clients_write_redis_keys_only_under_their_prefix(world: WorkerWorld) -> None:

@@ -234,7 +234,7 @@ def long_run_trace() -> list[dict[str, Any]]:
         LONG_RUN_SEED,
     )
     sim.run()
-    events: list[dict[str, Any]] = json.loads(json.dumps(sim.trace.events))
+    events: list[dict[str, Any]] = json.loads(json.dumps(sim.events))
     return events
 
 

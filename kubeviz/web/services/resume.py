@@ -40,34 +40,30 @@ def stored_events(run: Run) -> list[dict[str, Any]]:
 
 
 def replay_to(sim: Simulation, stored: list[dict[str, Any]]) -> None:
-    """Step ``sim`` (fresh from ``build_simulation``, its set-up events in ``sim.trace.events``)
+    """Step ``sim`` (fresh from ``build_simulation``, holding every event it emitted so far)
     until it has emitted the last of ``stored``, emitting nothing anywhere; raise
-    :class:`ResumeError` when it does not end exactly there with the same event."""
+    :class:`ResumeError` when it does not end exactly there with the same event. The simulation
+    keeps none of the replayed events."""
     if not stored:
         return
     last_seq = len(stored) - 1
     replayed: dict[str, Any] | None = None
-    for event in sim.trace.events:
-        if event["seq"] == last_seq:
-            replayed = event
 
     def remember(event: dict[str, Any]) -> None:
         nonlocal replayed
         if event["seq"] == last_seq:
             replayed = event
 
-    sim.trace.keep = False
-    sim.trace.events = []
-    sim.trace.listeners.append(remember)
+    sim.subscribe(remember)  # the events emitted so far first: the last stored may be among them
     try:
-        while sim.trace.seq <= last_seq and sim.step() is not None:
+        while sim.next_seq <= last_seq and sim.step() is not None:
             pass
     finally:
-        sim.trace.listeners.remove(remember)
+        sim.unsubscribe(remember)
     want = stored[-1]
     if replayed is None:
-        raise ResumeError(f"replaying it ended at event {sim.trace.seq - 1}, before its last stored event {last_seq}")
-    if sim.trace.seq != last_seq + 1:
+        raise ResumeError(f"replaying it ended at event {sim.next_seq - 1}, before its last stored event {last_seq}")
+    if sim.next_seq != last_seq + 1:
         raise ResumeError(f"replaying it went past its last stored event {last_seq} within one step")
     if _as_stored(replayed) != want:
         raise ResumeError(

@@ -27,7 +27,6 @@ from django.utils import timezone
 
 from scheduler_core.metrics import MetricsAccumulator
 from scheduler_core.replay import ViewState
-from scheduler_core.run_end import END_CANCELLED
 from scheduler_core.simulation import Simulation
 
 from ..models import Run, RunStatus, Snapshot, TraceEvent
@@ -70,10 +69,8 @@ class _Recorder:
     def scale_snapshots_to(self, sim: Simulation) -> None:
         """A snapshot holds every node and pod, so on a big cluster take them less often: a
         scrub then replays at most about one cluster's worth of events from the nearest one."""
-        objects = (
-            len(sim.scenario.nodes) + len(sim.pods) + sum(getattr(w, "replicas", 1) for w in sim.scenario.workloads)
-        )
-        self.snapshot_every = max(self.snapshot_every, objects)
+        facts = sim.facts()
+        self.snapshot_every = max(self.snapshot_every, facts.nodes + facts.pods + facts.workload_replicas)
 
     def restore(self, events: list[dict[str, Any]]) -> None:
         """Start from what a previous executor stored: its events (for the metrics) and the view
@@ -83,7 +80,7 @@ class _Recorder:
             self.metrics.add(event)
 
     def take(self, event: dict[str, Any]) -> None:
-        """The trace's listener: the event waits for the next batch and counts in the metrics."""
+        """The engine's subscriber: the event waits for the next batch and counts in the metrics."""
         self.pending.append(event)
         self.metrics.add(event)
 
@@ -120,7 +117,7 @@ class _Recorder:
 
     def _store(self, sim: Simulation, fields: dict[str, Any], *, final: bool = False) -> int:
         events = list(self.pending)
-        self.pending.clear()  # in place: the trace's listener (take) appends to this list
+        self.pending.clear()  # in place: the subscriber (take) appends to this list
         rows = []
         snapshots = []
         for event in events:
@@ -159,12 +156,11 @@ def _insert_sql(model: Any, columns: tuple[str, ...]) -> str:
 def _progress(sim: Simulation) -> float:
     if sim.finished:
         return 1.0
-    end = sim.scenario.end_ms
-    if end:
-        return min(0.99, sim.now_ms / end)
-    total = len(sim.pods) + len(sim.completed)
-    placed = sum(1 for p in sim.pods.values() if p.node_name) + len(sim.completed)
-    return min(0.99, placed / total) if total else 0.0
+    facts = sim.facts()
+    if facts.end_ms:
+        return min(0.99, sim.now_ms / facts.end_ms)
+    total = facts.total_pods
+    return min(0.99, facts.placed / total) if total else 0.0
 
 
 def step_loop(
@@ -212,17 +208,15 @@ def _prepare(run: Run, lease: Lease) -> tuple[Simulation, _Recorder]:
     recorder = _Recorder(run, lease)
     recorder.scale_snapshots_to(sim)
     if run.last_seq < 0:
-        for event in sim.trace.events:  # emitted while setting up
-            recorder.take(event)
+        # Every event, those of the set-up first; the database keeps them, the engine does not.
+        sim.subscribe(recorder.take)
     else:
         stored = stored_events(run)
         replay_to(sim, stored)
         recorder.restore(stored)
+        sim.subscribe(recorder.take, from_start=False)
         log.info("run %s resumed after event %s (attempt %s)", run.id, run.last_seq, lease.attempts)
-    sim.trace.listeners.append(recorder.take)
-    sim.trace.keep = False  # the database keeps them; don't hold a second copy
-    sim.trace.events = []
-    lease.write(detail=sim.trace.detail)
+    lease.write(detail=sim.detail)
     return sim, recorder
 
 
@@ -248,14 +242,11 @@ def _loop(run: Run, sim: Simulation, recorder: _Recorder, publish: Publish) -> N
 
 
 def _finish(sim: Simulation, recorder: _Recorder, publish: Publish) -> None:
-    if not sim.finished:
-        summary = sim.summary()
-        sim.trace.emit(
-            "run_finished", bound=summary.bound, pending=summary.pending, reason=CANCELLED, end=END_CANCELLED
-        )
-    finished = [e for e in recorder.pending if e["type"] == "run_finished"]
-    reason = finished[-1]["reason"] if finished else (sim.end_reason or CANCELLED)
-    recorder.finish(sim, publish, reason)
+    """Close the recording: a run stopped before its end (the owner's cancel) gets the engine's
+    own ``run_finished`` "cancelled by its owner"; the reason stored is the engine's."""
+    sim.cancel(CANCELLED)  # a run that ended keeps its own end
+    assert sim.end_reason is not None
+    recorder.finish(sim, publish, sim.end_reason)
 
 
 def _fail(lease: Lease, run: Run, reason: str, publish: Publish, error: str = "") -> None:
