@@ -6,27 +6,27 @@ node, selectHost, the side effects, the trace) is the plain code, so the only th
 is that these two methods fill a :class:`CycleResult` / return a :class:`ScoreResult` equal,
 value for value and in the same order, to the plain loops. Why it is faster:
 
-* **Per-node numbers live in numpy arrays.** A :class:`_Table` keeps allocatable, requested,
-  non-zero requested and pod counts per node, one row per node in snapshot order. A row is
-  re-read only when its ``NodeInfo.generation`` moved (every pod add/remove, node update and
-  cordon bumps it), and only rows the cycle actually looks at are checked, so the
-  bookkeeping per cycle is proportional to the window, not the cluster. NodeResourcesFit's
-  Filter and the three Fit score strategies and BalancedAllocation are then a handful of
-  integer (or, for BalancedAllocation, float64 in the same operation order) array
-  operations over the window instead of a Python call per node.
-* **Static answers are cached.** NodeUnschedulable, NodeName, TaintToleration and
-  NodeAffinity filter on the node's labels, taints and ``unschedulable`` flag and on parts
-  of the pod that many pods share; their first failing status is cached per (pod
-  signature, node). TaintToleration, NodeAffinity and ImageLocality raw scores are cached
-  likewise. Every cached value is computed by calling the plugin itself, so the cache can
-  only ever hold what the plugin said; a node's entries are dropped when its labels, taints,
-  ``unschedulable`` flag or Node object change, and everything is dropped when the node list
-  changes (node add/update/remove, which also refreshes image states).
-* **Everything else is the plugin, per node.** Any filter or score plugin the fast path does
-  not know (or a known one whose inputs are unusual: no PreFilter state, huge numbers) is
-  called per node exactly as the framework would, in profile order, so "first failing
-  plugin wins" and the exact reasons hold. A node with nominated pods is filtered with
+* **Plugins judge many nodes at once.** A plugin that has a batch form
+  (:class:`~.framework.interface.BatchFilterPlugin`, :class:`~.framework.interface.BatchScorePlugin`)
+  is handed a chunk of nodes with their rows in the framework's node table
+  (:mod:`.framework.node_table`), whose columns the plugin registered; NodeResourcesFit,
+  BalancedAllocation and the GPU plugins answer with a handful of array operations instead of
+  a Python call per node. What a batch form says must equal, node for node, what the plugin's
+  ``filter`` / ``score`` says; the plugin module holds both.
+* **Static answers are cached.** A :class:`~.framework.interface.StaticFilterPlugin` reads only
+  the node object and what its ``static_key`` says of the pod, so its first failing status is
+  cached per (pod signature, node); a score plugin with a ``score_key`` has its raw scores
+  cached per (key, node), and one with ``normalize_array`` is normalised as an array. Every
+  cached value is computed by calling the plugin itself, so the cache can only ever hold what
+  the plugin said; a node's entries are dropped when its labels, taints, ``unschedulable``
+  flag or Node object change, and everything is dropped when the node list changes.
+* **Everything else is the plugin, per node.** Any other filter or score plugin (or a batch
+  one that declines a cycle: no PreFilter state, huge numbers) is called per node exactly as
+  the framework would, in profile order, so "first failing plugin wins" and the exact reasons
+  hold. A node with nominated pods is filtered with
   ``Framework.run_filter_with_nominated_pods`` itself.
+
+The fast scheduler knows no plugin by name: what it may do with a plugin, the plugin says.
 
 The window logic (rotating start, stop once ``numFeasibleNodesToFind`` nodes passed,
 ``evaluated``, ``next_start_node_index``) is the plain loop's, done in chunks: each chunk is
@@ -39,56 +39,49 @@ checks byte-identical traces against the plain scheduler over randomised scenari
 
 from __future__ import annotations
 
-import operator
 from collections import Counter
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from .framework import MAX_NODE_SCORE, MIN_NODE_SCORE, Code, CycleState, NodeScore, SchedulingError, Status
-from .framework.interface import BatchFilterPlugin, BatchScorePlugin, FilterPlugin, ScorePlugin
+from .framework.interface import BatchFilterPlugin, BatchScorePlugin, FilterPlugin, ScorePlugin, StaticFilterPlugin
+from .framework.node_table import NodeRows, NodeTable, node_table
 from .framework.runtime import Framework, PluginScores, ScoreResult
-from .model import CPU, MEMORY, PODS, Pod
-from .plugins import image_locality, node_affinity, node_name, node_unschedulable, taint_toleration
-from .plugins import node_resources_balanced_allocation as balanced_allocation
-from .plugins import node_resources_fit as fit
-from .plugins import score_formulas as formulas
-from .plugins.resource_allocation import MAX_UTILIZATION, ResourceAllocationScorer
+from .model import Pod
 from .scheduler import CycleResult, Scheduler, num_feasible_nodes_to_find
 from .state import NodeInfo
 
-__all__ = ["FastScheduler", "PATH_FILTER_BATCH", "PATH_FILTER_PLAIN", "PATH_FILTER_VECTOR", "PATH_FIT_MASK"]
+__all__ = [
+    "FastScheduler",
+    "PATH_FILTER_BATCH",
+    "PATH_FILTER_PLAIN",
+    "PATH_FILTER_VECTOR",
+    "batch_filter_path",
+    "normalize_path",
+    "score_path",
+]
 
 I64 = npt.NDArray[np.int64]
 I32 = npt.NDArray[np.int32]
-F64 = npt.NDArray[np.float64]
 Bools = npt.NDArray[np.bool_]
 
-_GEN = operator.attrgetter("generation")
 _BIG = 1 << 30  # "no failing plugin" position
-# Any node or pod amount at or above this sends the cycle to the plain path: the integer
-# maths below multiplies by at most MAX_NODE_SCORE × a weight, which must stay inside int64.
-_SAFE_LIMIT = 1 << 52
 _MAX_SIGNATURES = 256  # per cache family; past this the family is cleared (memory bound)
-
-# Filter plugins whose verdict depends only on the node object and the pod (never on pods
-# placed on the node or on CycleState): safe to cache per (pod signature, node).
-_STATIC_FILTERS: tuple[type[FilterPlugin], ...] = (
-    node_unschedulable.NodeUnschedulable,
-    node_name.NodeName,
-    taint_toleration.TaintToleration,
-    node_affinity.NodeAffinity,
-)
 
 # Keys of FastScheduler.path_counts: which way each decision went (tests assert the vectorised
 # branches run; a silent fallback to the plain loops would still give identical traces).
 PATH_FILTER_VECTOR = "filter: chunks"  # a cycle's filtering done on the table
 PATH_FILTER_PLAIN = "filter: plain"  # a cycle's filtering handed to Scheduler
-PATH_FIT_MASK = "filter: NodeResourcesFit mask"  # a chunk's Fit verdicts as one array expression
 PATH_FILTER_BATCH = "filter: batch plugin"  # a chunk judged by a BatchFilterPlugin in one call
 PATH_SCORE_PLAIN = "score: plain"  # a cycle's scoring handed to Scheduler
+
+
+def batch_filter_path(plugin: str) -> str:
+    """path_counts key of one chunk judged by a plugin's ``filter_nodes``."""
+    return f"filter: {plugin}: batch"
 
 
 def score_path(plugin: str, vector: bool) -> str:
@@ -103,111 +96,6 @@ def normalize_path(plugin: str, vector: bool) -> str:
 
 _UNKNOWN = -1  # static cache: not computed yet
 _PER_NODE = -2  # static cache: a plugin errored; evaluate this node the plain way
-
-
-def _static_signature(pod: Pod, skipped: tuple[str, ...]) -> Hashable:
-    """Everything of the pod the static filters read (see each plugin's ``filter``)."""
-    affinity = pod.affinity
-    required = None if affinity is None or affinity.node_affinity is None else affinity.node_affinity.required
-    return (skipped, pod.tolerations, pod.node_name, tuple(sorted(pod.node_selector.items())), required)
-
-
-def _node_static_key(info: NodeInfo) -> tuple[Any, ...]:
-    """What static plugins read from a node; compared when its generation moves."""
-    node = info.node
-    return (node, node.name, node.unschedulable, node.taints, dict(node.labels))
-
-
-class _Table:
-    """Per-node numbers in snapshot order, refreshed row by row when a node's generation moves.
-
-    Resource columns are added on first use (``column``); ``alloc[c]`` / ``req[c]`` are the
-    node's allocatable and actual requested amounts of resource ``c``; ``nz`` holds the
-    non-zero requested cpu and memory the Fit strategies score with.
-    """
-
-    def __init__(self, infos: list[NodeInfo]) -> None:
-        self.order = infos  # identity: the cache builds a new list whenever nodes change
-        n = len(infos)
-        self.n = n
-        self.infos = infos
-        self.names = [ni.node.name for ni in infos]
-        self.names_arr: npt.NDArray[np.object_] = np.array(self.names, dtype=object)
-        self.row_of = {id(ni): i for i, ni in enumerate(infos)}
-        # Images change only with a node add/update, which builds a new table.
-        self.any_images = any(ni.image_states for ni in infos)
-        self.arange: I64 = np.arange(n, dtype=np.int64)
-        self.safe = True
-        self.gens: I64 = np.fromiter(map(_GEN, infos), np.int64, n)
-        self.pods_alloc: I64 = np.array([ni.node.allocatable.get(PODS, 0) for ni in infos], dtype=np.int64)
-        self.pod_count: I64 = np.array([len(ni.pods) for ni in infos], dtype=np.int64)
-        self.nz: I64 = np.array(
-            [
-                [ni.non_zero_requested.get(CPU, 0) for ni in infos],
-                [ni.non_zero_requested.get(MEMORY, 0) for ni in infos],
-            ],
-            dtype=np.int64,
-        ).reshape(2, n)
-        self.columns: dict[str, int] = {}
-        self.alloc: I64 = np.zeros((0, n), dtype=np.int64)
-        self.req: I64 = np.zeros((0, n), dtype=np.int64)
-        self.free: I64 = np.zeros((0, n), dtype=np.int64)  # alloc - req, what Filter compares against
-        self.static_keys = [_node_static_key(ni) for ni in infos]
-        self._check(self.pods_alloc, self.pod_count, self.nz)
-
-    def _check(self, *arrays: I64) -> None:
-        for a in arrays:
-            if a.size and int(np.abs(a).max()) >= _SAFE_LIMIT:
-                self.safe = False
-
-    def column(self, name: str) -> int:
-        c = self.columns.get(name)
-        if c is None:
-            infos = self.infos
-            alloc = np.array([ni.node.allocatable.get(name, 0) for ni in infos], dtype=np.int64).reshape(1, self.n)
-            req = np.array([ni.requested.get(name, 0) for ni in infos], dtype=np.int64).reshape(1, self.n)
-            self._check(alloc, req)
-            self.alloc = np.concatenate((self.alloc, alloc))
-            self.req = np.concatenate((self.req, req))
-            self.free = formulas.free_amount(self.alloc, self.req)
-            c = self.columns[name] = len(self.columns)
-        return c
-
-    def sync(self, rows: I64, sel: slice | I64, infos: Sequence[NodeInfo]) -> list[int]:
-        """Re-read the rows whose generation moved; returns the rows whose static properties changed.
-
-        ``sel`` indexes the same rows as ``rows`` (a slice when they are contiguous: cheaper).
-        """
-        gens = np.fromiter(map(_GEN, infos), np.int64, len(infos))
-        changed = np.flatnonzero(gens != self.gens[sel])
-        if not changed.size:
-            return []
-        static_changed: list[int] = []
-        limit = _SAFE_LIMIT
-        for i in changed.tolist():
-            ni = infos[i]
-            r = int(rows[i])
-            self.gens[r] = ni.generation
-            allocatable = ni.node.allocatable
-            requested = ni.requested
-            values = [allocatable.get(PODS, 0), len(ni.pods), ni.non_zero_requested.get(CPU, 0)]
-            values.append(ni.non_zero_requested.get(MEMORY, 0))
-            self.pods_alloc[r], self.pod_count[r], self.nz[0, r], self.nz[1, r] = values
-            for name, c in self.columns.items():
-                a, q = allocatable.get(name, 0), requested.get(name, 0)
-                self.alloc[c, r] = a
-                self.req[c, r] = q
-                self.free[c, r] = formulas.free_amount(a, q)
-                values.append(a)
-                values.append(q)
-            if any(v >= limit or v <= -limit for v in values):
-                self.safe = False
-            key = _node_static_key(ni)
-            old = self.static_keys[r]
-            if key[0] is not old[0] or key[1:] != old[1:]:
-                self.static_keys[r] = key
-                static_changed.append(r)
-        return static_changed
 
 
 class _StaticFilterCache:
@@ -241,12 +129,11 @@ class _ScoreCache:
 
 
 class _Caches:
-    """Everything cached for one table (node list) and one profile."""
+    """Everything cached for one table (node list) and one profile: a RowCache of the table."""
 
     def __init__(self) -> None:
         self.filters: dict[Hashable, _StaticFilterCache] = {}
         self.scores: dict[Hashable, _ScoreCache] = {}
-        self.fit_statuses: dict[tuple[Any, int], Status] = {}
 
     def invalidate_rows(self, rows: list[int]) -> None:
         for fc in self.filters.values():
@@ -258,13 +145,10 @@ class _Caches:
 class _FilterPlan:
     """How each filter plugin of a profile is run this cycle, by profile position."""
 
-    __slots__ = ("static", "fit", "fit_pos", "fit_checks", "batch", "per_node", "per_node_min", "signature")
+    __slots__ = ("static", "batch", "per_node", "per_node_min", "signature")
 
     def __init__(self) -> None:
-        self.static: list[tuple[int, FilterPlugin]] = []
-        self.fit: FilterPlugin | None = None
-        self.fit_pos = _BIG
-        self.fit_checks: tuple[tuple[str, int, str], ...] = ()
+        self.static: list[tuple[int, StaticFilterPlugin]] = []
         self.batch: list[tuple[int, BatchFilterPlugin]] = []  # judged a chunk at a time by the plugin
         self.per_node: list[tuple[int, FilterPlugin]] = []
         self.per_node_min = _BIG
@@ -275,8 +159,6 @@ class FastScheduler(Scheduler):
     """The plain scheduler with array-based filtering and scoring; same decisions, same trace."""
 
     def _init_own_state(self) -> None:
-        self._table: _Table | None = None
-        self._caches: dict[int, _Caches] = {}
         # rows of the feasible list the last filter pass produced, for _score
         self._last_feasible: list[NodeInfo] | None = None
         self._last_rows: I64 | None = None
@@ -284,29 +166,14 @@ class FastScheduler(Scheduler):
 
     # -- bookkeeping ------------------------------------------------------------------------
 
-    def _table_for(self, fwk: Framework) -> _Table | None:
-        snapshot = fwk.handle.snapshot
-        if snapshot is None:
-            return None
-        infos = snapshot.node_info_list
-        table = self._table
-        if table is None or table.order is not infos:
-            table = self._table = _Table(infos)
-            self._caches.clear()
-        return table if table.safe else None
+    @staticmethod
+    def _table_for(fwk: Framework) -> NodeTable | None:
+        table = node_table(fwk.handle)
+        return table if table is not None and table.safe else None
 
-    def _caches_for(self, fwk: Framework) -> _Caches:
-        caches = self._caches.get(id(fwk))
-        if caches is None:
-            caches = self._caches[id(fwk)] = _Caches()
-        return caches
-
-    def _sync(self, table: _Table, rows: I64, sel: slice | I64, infos: Sequence[NodeInfo]) -> bool:
-        changed = table.sync(rows, sel, infos)
-        if changed:
-            for caches in self._caches.values():
-                caches.invalidate_rows(changed)
-        return table.safe
+    @staticmethod
+    def _caches_for(table: NodeTable) -> _Caches:
+        return table.row_cache("fast-scheduler", _Caches)
 
     def _nominated_nodes(self) -> Mapping[str, Any]:
         """Node name → pods nominated there."""
@@ -314,35 +181,26 @@ class FastScheduler(Scheduler):
 
     # -- filtering ----------------------------------------------------------------------------
 
-    def _filter_plan(self, fwk: Framework, state: CycleState, pod: Pod, table: _Table) -> _FilterPlan | None:
+    def _filter_plan(self, fwk: Framework, state: CycleState, pod: Pod, table: NodeTable) -> _FilterPlan | None:
         plan = _FilterPlan()
         skip = state.skip_filter_plugins
         skipped_static: list[str] = []
         for pos, plugin in enumerate(fwk.filter_plugins):
-            kind = type(plugin)
+            static = isinstance(plugin, StaticFilterPlugin)
             if plugin.name in skip:
-                if kind in _STATIC_FILTERS:
+                if static:
                     skipped_static.append(plugin.name)
                 continue
-            if kind in _STATIC_FILTERS:
+            if isinstance(plugin, StaticFilterPlugin):
                 plan.static.append((pos, plugin))
-                continue
-            if kind is fit.NodeResourcesFit and plan.fit is None:
-                assert isinstance(plugin, fit.NodeResourcesFit)
-                checks = plugin.filter_checks(state)
-                if checks is not None and all(0 <= amount < _SAFE_LIMIT for _, amount, _ in checks):
-                    for resource, _, _ in checks:
-                        table.column(resource)
-                    plan.fit, plan.fit_pos, plan.fit_checks = plugin, pos, checks
-                    continue
-            if isinstance(plugin, BatchFilterPlugin):
+            elif isinstance(plugin, BatchFilterPlugin) and plugin.prepare_filter_nodes(state, pod, table):
                 plan.batch.append((pos, plugin))
-                continue
-            plan.per_node.append((pos, plugin))
+            else:
+                plan.per_node.append((pos, plugin))
         if plan.per_node:
             plan.per_node_min = plan.per_node[0][0]
         if plan.static:
-            plan.signature = _static_signature(pod, tuple(skipped_static))
+            plan.signature = (tuple(skipped_static), tuple(plugin.static_key(pod) for _, plugin in plan.static))
         return plan if table.safe else None
 
     def _find_nodes_that_pass_filters(
@@ -373,7 +231,7 @@ class FastScheduler(Scheduler):
         to_find = num_feasible_nodes_to_find(pct, n)
         if not fwk.has_score_plugins:
             to_find = 1
-        caches = self._caches_for(fwk)
+        caches = self._caches_for(table)
         nominated = self._nominated_nodes()
         feasible = result.feasible
         statuses_before = list(result.statuses.items())
@@ -387,7 +245,7 @@ class FastScheduler(Scheduler):
             infos = nodes[a : a + k]
             idx = table.arange[a : a + k] if rows_all is None else rows_all[a : a + k]
             sel: slice | I64 = slice(a, a + k) if rows_all is None else idx
-            if not self._sync(table, idx, sel, infos):
+            if not table.sync(idx, sel, infos):
                 # A node's numbers left the exact int64 range mid-window: start over the plain way.
                 feasible.clear()
                 result.statuses.clear()
@@ -415,7 +273,7 @@ class FastScheduler(Scheduler):
         pod: Pod,
         plan: _FilterPlan,
         caches: _Caches,
-        table: _Table,
+        table: NodeTable,
         infos: list[NodeInfo],
         rows: I64,
         sel: slice | I64,
@@ -447,24 +305,18 @@ class FastScheduler(Scheduler):
         else:
             static_pos = np.full(k, _BIG, dtype=np.int64)
         first = static_pos
-        fit_mask: I64 | None = None
-        if plan.fit is not None:
-            fit_mask = formulas.too_many_pods(table.pod_count[sel], table.pods_alloc[sel]).astype(np.int64)
-            bit = 2
-            for resource, amount, _ in plan.fit_checks:
-                fit_mask[formulas.insufficient(amount, table.free[table.columns[resource]][sel])] |= bit
-                bit <<= 1
-            self.path_counts[PATH_FIT_MASK] += 1
-            first = np.minimum(static_pos, np.where(fit_mask != 0, plan.fit_pos, _BIG))
         # Batch plugins judge the whole chunk; filters have no side effects, so judging a node an
         # earlier plugin already rejected changes nothing: the first failing position still wins.
-        batch: list[tuple[int, I64, list[Status]]] = []
-        for pos, batch_plugin in plan.batch:
-            codes_of, statuses_by_code = batch_plugin.filter_nodes(state, pod, infos)
-            batch_codes: I64 = np.asarray(codes_of, dtype=np.int64)
-            batch.append((pos, batch_codes, [st.with_plugin(batch_plugin.name) for st in statuses_by_code]))
-            first = np.minimum(first, np.where(batch_codes != 0, pos, _BIG))
-            self.path_counts[PATH_FILTER_BATCH] += 1
+        batch: list[tuple[int, I64, Sequence[Status], str]] = []
+        if plan.batch:
+            chunk = NodeRows(infos, table, rows, sel)
+            for pos, batch_plugin in plan.batch:
+                codes_of, statuses_by_code = batch_plugin.filter_nodes(state, pod, chunk)
+                batch_codes: I64 = np.asarray(codes_of, dtype=np.int64)
+                batch.append((pos, batch_codes, statuses_by_code, batch_plugin.name))
+                first = np.minimum(first, np.where(batch_codes != 0, pos, _BIG))
+                self.path_counts[PATH_FILTER_BATCH] += 1
+                self.path_counts[batch_filter_path(batch_plugin.name)] += 1
         ok: Bools = first == _BIG
 
         def status_of(i: int) -> Status:
@@ -472,30 +324,22 @@ class FastScheduler(Scheduler):
                 assert fc is not None
                 assert sv is not None
                 return fc.statuses[int(sv[i]) - 1]
-            for pos, batch_codes, batch_statuses in batch:
+            for pos, batch_codes, batch_statuses, name in batch:
                 if pos == first[i]:
-                    return batch_statuses[int(batch_codes[i]) - 1]
-            assert fit_mask is not None
-            assert plan.fit is not None
-            return self._fit_status(caches, plan, int(fit_mask[i]))
+                    return batch_statuses[int(batch_codes[i]) - 1].with_plugin(name)
+            raise AssertionError("a failing position belongs to a static or a batch plugin")
 
         def statuses_of(failed: I64) -> list[Status]:
             """status_of over many nodes at once: one look-up table per chunk."""
             lut: list[Status] = list(fc.statuses) if fc is not None else []
             codes = sv[failed].astype(np.int64) - 1 if sv is not None else np.zeros(len(failed), dtype=np.int64)
-            for pos, batch_codes, batch_statuses in batch:
+            for pos, batch_codes, batch_statuses, name in batch:
                 batch_wins = first[failed] == pos
                 if batch_wins.any():
+                    found, inverse = np.unique(batch_codes[failed[batch_wins]], return_inverse=True)
                     base = len(lut)
-                    lut.extend(batch_statuses)
-                    codes[batch_wins] = base + batch_codes[failed[batch_wins]] - 1
-            if fit_mask is not None:
-                fit_wins = first[failed] == plan.fit_pos
-                if fit_wins.any():
-                    masks, inverse = np.unique(fit_mask[failed[fit_wins]], return_inverse=True)
-                    base = len(lut)
-                    lut.extend(self._fit_status(caches, plan, m) for m in masks.tolist())
-                    codes[fit_wins] = base + inverse.reshape(-1)
+                    lut.extend(batch_statuses[code - 1].with_plugin(name) for code in found.tolist())
+                    codes[batch_wins] = base + inverse.reshape(-1)
             return list(map(lut.__getitem__, codes.tolist()))
 
         slow: Bools | None = None
@@ -575,36 +419,18 @@ class FastScheduler(Scheduler):
                 return fc.value_of(status.with_plugin(plugin.name), pos)
         return 0
 
-    @staticmethod
-    def _fit_status(caches: _Caches, plan: _FilterPlan, mask: int) -> Status:
-        """NodeResourcesFit's Status for a failure bitmask: bit 0 too many pods, bit j+1 check j."""
-        key = (plan.fit_checks, mask)
-        status = caches.fit_statuses.get(key)
-        if status is None:
-            reasons = [fit.REASON_TOO_MANY_PODS] if mask & 1 else []
-            reasons.extend(reason for j, (_, _, reason) in enumerate(plan.fit_checks) if mask >> (j + 1) & 1)
-            assert plan.fit is not None
-            status = Status(Code.UNSCHEDULABLE, tuple(reasons), plan.fit.name)
-            if len(caches.fit_statuses) > 4096:
-                caches.fit_statuses.clear()
-            caches.fit_statuses[key] = status
-        return status
-
     # -- scoring --------------------------------------------------------------------------------
 
     def _score(self, fwk: Framework, state: CycleState, pod: Pod, feasible: list[NodeInfo]) -> ScoreResult:
-        """prioritizeNodes with array maths for the plugins it knows; Framework.run_score otherwise."""
+        """prioritizeNodes with the plugins' array forms where they have them; per node otherwise."""
         table = self._table_for(fwk) if fwk.score_plugins else None
         rows: I64 | None = None
         if table is not None:
             if feasible is self._last_feasible and self._last_rows is not None:
                 rows = self._last_rows
             else:
-                try:
-                    rows = np.array([table.row_of[id(ni)] for ni in feasible], dtype=np.int64)
-                except KeyError:
-                    rows = None
-                if rows is not None and not self._sync(table, rows, rows, feasible):
+                rows = table.rows_of(feasible)
+                if rows is not None and not table.sync(rows, rows, feasible):
                     rows = None
         if table is None or rows is None:
             self.path_counts[PATH_SCORE_PLAIN] += 1
@@ -614,43 +440,40 @@ class FastScheduler(Scheduler):
         result = ScoreResult(nodes=names)
         totals: I64 = np.zeros(len(feasible), dtype=np.int64)
         skip = state.skip_score_plugins
-        caches = self._caches_for(fwk)
+        caches = self._caches_for(table)
+        nodes = NodeRows(feasible, table, rows, rows)
         counts = self.path_counts
         for plugin in fwk.score_plugins:
             if plugin.name in skip:
                 continue
-            raw_arr = self._vector_score(plugin, state, pod, table, caches, rows, feasible)
+            raw_arr = self._vector_score(plugin, state, pod, caches, nodes)
             counts[score_path(plugin.name, raw_arr is not None)] += 1
             raw: list[int]
             normalized: list[int]
+            norm_arr: I64 | None
             if raw_arr is None:
                 raw = [plugin.score(state, pod, ni) for ni in feasible]
                 if plugin.has_normalize:
                     counts[normalize_path(plugin.name, False)] += 1
-                    scores = [NodeScore(name, s) for name, s in zip(names, raw, strict=True)]
-                    plugin.normalize_score(state, pod, scores)
-                    normalized = [s.score for s in scores]
+                    normalized = _normalized(plugin, state, pod, names, raw)
                 else:
                     normalized = raw
                 for s in normalized:
                     if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE:
                         raise _range_error(plugin, s)
-                norm_arr: I64 = np.array(normalized, dtype=np.int64)
+                norm_arr = np.array(normalized, dtype=np.int64)
             else:
                 raw = raw_arr.tolist()
-                if plugin.has_normalize and isinstance(plugin, BatchScorePlugin):
-                    counts[normalize_path(plugin.name, False)] += 1
-                    scores = [NodeScore(name, s) for name, s in zip(names, raw, strict=True)]
-                    plugin.normalize_score(state, pod, scores)
-                    normalized = [s.score for s in scores]
-                    norm_arr = np.array(normalized, dtype=np.int64)
-                elif plugin.has_normalize:
-                    norm_arr = self._vector_normalize(plugin, raw_arr)
-                    counts[normalize_path(plugin.name, True)] += 1
-                    normalized = norm_arr.tolist()
-                else:
-                    norm_arr = raw_arr
-                    normalized = raw
+                norm_arr = raw_arr
+                normalized = raw
+                if plugin.has_normalize:
+                    norm_arr = plugin.normalize_array(state, pod, raw_arr)
+                    counts[normalize_path(plugin.name, norm_arr is not None)] += 1
+                    if norm_arr is None:
+                        normalized = _normalized(plugin, state, pod, names, raw)
+                        norm_arr = np.array(normalized, dtype=np.int64)
+                    else:
+                        normalized = norm_arr.tolist()
                 bad = np.flatnonzero((norm_arr > MAX_NODE_SCORE) | (norm_arr < MIN_NODE_SCORE))
                 if bad.size:
                     raise _range_error(plugin, int(norm_arr[bad[0]]))
@@ -664,60 +487,37 @@ class FastScheduler(Scheduler):
         return result
 
     @staticmethod
-    def _vector_normalize(plugin: ScorePlugin, raw: I64) -> I64:
-        """DefaultNormalizeScore for TaintToleration (reverse) and NodeAffinity."""
-        reverse = type(plugin) is taint_toleration.TaintToleration
-        assert reverse or type(plugin) is node_affinity.NodeAffinity
-        normalized: I64 = formulas.normalized_score(raw, formulas.max_count(raw), MAX_NODE_SCORE, reverse)
-        return normalized
-
-    def _vector_score(
-        self,
-        plugin: ScorePlugin,
-        state: CycleState,
-        pod: Pod,
-        table: _Table,
-        caches: _Caches,
-        rows: I64,
-        feasible: list[NodeInfo],
-    ) -> I64 | None:
-        """Raw scores as an array for the plugins done here; None means: call the plugin per node."""
-        kind = type(plugin)
+    def _vector_score(plugin: ScorePlugin, state: CycleState, pod: Pod, caches: _Caches, nodes: NodeRows) -> I64 | None:
+        """Raw scores as an array: the plugin's batch form, else its cache; None means: per node."""
         if isinstance(plugin, BatchScorePlugin):
-            batch_scores: I64 = np.asarray(plugin.score_nodes(state, pod, feasible), dtype=np.int64)
-            return batch_scores
-        if kind is fit.NodeResourcesFit:
-            assert isinstance(plugin, fit.NodeResourcesFit)
-            return _fit_scores(plugin, state, pod, table, rows)
-        if kind is balanced_allocation.NodeResourcesBalancedAllocation:
-            assert isinstance(plugin, balanced_allocation.NodeResourcesBalancedAllocation)
-            return _balanced_scores(plugin, state, pod, table, rows)
-        key: Hashable
-        if kind is taint_toleration.TaintToleration:
-            key = (plugin.name, taint_toleration.TaintToleration.pre_score_state(state))
-        elif kind is node_affinity.NodeAffinity:
-            key = (plugin.name, node_affinity.NodeAffinity.pre_score_state(state))
-        elif kind is image_locality.ImageLocality:
-            if not table.any_images:
-                # No node holds any image: the plugin's sum is 0 on every node.
-                constant = image_locality.calculate_priority(0, len(image_locality.pod_images(pod)))
-                return np.full(len(rows), constant, dtype=np.int64)
-            key = (plugin.name, image_locality.pod_images(pod))
-        else:
+            batch_scores = plugin.score_nodes(state, pod, nodes)
+            if batch_scores is not None:
+                return np.asarray(batch_scores, dtype=np.int64)
+        key = plugin.score_key(state, pod)
+        if key is None:
             return None
+        key = (plugin.name, key)
         sc = caches.scores.get(key)
         if sc is None:
             if len(caches.scores) >= _MAX_SIGNATURES:
                 caches.scores.clear()
-            sc = caches.scores[key] = _ScoreCache(table.n)
+            sc = caches.scores[key] = _ScoreCache(nodes.table.n)
+        rows = nodes.idx
         missing = np.flatnonzero(~sc.known[rows])
         if missing.size:
             for i in missing.tolist():
                 r = int(rows[i])
-                sc.values[r] = plugin.score(state, pod, feasible[i])
+                sc.values[r] = plugin.score(state, pod, nodes[i])
                 sc.known[r] = True
         values: I64 = sc.values[rows]
         return values
+
+
+def _normalized(plugin: ScorePlugin, state: CycleState, pod: Pod, names: list[str], raw: list[int]) -> list[int]:
+    """NormalizeScore through the plugin's own ``normalize_score``, on a NodeScore list."""
+    scores = [NodeScore(name, s) for name, s in zip(names, raw, strict=True)]
+    plugin.normalize_score(state, pod, scores)
+    return [s.score for s in scores]
 
 
 def _range_error(plugin: ScorePlugin, s: int) -> SchedulingError:
@@ -725,99 +525,3 @@ def _range_error(plugin: ScorePlugin, s: int) -> SchedulingError:
         f"plugin {plugin.name!r} returns an invalid score {s}, it should in the range of "
         f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
     )
-
-
-def _columns(
-    scorer: ResourceAllocationScorer, pod_requests: Sequence[int], table: _Table, rows: I64
-) -> tuple[list[I64], list[I64], list[int]] | None:
-    """ResourceAllocationScorer.requested_allocatable as columns over the rows: (requested + pod, allocatable, weight)
-    for each resource that is looked up; None when a number left the exact int64 range."""
-    reqs: list[I64] = []
-    allocs: list[I64] = []
-    weights: list[int] = []
-    for lookup, pod_req, weight in zip(scorer.lookups(pod_requests), pod_requests, scorer.weights, strict=True):
-        if lookup is None:
-            continue
-        c = table.column(lookup.name)  # first: adding a column replaces table.alloc
-        used = table.nz[0 if lookup.name == CPU else 1, rows] if lookup.non_zero else table.req[c, rows]
-        reqs.append(used + pod_req)
-        allocs.append(table.alloc[c, rows])
-        weights.append(weight)
-    return (reqs, allocs, weights) if table.safe else None
-
-
-def _fit_scores(plugin: fit.NodeResourcesFit, state: CycleState, pod: Pod, table: _Table, rows: I64) -> I64 | None:
-    """LeastAllocated / MostAllocated / RequestedToCapacityRatio over the rows: the plugin's formulas on columns."""
-    scorer = plugin.scorer
-    pod_requests = plugin.score_requests(state, pod)
-    if any(abs(v) >= _SAFE_LIMIT for v in pod_requests):
-        return None
-    columns = _columns(scorer, pod_requests, table, rows)
-    if columns is None:
-        return None
-    reqs, allocs, weights = columns
-    if not reqs:
-        return np.zeros(len(rows), dtype=np.int64)  # nothing looked up: every node scores 0
-    strategy = plugin.args.strategy
-    if strategy == fit.LEAST_ALLOCATED:
-        return formulas.least_allocated(reqs, allocs, weights)
-    if strategy == fit.MOST_ALLOCATED:
-        return formulas.most_allocated(reqs, allocs, weights)
-    if strategy == fit.REQUESTED_TO_CAPACITY_RATIO and plugin.shape_score is not None:
-        # The shape is a lookup table over utilization 0..100, which needs requested and allocatable >= 0.
-        if any(bool((a < 0).any()) for a in (*reqs, *allocs)):
-            return None
-        lut = _shape_table(plugin.shape_score)
-        return formulas.requested_to_capacity_ratio(reqs, allocs, weights, lut.__getitem__)
-    return None
-
-
-_SHAPE_TABLES: dict[int, tuple[object, I64]] = {}
-
-
-def _shape_table(shape_score: Callable[[int], int]) -> I64:
-    """The plugin's RequestedToCapacityRatio shape at utilisations 0..100, as an array to index."""
-    entry = _SHAPE_TABLES.get(id(shape_score))
-    if entry is not None and entry[0] is shape_score:  # the entry keeps its function alive: ids are not reused
-        return entry[1]
-    table: I64 = np.array([shape_score(u) for u in range(MAX_UTILIZATION + 1)], dtype=np.int64)
-    _SHAPE_TABLES[id(shape_score)] = (shape_score, table)
-    return table
-
-
-def _balanced_scores(
-    plugin: balanced_allocation.NodeResourcesBalancedAllocation, state: CycleState, pod: Pod, table: _Table, rows: I64
-) -> I64 | None:
-    """balancedResourceScorer over the rows: the plugin's formulas, node group by node group."""
-    scorer = plugin.scorer
-    if scorer.scorer is not balanced_allocation.balanced_resource_scorer:
-        return None
-    pod_requests = plugin.score_requests(state, pod)
-    if any(abs(v) >= _SAFE_LIMIT for v in pod_requests):
-        return None
-    columns = _columns(scorer, pod_requests, table, rows)
-    if columns is None:
-        return None
-    reqs, allocs, _ = columns
-    std: F64 = np.zeros(len(rows), dtype=np.float64)
-    if reqs:
-        present = np.array([a != 0 for a in allocs])  # (resources, k): which resources count per node
-        fractions = [
-            formulas.resource_fraction(q, np.where(p, a, 1)) for q, a, p in zip(reqs, allocs, present, strict=True)
-        ]
-        if present.all():
-            groups: list[tuple[Bools, I64 | None]] = [(present[:, 0], None)]
-        else:
-            # Group the nodes by which resources count, so each group takes the plugin's formula exactly.
-            patterns, inverse = np.unique(present.T, axis=0, return_inverse=True)
-            inverse = inverse.reshape(-1)
-            groups = [(pattern, np.flatnonzero(inverse == p_i)) for p_i, pattern in enumerate(patterns)]
-        for pattern, sel in groups:
-            fr = [f if sel is None else f[sel] for f, counted in zip(fractions, pattern, strict=True) if counted]
-            if len(fr) < 2:
-                continue  # std 0
-            if sel is None:
-                std = np.asarray(formulas.balanced_std(fr), dtype=np.float64)
-            else:
-                std[sel] = formulas.balanced_std(fr)
-    return formulas.balanced_score(std)

@@ -20,7 +20,9 @@ from .interface import (
     QueueSortPlugin,
     ReservePlugin,
     ScorePlugin,
+    StaticFilterPlugin,
     extension_points_of,
+    filter_each,
     point_named,
 )
 from .types import (
@@ -58,6 +60,8 @@ __all__ = [
     "ActionType",
     "BatchFilterPlugin",
     "BatchScorePlugin",
+    "StaticFilterPlugin",
+    "filter_each",
     "BindPlugin",
     "ClusterEvent",
     "ClusterEventWithHint",

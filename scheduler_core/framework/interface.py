@@ -9,7 +9,7 @@ validated by the policy loader.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -21,6 +21,7 @@ from .types import (
     SUCCESS,
     ClusterEvent,
     ClusterEventWithHint,
+    Code,
     CycleState,
     NodeScore,
     PostFilterResult,
@@ -32,6 +33,7 @@ from .types import (
 if TYPE_CHECKING:
     from ..model import LabelSelector, PodDisruptionBudget
     from ..state import NodeInfo, Snapshot
+    from .node_table import NodeTable
 
 __all__ = [
     "EXTENSION_POINTS",
@@ -53,6 +55,8 @@ __all__ = [
     "PostBindPlugin",
     "BatchFilterPlugin",
     "BatchScorePlugin",
+    "StaticFilterPlugin",
+    "filter_each",
 ]
 
 
@@ -138,14 +142,37 @@ class FilterPlugin(Plugin):
         raise NotImplementedError
 
 
+class StaticFilterPlugin(FilterPlugin):
+    """A Filter plugin whose verdict on a node depends only on the Node object (its name, labels,
+    taints and ``unschedulable`` flag, :func:`~.node_table.node_static_key`) and on what
+    :meth:`static_key` returns for the pod — never on the node's pods or on CycleState beyond
+    what the pod determines. The fast scheduler caches its first failing status per (key,
+    node); the cache only ever holds what :meth:`filter` said (kubeviz's own, for speed).
+    """
+
+    def static_key(self, pod: Pod) -> Hashable:
+        """Everything of the pod :meth:`filter` reads."""
+        raise NotImplementedError
+
+
 class BatchFilterPlugin(FilterPlugin):
     """A Filter plugin that can also judge many nodes in one call (kubeviz's own, for speed).
 
     ``filter_nodes`` must say, node for node, what ``filter`` says: the fast scheduler calls it
-    on a chunk of nodes, the plain one calls ``filter`` per node. The simplest way to keep them
-    equal is the one the GPU plugins take: ``filter`` calls ``filter_nodes`` on one node.
-    Returns ``codes`` (0 = the node passes, ``j > 0`` = it fails with ``statuses[j - 1]``).
+    on a chunk of nodes (a :class:`~.node_table.NodeRows`, whose rows are the framework's node
+    table), the plain one calls ``filter`` per node. A plugin either keeps its own per-node
+    ``filter`` (the upstream form) and computes the same verdicts from the table's columns, or,
+    as the GPU plugins do, lets ``filter`` call ``filter_nodes`` on one node.
+
+    Returns ``codes`` (0 = the node passes, ``j > 0`` = it fails with ``statuses[j - 1]``);
+    ``statuses`` is indexed only at codes that occur, so it may compute its entries lazily.
     """
+
+    def prepare_filter_nodes(self, state: CycleState, pod: Pod, table: NodeTable) -> bool:
+        """Called once per cycle before the chunks: False sends this cycle's nodes to ``filter``
+        one by one (unusual inputs: PreFilter did not run, numbers past exact int64 maths).
+        The plugin registers the table columns it will read here."""
+        return True
 
     def filter_nodes(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
@@ -156,6 +183,26 @@ class BatchFilterPlugin(FilterPlugin):
         codes, statuses = self.filter_nodes(state, pod, [node_info])
         code = int(codes[0])
         return SUCCESS if code == 0 else statuses[code - 1]
+
+
+def filter_each(
+    plugin: FilterPlugin, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+) -> tuple[list[int], list[Status]]:
+    """``filter_nodes``'s answer computed by ``filter`` node by node: the batch form's fallback."""
+    codes: list[int] = []
+    statuses: list[Status] = []
+    index: dict[Status, int] = {}
+    for ni in nodes:
+        status = plugin.filter(state, pod, ni)
+        if status.code == Code.SUCCESS:
+            codes.append(0)
+            continue
+        code = index.get(status)
+        if code is None:
+            statuses.append(status)
+            code = index[status] = len(statuses)
+        codes.append(code)
+    return codes, statuses
 
 
 class PostFilterPlugin(Plugin):
@@ -171,7 +218,13 @@ class PreScorePlugin(Plugin):
 
 
 class ScorePlugin(Plugin):
-    """``score`` returns the raw score; ``normalize_score`` (if ``has_normalize``) rewrites the list."""
+    """``score`` returns the raw score; ``normalize_score`` (if ``has_normalize``) rewrites the list.
+
+    Two optional forms let the fast scheduler skip per-node calls (kubeviz's own, for speed):
+    :meth:`score_key` says the raw score of a node depends on that key and the node's static
+    properties only, so it may be cached per (key, node); :meth:`normalize_array` is
+    ``normalize_score`` over an array of raw scores.
+    """
 
     has_normalize: ClassVar[bool] = False
 
@@ -181,21 +234,37 @@ class ScorePlugin(Plugin):
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> None:
         return None
 
+    def score_key(self, state: CycleState, pod: Pod) -> Hashable | None:
+        """None (the default): the raw score may depend on anything, ask ``score`` every time.
+        Otherwise everything of the pod and CycleState ``score`` reads, for the cache; the
+        node's side must be its static properties (``node_table.node_static_key``) and the
+        node list."""
+        return None
+
+    def normalize_array(self, state: CycleState, pod: Pod, raw: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | None:
+        """``normalize_score`` over the feasible nodes' raw scores, in order; None: no array form."""
+        return None
+
 
 class BatchScorePlugin(ScorePlugin):
     """A Score plugin that can also score many nodes in one call (kubeviz's own, for speed).
 
-    ``score_nodes`` returns the raw scores ``score`` would, node for node; ``score`` calls it on
-    one node, so the plain and the fast scheduler share one definition.
+    ``score_nodes`` returns the raw scores ``score`` would, node for node (the fast scheduler
+    passes a :class:`~.node_table.NodeRows`), or None when it cannot this cycle (the nodes are
+    then scored one by one). The GPU plugins' ``score`` calls ``score_nodes`` on one node, so
+    the plain and the fast scheduler share one definition; the resource plugins keep their
+    upstream per-node ``score`` and compute the same numbers from the table's columns.
     """
 
     def score_nodes(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> Sequence[int] | npt.NDArray[np.int64]:
+    ) -> Sequence[int] | npt.NDArray[np.int64] | None:
         raise NotImplementedError
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
-        return int(self.score_nodes(state, pod, [node_info])[0])
+        scores = self.score_nodes(state, pod, [node_info])
+        assert scores is not None, f"{self.name}: score_nodes needs an own per-node score"
+        return int(scores[0])
 
 
 class ReservePlugin(Plugin):

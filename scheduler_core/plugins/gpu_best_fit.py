@@ -17,9 +17,9 @@ import numpy as np
 
 from ..framework import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, NodeScore
 from ..gpu.policy import GpuScorePlugin
-from ..gpu.view import gpu_arrays
 from ..model import CPU, Pod
 from ..state import NodeInfo
+from .gpu_columns import gpu_arrays
 
 __all__ = ["GpuBestFit", "MAX_SPEC_CPU", "MAX_SPEC_GPU"]
 

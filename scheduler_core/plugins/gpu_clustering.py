@@ -23,11 +23,11 @@ import numpy.typing as npt
 
 from ..framework import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState
 from ..gpu.policy import GpuScorePlugin
-from ..gpu.view import gpu_arrays
 from ..gpu_request import GpuRequest
 from ..model import Pod
 from ..state import NodeInfo
 from .gpu_best_fit import MAX_SPEC_GPU
+from .gpu_columns import gpu_arrays
 
 __all__ = ["GpuClustering", "shape_bit"]
 

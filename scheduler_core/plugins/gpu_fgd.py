@@ -28,10 +28,10 @@ from ..framework import MAX_NODE_SCORE, CycleState, Handle
 from ..gpu.frag import fragmentation_after_share, fragmentation_rows
 from ..gpu.policy import GpuScorePlugin
 from ..gpu.typical import Shape, TypicalPod, pod_shape, typical_pods
-from ..gpu.view import GpuArrays, gpu_arrays
 from ..gpu_request import MAX_GPUS_PER_NODE, MILLI
 from ..model import CPU, Pod
 from ..state import NodeInfo
+from .gpu_columns import GpuArrays, gpu_arrays
 
 __all__ = ["GpuFGD", "fgd_score", "TYPICAL_POPULARITY", "TYPICAL_STEP"]
 

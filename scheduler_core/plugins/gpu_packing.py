@@ -20,10 +20,10 @@ import numpy as np
 
 from ..framework import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState
 from ..gpu.policy import GpuScorePlugin
-from ..gpu.view import gpu_arrays
 from ..gpu_request import MILLI
 from ..model import Pod
 from ..state import NodeInfo
+from .gpu_columns import gpu_arrays
 
 __all__ = ["GpuPacking"]
 

@@ -25,10 +25,10 @@ from ..framework import (
     Status,
 )
 from ..gpu.policy import GpuScorePlugin
-from ..gpu.view import gpu_arrays
 from ..gpu_allocation import tightest_gpus
 from ..model import Pod
 from ..state import NodeInfo
+from .gpu_columns import gpu_arrays
 
 __all__ = [
     "GpuShare",

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from ..framework import MAX_NODE_SCORE, CycleState, ScorePlugin
+from collections.abc import Hashable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from ..framework import MAX_NODE_SCORE, BatchScorePlugin, CycleState
+from ..framework.node_table import rows_for
 from ..model import Pod
 from ..state import ImageState, NodeInfo, normalized_image_name
 
@@ -32,7 +38,7 @@ def pod_images(pod: Pod) -> tuple[str, ...]:
     return tuple(c.image for c in pod.init_containers) + tuple(c.image for c in pod.containers)
 
 
-class ImageLocality(ScorePlugin):
+class ImageLocality(BatchScorePlugin):
     """The v1.31 form: init containers' images count too, and the threshold grows with them.
 
     A pod image is looked up in the node's images by ``normalizedImageName`` (":latest"
@@ -53,3 +59,19 @@ class ImageLocality(ScorePlugin):
                 if image is not None:
                     total += scaled_image_score(image, total_nodes)
         return calculate_priority(total, len(images))
+
+    def score_key(self, state: CycleState, pod: Pod) -> Hashable:
+        # The node's side is its image states, which change only with the node list.
+        return pod_images(pod)
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> npt.NDArray[np.int64] | None:
+        """When no node of the snapshot holds any image the sum is 0 everywhere: one constant.
+        Otherwise None (per node, through the cache ``score_key`` allows)."""
+        rows = rows_for(self.handle, nodes)
+        if rows is None or rows.table.fact("any-images", _any_images):
+            return None
+        return np.full(len(rows), calculate_priority(0, len(pod_images(pod))), dtype=np.int64)
+
+
+def _any_images(infos: Sequence[NodeInfo]) -> bool:
+    return any(ni.image_states for ni in infos)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from ..errors import LoadError
 from ..framework import (
@@ -14,7 +17,6 @@ from ..framework import (
     ClusterEvent,
     ClusterEventWithHint,
     CycleState,
-    FilterPlugin,
     Handle,
     NodeScore,
     PluginArgsError,
@@ -23,12 +25,13 @@ from ..framework import (
     PreScorePlugin,
     QueueingHint,
     ScorePlugin,
+    StaticFilterPlugin,
     Status,
 )
 from ..k8s_parse import parse_node_affinity_value, problems_as_args_error
 from ..model import Node, NodeSelector, Pod, PreferredSchedulingTerm
 from ..state import NodeInfo
-from .helper import default_normalize_score
+from .helper import default_normalize_array, default_normalize_score
 
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
@@ -48,7 +51,7 @@ def required_node_affinity_matches(pod: Pod, node: Node) -> bool:
     return affinity.node_affinity.required.matches(node)
 
 
-class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+class NodeAffinity(PreFilterPlugin, StaticFilterPlugin, PreScorePlugin, ScorePlugin):
     name = "NodeAffinity"
     has_normalize = True
 
@@ -115,6 +118,11 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
             return PreFilterResult(frozenset(node_names)), SUCCESS
         return None, SUCCESS
 
+    def static_key(self, pod: Pod) -> Hashable:
+        affinity = pod.affinity
+        required = None if affinity is None or affinity.node_affinity is None else affinity.node_affinity.required
+        return (tuple(sorted(pod.node_selector.items())), required)
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         node = node_info.node
         if self.added_required is not None and not self.added_required.matches(node):
@@ -144,5 +152,11 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
         node = node_info.node
         return sum(t.weight for t in terms if t.preference.matches(node))
 
+    def score_key(self, state: CycleState, pod: Pod) -> Hashable:
+        return self.pre_score_state(state)  # the node's side is its labels
+
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> None:
         default_normalize_score(MAX_NODE_SCORE, False, scores)
+
+    def normalize_array(self, state: CycleState, pod: Pod, raw: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        return default_normalize_array(MAX_NODE_SCORE, False, raw)

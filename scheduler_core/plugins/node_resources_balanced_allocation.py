@@ -16,12 +16,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from ..framework import (
+    BatchScorePlugin,
     CycleState,
     Handle,
     PluginArgsError,
-    ScorePlugin,
 )
+from ..framework.node_table import SAFE_LIMIT, rows_for
 from ..model import Pod
 from ..state import NodeInfo
 from .resource_allocation import (
@@ -33,7 +37,10 @@ from .resource_allocation import (
     parse_resource_specs,
     require_mapping,
 )
+from .resource_columns import ResourceColumns
 from .score_formulas import balanced_score, balanced_std, resource_fraction
+
+I64 = npt.NDArray[np.int64]
 
 __all__ = ["NodeResourcesBalancedAllocation", "balanced_resource_scorer", "parse_balanced_allocation_args"]
 
@@ -64,7 +71,9 @@ def balanced_resource_scorer(requested: Sequence[int], allocatable: Sequence[int
     return balanced_score(balanced_std(fractions))
 
 
-class NodeResourcesBalancedAllocation(ResourceAllocationPreScore, ScorePlugin):
+class NodeResourcesBalancedAllocation(ResourceAllocationPreScore, BatchScorePlugin):
+    """Score per node as upstream has it, and over many nodes on the node table (``score_nodes``)."""
+
     name = "NodeResourcesBalancedAllocation"
 
     def __init__(self, handle: Handle, args: Mapping[str, Any] | None = None) -> None:
@@ -75,3 +84,39 @@ class NodeResourcesBalancedAllocation(ResourceAllocationPreScore, ScorePlugin):
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """0..100, higher when the node's resource fractions are closer together; no NormalizeScore."""
         return self.scorer.score(node_info, self.score_requests(state, pod))
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> I64 | None:
+        """balancedResourceScorer over the nodes' columns, node group by node group (a group
+        shares which resources count: allocatable != 0), so each takes the formula exactly."""
+        scorer = self.scorer
+        rows = rows_for(self.handle, nodes)
+        if rows is None or scorer.scorer is not balanced_resource_scorer:
+            return None
+        pod_requests = self.score_requests(state, pod)
+        if any(abs(v) >= SAFE_LIMIT for v in pod_requests):
+            return None
+        columns = scorer.requested_allocatable_columns(pod_requests, rows.table.columns(ResourceColumns), rows.idx)
+        if columns is None:
+            return None
+        reqs, allocs, _ = columns
+        std = np.zeros(len(rows), dtype=np.float64)
+        if reqs:
+            present = np.array([a != 0 for a in allocs])  # (resources, k): which resources count per node
+            fractions = [resource_fraction(q, np.where(p, a, 1)) for q, a, p in zip(reqs, allocs, present, strict=True)]
+            groups: list[tuple[npt.NDArray[np.bool_], I64 | None]]
+            if present.all():
+                groups = [(present[:, 0], None)]
+            else:
+                patterns, inverse = np.unique(present.T, axis=0, return_inverse=True)
+                inverse = inverse.reshape(-1)
+                groups = [(pattern, np.flatnonzero(inverse == p_i)) for p_i, pattern in enumerate(patterns)]
+            for pattern, sel in groups:
+                fr = [f if sel is None else f[sel] for f, counted in zip(fractions, pattern, strict=True) if counted]
+                if len(fr) < 2:
+                    continue  # std 0
+                if sel is None:
+                    std = np.asarray(balanced_std(fr), dtype=np.float64)
+                else:
+                    std[sel] = balanced_std(fr)
+        scores: I64 = balanced_score(std)
+        return scores

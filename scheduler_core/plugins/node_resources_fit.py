@@ -20,24 +20,29 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
+
+import numpy as np
+import numpy.typing as npt
 
 from ..framework import (
     SUCCESS,
     ActionType,
+    BatchFilterPlugin,
+    BatchScorePlugin,
     ClusterEvent,
     ClusterEventWithHint,
     Code,
     CycleState,
-    FilterPlugin,
     Handle,
     PluginArgsError,
     PreFilterPlugin,
     PreFilterResult,
     QueueingHint,
-    ScorePlugin,
     Status,
+    filter_each,
 )
+from ..framework.node_table import SAFE_LIMIT, NodeTable, rows_for
 from ..model import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Node, Pod
 from ..state import NodeInfo
 from .resource_allocation import (
@@ -59,7 +64,19 @@ from .resource_allocation import (
     require_mapping,
     rtcr_shape_score,
 )
-from .score_formulas import free_amount, insufficient, too_many_pods
+from .resource_columns import ResourceColumns
+from .score_formulas import (
+    free_amount,
+    insufficient,
+    least_allocated,
+    most_allocated,
+    requested_to_capacity_ratio,
+    too_many_pods,
+)
+
+I64 = npt.NDArray[np.int64]
+# The strategy over the table's columns: (requested + pod, allocatable, weight) per looked-up resource.
+ColumnScorer = Callable[[list[I64], list[I64], list[int]], "I64 | None"]
 
 __all__ = [
     "NodeResourcesFit",
@@ -212,7 +229,10 @@ class _PreFilterState:
     checks: tuple[tuple[str, int, str], ...]
 
 
-class NodeResourcesFit(PreFilterPlugin, FilterPlugin, ResourceAllocationPreScore, ScorePlugin):
+class NodeResourcesFit(PreFilterPlugin, BatchFilterPlugin, ResourceAllocationPreScore, BatchScorePlugin):
+    """Filter and Score per node as upstream has them, and the same rules over many nodes at
+    once on the framework's node table (``filter_nodes``, ``score_nodes``: the fast scheduler's)."""
+
     name = "NodeResourcesFit"
 
     def __init__(self, handle: Handle, args: Mapping[str, Any] | None = None) -> None:
@@ -224,13 +244,18 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, ResourceAllocationPreScore
         self.strategy = parsed.strategy  # for the trace and the web view
         # RequestedToCapacityRatio only: the shape, score by utilization 0..100.
         self.shape_score: Callable[[int], int] | None = None
+        self._score_columns: ColumnScorer
         if parsed.strategy == MOST_ALLOCATED:
             scorer = most_resource_scorer(parsed.resources)
+            self._score_columns = most_allocated
         elif parsed.strategy == REQUESTED_TO_CAPACITY_RATIO:
             self.shape_score = rtcr_shape_score(parsed.shape)
             scorer = requested_to_capacity_ratio_scorer(parsed.resources, parsed.shape)
+            self._score_columns = _shape_columns_scorer(self.shape_score)
         else:
             scorer = least_resource_scorer(parsed.resources)
+            self._score_columns = least_allocated
+        self._mask_statuses: dict[tuple[tuple[tuple[str, int, str], ...], int], Status] = {}
         # The Fit strategies score with non-zero requests (useRequested=false).
         self.scorer = ResourceAllocationScorer(parsed.strategy, parsed.resources, scorer, use_requested=False)
 
@@ -299,6 +324,111 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, ResourceAllocationPreScore
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """The strategy's score, 0..100; no NormalizeScore."""
         return self.scorer.score(node_info, self.score_requests(state, pod))
+
+    # -- the batch forms: the rules above over the node table's resource columns
+
+    def _batch_checks(self, state: CycleState) -> tuple[tuple[str, int, str], ...] | None:
+        checks = self.filter_checks(state)
+        if checks is None or not all(0 <= amount < SAFE_LIMIT for _, amount, _ in checks):
+            return None
+        return checks
+
+    def prepare_filter_nodes(self, state: CycleState, pod: Pod, table: NodeTable) -> bool:
+        checks = self._batch_checks(state)
+        if checks is None:
+            return False
+        columns = table.columns(ResourceColumns)
+        for resource, _, _ in checks:
+            columns.column(resource)
+        return True
+
+    def filter_nodes(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[I64 | list[int], Sequence[Status]]:
+        """fitsRequest over the nodes as one bitmask each: bit 0 too many pods, bit j + 1 check j fails."""
+        checks = self._batch_checks(state)
+        rows = rows_for(self.handle, nodes)
+        if checks is None or rows is None:
+            return filter_each(self, state, pod, nodes)
+        columns = rows.table.columns(ResourceColumns)
+        index = [columns.column(resource) for resource, _, _ in checks]
+        if not rows.table.safe:
+            return filter_each(self, state, pod, nodes)
+        sel = rows.sel
+        mask: I64 = too_many_pods(columns.pod_count[sel], columns.pods_alloc[sel]).astype(np.int64)
+        bit = 2
+        for c, (_, amount, _) in zip(index, checks, strict=True):
+            mask[insufficient(amount, columns.free[c][sel])] |= bit
+            bit <<= 1
+        return mask, _MaskStatuses(self.name, checks, self._mask_statuses)
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> I64 | None:
+        """The strategy over the nodes' columns; None (score per node) past exact int64 maths."""
+        rows = rows_for(self.handle, nodes)
+        pod_requests = self.score_requests(state, pod)
+        if rows is None or any(abs(v) >= SAFE_LIMIT for v in pod_requests):
+            return None
+        columns = self.scorer.requested_allocatable_columns(pod_requests, rows.table.columns(ResourceColumns), rows.idx)
+        if columns is None:
+            return None
+        reqs, allocs, weights = columns
+        if not reqs:
+            return np.zeros(len(rows), dtype=np.int64)  # nothing looked up: every node scores 0
+        return self._score_columns(reqs, allocs, weights)
+
+
+class _MaskStatuses(Sequence[Status]):
+    """Fit's Status for each failure bitmask ``i + 1``, built when first asked (a chunk asks few)."""
+
+    def __init__(
+        self,
+        plugin: str,
+        checks: tuple[tuple[str, int, str], ...],
+        cache: dict[tuple[tuple[tuple[str, int, str], ...], int], Status],
+    ) -> None:
+        self._plugin = plugin
+        self._checks = checks
+        self._cache = cache
+
+    def __len__(self) -> int:
+        return (2 << len(self._checks)) - 1
+
+    @overload
+    def __getitem__(self, i: int) -> Status: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Status]: ...
+
+    def __getitem__(self, i: int | slice) -> Status | Sequence[Status]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(len(self))[i]]
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        mask = i + 1
+        key = (self._checks, mask)
+        status = self._cache.get(key)
+        if status is None:
+            reasons = [REASON_TOO_MANY_PODS] if mask & 1 else []
+            reasons.extend(reason for j, (_, _, reason) in enumerate(self._checks) if mask >> (j + 1) & 1)
+            status = Status(Code.UNSCHEDULABLE, tuple(reasons), self._plugin)
+            if len(self._cache) > 4096:
+                self._cache.clear()
+            self._cache[key] = status
+        return status
+
+
+def _shape_columns_scorer(shape_score: Callable[[int], int]) -> ColumnScorer:
+    """RequestedToCapacityRatio over columns: the shape as a table over utilization 0..100."""
+    table: I64 = np.array([shape_score(u) for u in range(MAX_UTILIZATION + 1)], dtype=np.int64)
+
+    def score(reqs: list[I64], allocs: list[I64], weights: list[int]) -> I64 | None:
+        # A table look-up needs requested and allocatable >= 0; otherwise score per node.
+        if any(bool((a < 0).any()) for a in (*reqs, *allocs)):
+            return None
+        scores: I64 = requested_to_capacity_ratio(reqs, allocs, weights, table.__getitem__)
+        return scores
+
+    return score
 
 
 def fit_checks(

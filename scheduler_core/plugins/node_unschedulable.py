@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any
 
 from ..framework import (
@@ -10,8 +11,8 @@ from ..framework import (
     ClusterEvent,
     ClusterEventWithHint,
     CycleState,
-    FilterPlugin,
     QueueingHint,
+    StaticFilterPlugin,
     Status,
 )
 from ..model import NO_SCHEDULE, Pod, Taint, tolerations_tolerate
@@ -22,7 +23,7 @@ ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 _UNSCHEDULABLE_TAINT = Taint(key="node.kubernetes.io/unschedulable", effect=NO_SCHEDULE)
 
 
-class NodeUnschedulable(FilterPlugin):
+class NodeUnschedulable(StaticFilterPlugin):
     name = "NodeUnschedulable"
 
     def events_to_register_with_hints(self) -> tuple[ClusterEventWithHint, ...]:
@@ -34,6 +35,9 @@ class NodeUnschedulable(FilterPlugin):
                 "isSchedulableAfterNodeChange",
             ),
         )
+
+    def static_key(self, pod: Pod) -> Hashable:
+        return pod.tolerations
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         if not node_info.node.unschedulable:

@@ -15,11 +15,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
 
 from ..framework import MAX_NODE_SCORE, SUCCESS, CycleState, PluginArgsError, PreScorePlugin, Status
 from ..model import CPU, EPHEMERAL_STORAGE, MEMORY, Pod
 from ..state import NodeInfo
+
+if TYPE_CHECKING:
+    from .resource_columns import ResourceColumns
+
 from .score_formulas import (
     MAX_UTILIZATION,
     go_div,
@@ -267,6 +274,28 @@ class ResourceAllocationScorer:
     def score(self, node_info: NodeInfo, pod_requests: Sequence[int]) -> int:
         requested, allocatable = self.requested_allocatable(node_info, pod_requests)
         return self.scorer(requested, allocatable)
+
+    def requested_allocatable_columns(
+        self, pod_requests: Sequence[int], columns: ResourceColumns, rows: npt.NDArray[np.int64]
+    ) -> tuple[list[npt.NDArray[np.int64]], list[npt.NDArray[np.int64]], list[int]] | None:
+        """:meth:`requested_allocatable` over many nodes: (requested + pod, allocatable, weight)
+        for each resource that is looked up (a node's allocatable 0 still skips it in the
+        formulas); None when a number left the exact int64 range."""
+        reqs: list[npt.NDArray[np.int64]] = []
+        allocs: list[npt.NDArray[np.int64]] = []
+        weights: list[int] = []
+        for lookup, pod_req, weight in zip(self.lookups(pod_requests), pod_requests, self.weights, strict=True):
+            if lookup is None:
+                continue
+            c = columns.column(lookup.name)  # first: adding a column replaces columns.alloc
+            if lookup.non_zero:
+                used = columns.nz[columns.non_zero_row(lookup.name), rows]
+            else:
+                used = columns.req[c, rows]
+            reqs.append(used + pod_req)
+            allocs.append(columns.alloc[c, rows])
+            weights.append(weight)
+        return (reqs, allocs, weights) if columns.table.safe else None
 
 
 # -- args parsing helpers ------------------------------------------------------------------------

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from ..framework import (
     MAX_NODE_SCORE,
@@ -12,21 +15,21 @@ from ..framework import (
     ClusterEvent,
     ClusterEventWithHint,
     CycleState,
-    FilterPlugin,
     NodeScore,
     PreScorePlugin,
     QueueingHint,
     ScorePlugin,
+    StaticFilterPlugin,
     Status,
 )
 from ..model import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, Pod, Taint, Toleration, tolerations_tolerate
 from ..state import NodeInfo
-from .helper import default_normalize_score
+from .helper import default_normalize_array, default_normalize_score
 
 _PRE_SCORE_KEY = "PreScoreTaintToleration"
 
 
-class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
+class TaintToleration(StaticFilterPlugin, PreScorePlugin, ScorePlugin):
     name = "TaintToleration"
     has_normalize = True
 
@@ -50,6 +53,9 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
                 "isSchedulableAfterPodChange",
             ),
         )
+
+    def static_key(self, pod: Pod) -> Hashable:
+        return pod.tolerations
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         """The first NoSchedule/NoExecute taint the pod does not tolerate rejects the node."""
@@ -79,8 +85,14 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
             if taint.effect == PREFER_NO_SCHEDULE and not tolerations_tolerate(prefer, taint)
         )
 
+    def score_key(self, state: CycleState, pod: Pod) -> Hashable:
+        return self.pre_score_state(state)  # the node's side is its taints
+
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> None:
         default_normalize_score(MAX_NODE_SCORE, True, scores)
+
+    def normalize_array(self, state: CycleState, pod: Pod, raw: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        return default_normalize_array(MAX_NODE_SCORE, True, raw)
 
 
 def untolerated_taint(taints: Sequence[Taint], tolerations: tuple[Toleration, ...]) -> Taint | None:

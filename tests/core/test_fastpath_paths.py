@@ -2,8 +2,8 @@
 
 A FastScheduler that quietly fell back to the plain loops would still pass every trace
 comparison in test_fastpath.py, so these tests read ``FastScheduler.path_counts`` on
-scenarios built to reach each branch (the filter mask, each array scorer, the array
-NormalizeScore) and assert the branch ran and its fallback did not.
+scenarios built to reach each branch (NodeResourcesFit's batch filter, each array scorer,
+the array NormalizeScore) and assert the branch ran and its fallback did not.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import pytest
 from scheduler_core.fastpath import (
     PATH_FILTER_PLAIN,
     PATH_FILTER_VECTOR,
-    PATH_FIT_MASK,
     PATH_SCORE_PLAIN,
     FastScheduler,
+    batch_filter_path,
     normalize_path,
     score_path,
 )
@@ -42,10 +42,10 @@ def default_counts() -> dict[str, int]:
     return _counts("default")
 
 
-def test_filtering_runs_on_the_table_with_the_fit_mask(default_counts: dict[str, int]) -> None:
-    """Every cycle filters in chunks, and NodeResourcesFit's verdicts come from the array mask."""
+def test_filtering_runs_on_the_table_with_fits_batch_form(default_counts: dict[str, int]) -> None:
+    """Every cycle filters in chunks, and NodeResourcesFit's verdicts come from its filter_nodes."""
     assert default_counts.get(PATH_FILTER_VECTOR, 0) > 0
-    assert default_counts.get(PATH_FIT_MASK, 0) > 0
+    assert default_counts.get(batch_filter_path(FIT), 0) > 0
     assert default_counts.get(PATH_FILTER_PLAIN, 0) == 0
 
 
@@ -77,7 +77,7 @@ def test_every_fit_strategy_scores_as_arrays(policy_name: str) -> None:
     counts = _counts(policy_name)
     assert counts.get(score_path(FIT, True), 0) > 0
     assert counts.get(score_path(FIT, False), 0) == 0
-    assert counts.get(PATH_FIT_MASK, 0) > 0
+    assert counts.get(batch_filter_path(FIT), 0) > 0
 
 
 def test_the_plain_scheduler_keeps_no_counts() -> None:

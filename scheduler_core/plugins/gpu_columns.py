@@ -1,15 +1,14 @@
-"""The GPU plugins' view of many nodes at once: per-node numbers as numpy arrays.
+"""GpuShare's columns in the framework's node table, which the GPU score policies read too.
 
 A filter or score over 1,213 nodes per pod is too slow one Python call per node, so the GPU
-plugins judge a list of nodes with array maths. :class:`GpuView` keeps one row per node of the
-cycle's snapshot and re-reads a row only when that node's ``NodeInfo.generation`` moved (every
-pod placed or removed bumps it); nodes that are not the snapshot's own objects (preemption's
-what-if copies) are read directly.
+plugins judge a list of nodes with array maths. :class:`GpuColumns` are the per-node GPU
+numbers, registered in the profile's node table on first use; the table re-reads a row when
+that node's ``NodeInfo.generation`` moved. Nodes that are not the snapshot's own objects
+(preemption's what-if copies) are read directly.
 """
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -18,19 +17,15 @@ import numpy as np
 import numpy.typing as npt
 
 from ..framework.interface import Handle
+from ..framework.node_table import Columns, NodeTable, node_table
 from ..gpu_request import MAX_GPUS_PER_NODE
 from ..model import CPU, MEMORY
 from ..state import NodeInfo
 
-__all__ = ["GpuArrays", "GpuView", "gpu_arrays"]
+__all__ = ["GpuArrays", "GpuColumns", "gpu_arrays"]
 
 I64 = npt.NDArray[np.int64]
 Bools = npt.NDArray[np.bool_]
-
-_KEY = "gpu-view"
-
-
-_GEN = operator.attrgetter("generation")
 
 
 @dataclass(frozen=True)
@@ -130,71 +125,49 @@ def _model_id(model: str, ids: dict[str, int], names: list[str]) -> int:
     return number
 
 
-class GpuView:
-    """Per-node GPU numbers for the snapshot's nodes, refreshed row by row."""
+class GpuColumns(Columns):
+    """Per-node GPU numbers for every row of the table (``all``), refreshed row by row."""
 
-    def __init__(self) -> None:
-        self._order: list[NodeInfo] | None = None
-        self._row_of: dict[int, int] = {}
-        self._gen = np.zeros(0, dtype=np.int64)
-        self._ids: dict[str, int] = {}
-        self._names: list[str] = []
-        self._all = _direct((), self._ids, self._names)
+    def __init__(self, table: NodeTable) -> None:
+        super().__init__(table)
+        self.ids: dict[str, int] = {}
+        self.names: list[str] = []
+        self.all = _direct(table.infos, self.ids, self.names)
 
-    def _rebuild(self, order: list[NodeInfo]) -> None:
-        self._order = order
-        self._row_of = {id(ni): i for i, ni in enumerate(order)}
-        self._gen = np.fromiter(map(_GEN, order), np.int64, len(order))
-        self._all = _direct(order, self._ids, self._names)
-
-    def arrays(self, order: list[NodeInfo], nodes: Sequence[NodeInfo]) -> GpuArrays:
-        """The rows of ``nodes``; ``order`` is the snapshot's node list they come from."""
-        if self._order is not order:
-            self._rebuild(order)
-        k = len(nodes)
-        if k == len(order) and (nodes is order or all(map(operator.is_, nodes, order))):
-            rows = np.arange(k, dtype=np.int64)  # the whole snapshot, as one chunk
-        else:
-            try:
-                rows = np.fromiter(map(self._row_of.__getitem__, map(id, nodes)), np.int64, k)
-            except KeyError:
-                return _direct(nodes, self._ids, self._names)  # what-if copies (preemption)
-        gens = np.fromiter(map(_GEN, nodes), np.int64, k)
-        stale = np.flatnonzero(gens != self._gen[rows])
-        table = self._all
-        for i in stale.tolist():
-            r = int(rows[i])
-            free, count, model, cpu_free, cpu_alloc, memory_free, memory_alloc = _row(nodes[i])
-            table.free[r] = free
-            table.count[r] = count
-            table.model_id[r] = _model_id(model, self._ids, self._names)
-            table.cpu_free[r] = cpu_free
-            table.cpu_alloc[r] = cpu_alloc
-            table.memory_free[r] = memory_free
-            table.memory_alloc[r] = memory_alloc
-            self._gen[r] = gens[i]
-        return GpuArrays(
-            free=table.free[rows],
-            count=table.count[rows],
-            model_id=table.model_id[rows],
-            model_names=self._names,
-            _ids=self._ids,
-            cpu_free=table.cpu_free[rows],
-            cpu_alloc=table.cpu_alloc[rows],
-            memory_free=table.memory_free[rows],
-            memory_alloc=table.memory_alloc[rows],
-            order=order,
-            rows=rows,
-            generations=gens,
-        )
+    def refresh(self, row: int, info: NodeInfo) -> None:
+        free, count, model, cpu_free, cpu_alloc, memory_free, memory_alloc = _row(info)
+        a = self.all
+        a.free[row] = free
+        a.count[row] = count
+        a.model_id[row] = _model_id(model, self.ids, self.names)
+        a.cpu_free[row] = cpu_free
+        a.cpu_alloc[row] = cpu_alloc
+        a.memory_free[row] = memory_free
+        a.memory_alloc[row] = memory_alloc
 
 
 def gpu_arrays(handle: Handle, nodes: Sequence[NodeInfo]) -> GpuArrays:
-    """The GPU arrays of ``nodes`` through the profile's shared :class:`GpuView`."""
-    snapshot = handle.snapshot
-    if snapshot is None:
+    """The GPU arrays of ``nodes``, from the profile's node table when they are its rows."""
+    table = node_table(handle)
+    if table is None:
         return _direct(nodes)
-    view = handle.shared.get(_KEY)
-    if not isinstance(view, GpuView):
-        view = handle.shared[_KEY] = GpuView()
-    return view.arrays(snapshot.node_info_list, nodes)
+    columns = table.columns(GpuColumns)
+    rows = table.node_rows(nodes)
+    if rows is None:
+        return _direct(nodes, columns.ids, columns.names)  # what-if copies (preemption)
+    idx = rows.idx
+    a = columns.all
+    return GpuArrays(
+        free=a.free[idx],
+        count=a.count[idx],
+        model_id=a.model_id[idx],
+        model_names=columns.names,
+        _ids=columns.ids,
+        cpu_free=a.cpu_free[idx],
+        cpu_alloc=a.cpu_alloc[idx],
+        memory_free=a.memory_free[idx],
+        memory_alloc=a.memory_alloc[idx],
+        order=table.order,
+        rows=idx,
+        generations=table.gens[idx],
+    )
