@@ -58,8 +58,9 @@ class GpuArrays:
         names = self.model_names
         return [names[i] for i in self.model_id.tolist()]
 
-    def take(self, idx: I64) -> GpuArrays:
-        """The rows ``idx`` of these arrays, as arrays of their own (no cache identity)."""
+    def take(self, idx: I64, order: list[NodeInfo] | None = None, generations: I64 | None = None) -> GpuArrays:
+        """The rows ``idx`` of these arrays, as arrays of their own; with ``order`` (the node list
+        these rows index) and the rows' ``generations``, for caches that outlive a cycle."""
         return GpuArrays(
             free=self.free[idx],
             count=self.count[idx],
@@ -70,6 +71,9 @@ class GpuArrays:
             memory_free=self.memory_free[idx],
             memory_alloc=self.memory_alloc[idx],
             _ids=self._ids,
+            order=order,
+            rows=None if order is None else idx,
+            generations=generations,
         )
 
     def model_allowed(self, models: Sequence[str]) -> Bools:
@@ -155,19 +159,4 @@ def gpu_arrays(handle: Handle, nodes: Sequence[NodeInfo]) -> GpuArrays:
     rows = table.node_rows(nodes)
     if rows is None:
         return _direct(nodes, columns.ids, columns.names)  # what-if copies (preemption)
-    idx = rows.idx
-    a = columns.all
-    return GpuArrays(
-        free=a.free[idx],
-        count=a.count[idx],
-        model_id=a.model_id[idx],
-        model_names=columns.names,
-        _ids=columns.ids,
-        cpu_free=a.cpu_free[idx],
-        cpu_alloc=a.cpu_alloc[idx],
-        memory_free=a.memory_free[idx],
-        memory_alloc=a.memory_alloc[idx],
-        order=table.order,
-        rows=idx,
-        generations=table.gens[idx],
-    )
+    return columns.all.take(rows.idx, table.order, table.gens[rows.idx])
