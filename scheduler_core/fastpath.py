@@ -149,16 +149,40 @@ class _FilterPlan:
 
     def __init__(self) -> None:
         self.static: list[tuple[int, StaticFilterPlugin]] = []
-        self.batch: list[tuple[int, BatchFilterPlugin]] = []  # judged a chunk at a time by the plugin
+        # judged a chunk at a time by the plugin; with its path_counts key
+        self.batch: list[tuple[int, BatchFilterPlugin, str]] = []
         self.per_node: list[tuple[int, FilterPlugin]] = []
         self.per_node_min = _BIG
         self.signature: Hashable = None
+
+
+class _PluginKinds:
+    """What each plugin of a profile offers the fast scheduler, read once per framework."""
+
+    def __init__(self, fwk: Framework) -> None:
+        self.framework = fwk
+        # (position, plugin, as a static filter, as a batch filter, its batch path_counts key)
+        self.filters: list[tuple[int, FilterPlugin, StaticFilterPlugin | None, BatchFilterPlugin | None, str]] = []
+        for pos, plugin in enumerate(fwk.filter_plugins):
+            static = plugin if isinstance(plugin, StaticFilterPlugin) else None
+            batch = plugin if isinstance(plugin, BatchFilterPlugin) and static is None else None
+            self.filters.append((pos, plugin, static, batch, batch_filter_path(plugin.name)))
+        # by score plugin name: (batch form, score key, array normalisation) overridden
+        self.scores: dict[str, tuple[BatchScorePlugin | None, bool, bool]] = {
+            plugin.name: (
+                plugin if isinstance(plugin, BatchScorePlugin) else None,
+                type(plugin).score_key is not ScorePlugin.score_key,
+                type(plugin).normalize_array is not ScorePlugin.normalize_array,
+            )
+            for plugin in fwk.score_plugins
+        }
 
 
 class FastScheduler(Scheduler):
     """The plain scheduler with array-based filtering and scoring; same decisions, same trace."""
 
     def _init_own_state(self) -> None:
+        self._plugin_kinds: dict[int, _PluginKinds] = {}  # id(framework) → what its plugins offer
         # rows of the feasible list the last filter pass produced, for _score
         self._last_feasible: list[NodeInfo] | None = None
         self._last_rows: I64 | None = None
@@ -175,6 +199,12 @@ class FastScheduler(Scheduler):
     def _caches_for(table: NodeTable) -> _Caches:
         return table.row_cache("fast-scheduler", _Caches)
 
+    def _kinds(self, fwk: Framework) -> _PluginKinds:
+        kinds = self._plugin_kinds.get(id(fwk))
+        if kinds is None or kinds.framework is not fwk:
+            kinds = self._plugin_kinds[id(fwk)] = _PluginKinds(fwk)
+        return kinds
+
     def _nominated_nodes(self) -> Mapping[str, Any]:
         """Node name → pods nominated there."""
         return self.queue.nominator.nodes()
@@ -185,16 +215,14 @@ class FastScheduler(Scheduler):
         plan = _FilterPlan()
         skip = state.skip_filter_plugins
         skipped_static: list[str] = []
-        for pos, plugin in enumerate(fwk.filter_plugins):
-            static = isinstance(plugin, StaticFilterPlugin)
+        for pos, plugin, static, batch, path in self._kinds(fwk).filters:
             if plugin.name in skip:
-                if static:
+                if static is not None:
                     skipped_static.append(plugin.name)
-                continue
-            if isinstance(plugin, StaticFilterPlugin):
-                plan.static.append((pos, plugin))
-            elif isinstance(plugin, BatchFilterPlugin) and plugin.prepare_filter_nodes(state, pod, table):
-                plan.batch.append((pos, plugin))
+            elif static is not None:
+                plan.static.append((pos, static))
+            elif batch is not None and batch.prepare_filter_nodes(state, pod, table):
+                plan.batch.append((pos, batch, path))
             else:
                 plan.per_node.append((pos, plugin))
         if plan.per_node:
@@ -310,13 +338,13 @@ class FastScheduler(Scheduler):
         batch: list[tuple[int, I64, Sequence[Status], str]] = []
         if plan.batch:
             chunk = NodeRows(infos, table, rows, sel)
-            for pos, batch_plugin in plan.batch:
+            for pos, batch_plugin, path in plan.batch:
                 codes_of, statuses_by_code = batch_plugin.filter_nodes(state, pod, chunk)
                 batch_codes: I64 = np.asarray(codes_of, dtype=np.int64)
                 batch.append((pos, batch_codes, statuses_by_code, batch_plugin.name))
                 first = np.minimum(first, np.where(batch_codes != 0, pos, _BIG))
                 self.path_counts[PATH_FILTER_BATCH] += 1
-                self.path_counts[batch_filter_path(batch_plugin.name)] += 1
+                self.path_counts[path] += 1
         ok: Bools = first == _BIG
 
         def status_of(i: int) -> Status:
@@ -443,10 +471,12 @@ class FastScheduler(Scheduler):
         caches = self._caches_for(table)
         nodes = NodeRows(feasible, table, rows, rows)
         counts = self.path_counts
+        offers = self._kinds(fwk).scores
         for plugin in fwk.score_plugins:
             if plugin.name in skip:
                 continue
-            raw_arr = self._vector_score(plugin, state, pod, caches, nodes)
+            batch, keyed, array_normalize = offers[plugin.name]
+            raw_arr = self._vector_score(plugin, batch, keyed, state, pod, caches, nodes)
             counts[score_path(plugin.name, raw_arr is not None)] += 1
             raw: list[int]
             normalized: list[int]
@@ -467,7 +497,7 @@ class FastScheduler(Scheduler):
                 norm_arr = raw_arr
                 normalized = raw
                 if plugin.has_normalize:
-                    norm_arr = plugin.normalize_array(state, pod, raw_arr)
+                    norm_arr = plugin.normalize_array(state, pod, raw_arr) if array_normalize else None
                     counts[normalize_path(plugin.name, norm_arr is not None)] += 1
                     if norm_arr is None:
                         normalized = _normalized(plugin, state, pod, names, raw)
@@ -487,12 +517,22 @@ class FastScheduler(Scheduler):
         return result
 
     @staticmethod
-    def _vector_score(plugin: ScorePlugin, state: CycleState, pod: Pod, caches: _Caches, nodes: NodeRows) -> I64 | None:
+    def _vector_score(
+        plugin: ScorePlugin,
+        batch: BatchScorePlugin | None,
+        keyed: bool,
+        state: CycleState,
+        pod: Pod,
+        caches: _Caches,
+        nodes: NodeRows,
+    ) -> I64 | None:
         """Raw scores as an array: the plugin's batch form, else its cache; None means: per node."""
-        if isinstance(plugin, BatchScorePlugin):
-            batch_scores = plugin.score_nodes(state, pod, nodes)
+        if batch is not None:
+            batch_scores = batch.score_nodes(state, pod, nodes)
             if batch_scores is not None:
                 return np.asarray(batch_scores, dtype=np.int64)
+        if not keyed:
+            return None
         key = plugin.score_key(state, pod)
         if key is None:
             return None

@@ -116,8 +116,7 @@ class NodeTable:
         found = self._columns.get(kind)
         if found is None:
             found = self._columns[kind] = kind(self)
-        assert isinstance(found, kind)
-        return found
+        return found  # type: ignore[return-value]  # stored under its own class
 
     def fact(self, key: Hashable, compute: Callable[[list[NodeInfo]], T]) -> T:
         """Something of the node list itself (not of the nodes' pods), computed once per table."""

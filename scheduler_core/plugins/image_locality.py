@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..framework import MAX_NODE_SCORE, BatchScorePlugin, CycleState
-from ..framework.node_table import rows_for
+from ..framework.node_table import NodeRows, rows_for
 from ..model import Pod
 from ..state import ImageState, NodeInfo, normalized_image_name
 
@@ -67,10 +67,10 @@ class ImageLocality(BatchScorePlugin):
     def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> npt.NDArray[np.int64] | None:
         """When no node of the snapshot holds any image the sum is 0 everywhere: one constant.
         Otherwise None (per node, through the cache ``score_key`` allows)."""
-        rows = rows_for(self.handle, nodes)
+        rows = nodes if isinstance(nodes, NodeRows) else rows_for(self.handle, nodes)
         if rows is None or rows.table.fact("any-images", _any_images):
             return None
-        return np.full(len(rows), calculate_priority(0, len(pod_images(pod))), dtype=np.int64)
+        return np.full(len(rows.idx), calculate_priority(0, len(pod_images(pod))), dtype=np.int64)
 
 
 def _any_images(infos: Sequence[NodeInfo]) -> bool:

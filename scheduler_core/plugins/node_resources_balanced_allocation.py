@@ -25,7 +25,7 @@ from ..framework import (
     Handle,
     PluginArgsError,
 )
-from ..framework.node_table import SAFE_LIMIT, rows_for
+from ..framework.node_table import SAFE_LIMIT, NodeRows, rows_for
 from ..model import Pod
 from ..state import NodeInfo
 from .resource_allocation import (
@@ -89,7 +89,7 @@ class NodeResourcesBalancedAllocation(ResourceAllocationPreScore, BatchScorePlug
         """balancedResourceScorer over the nodes' columns, node group by node group (a group
         shares which resources count: allocatable != 0), so each takes the formula exactly."""
         scorer = self.scorer
-        rows = rows_for(self.handle, nodes)
+        rows = nodes if isinstance(nodes, NodeRows) else rows_for(self.handle, nodes)
         if rows is None or scorer.scorer is not balanced_resource_scorer:
             return None
         pod_requests = self.score_requests(state, pod)
@@ -99,7 +99,7 @@ class NodeResourcesBalancedAllocation(ResourceAllocationPreScore, BatchScorePlug
         if columns is None:
             return None
         reqs, allocs, _ = columns
-        std = np.zeros(len(rows), dtype=np.float64)
+        std = np.zeros(len(rows.idx), dtype=np.float64)
         if reqs:
             present = np.array([a != 0 for a in allocs])  # (resources, k): which resources count per node
             fractions = [resource_fraction(q, np.where(p, a, 1)) for q, a, p in zip(reqs, allocs, present, strict=True)]

@@ -42,7 +42,7 @@ from ..framework import (
     Status,
     filter_each,
 )
-from ..framework.node_table import SAFE_LIMIT, NodeTable, rows_for
+from ..framework.node_table import SAFE_LIMIT, NodeRows, NodeTable, rows_for
 from ..model import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Node, Pod
 from ..state import NodeInfo
 from .resource_allocation import (
@@ -227,6 +227,8 @@ class _PreFilterState:
 
     request: Mapping[str, int]
     checks: tuple[tuple[str, int, str], ...]
+    # every amount within exact int64 maths: the batch form may judge the cycle's nodes
+    batchable: bool
 
 
 class NodeResourcesFit(PreFilterPlugin, BatchFilterPlugin, ResourceAllocationPreScore, BatchScorePlugin):
@@ -255,7 +257,7 @@ class NodeResourcesFit(PreFilterPlugin, BatchFilterPlugin, ResourceAllocationPre
         else:
             scorer = least_resource_scorer(parsed.resources)
             self._score_columns = least_allocated
-        self._mask_statuses: dict[tuple[tuple[tuple[str, int, str], ...], int], Status] = {}
+        self._statuses_by_checks: dict[tuple[tuple[str, int, str], ...], _MaskStatuses] = {}
         # The Fit strategies score with non-zero requests (useRequested=false).
         self.scorer = ResourceAllocationScorer(parsed.strategy, parsed.resources, scorer, use_requested=False)
 
@@ -290,7 +292,9 @@ class NodeResourcesFit(PreFilterPlugin, BatchFilterPlugin, ResourceAllocationPre
     ) -> tuple[PreFilterResult | None, Status]:
         # computePodResourceRequest: pod.requests already holds PodRequests (init containers,
         # sidecars, overhead).
-        state.write(_PRE_FILTER_KEY, _PreFilterState(pod.requests, self._checks(pod.requests)))
+        checks = self._checks(pod.requests)
+        batchable = all(0 <= amount < SAFE_LIMIT for _, amount, _ in checks)
+        state.write(_PRE_FILTER_KEY, _PreFilterState(pod.requests, checks, batchable))
         return None, SUCCESS
 
     @staticmethod
@@ -327,11 +331,10 @@ class NodeResourcesFit(PreFilterPlugin, BatchFilterPlugin, ResourceAllocationPre
 
     # -- the batch forms: the rules above over the node table's resource columns
 
-    def _batch_checks(self, state: CycleState) -> tuple[tuple[str, int, str], ...] | None:
-        checks = self.filter_checks(state)
-        if checks is None or not all(0 <= amount < SAFE_LIMIT for _, amount, _ in checks):
-            return None
-        return checks
+    @staticmethod
+    def _batch_checks(state: CycleState) -> tuple[tuple[str, int, str], ...] | None:
+        pre = state.get(_PRE_FILTER_KEY)
+        return pre.checks if isinstance(pre, _PreFilterState) and pre.batchable else None
 
     def prepare_filter_nodes(self, state: CycleState, pod: Pod, table: NodeTable) -> bool:
         checks = self._batch_checks(state)
@@ -347,7 +350,7 @@ class NodeResourcesFit(PreFilterPlugin, BatchFilterPlugin, ResourceAllocationPre
     ) -> tuple[I64 | list[int], Sequence[Status]]:
         """fitsRequest over the nodes as one bitmask each: bit 0 too many pods, bit j + 1 check j fails."""
         checks = self._batch_checks(state)
-        rows = rows_for(self.handle, nodes)
+        rows = nodes if isinstance(nodes, NodeRows) else rows_for(self.handle, nodes)
         if checks is None or rows is None:
             return filter_each(self, state, pod, nodes)
         columns = rows.table.columns(ResourceColumns)
@@ -360,11 +363,16 @@ class NodeResourcesFit(PreFilterPlugin, BatchFilterPlugin, ResourceAllocationPre
         for c, (_, amount, _) in zip(index, checks, strict=True):
             mask[insufficient(amount, columns.free[c][sel])] |= bit
             bit <<= 1
-        return mask, _MaskStatuses(self.name, checks, self._mask_statuses)
+        statuses = self._statuses_by_checks.get(checks)
+        if statuses is None:
+            if len(self._statuses_by_checks) >= 256:
+                self._statuses_by_checks.clear()
+            statuses = self._statuses_by_checks[checks] = _MaskStatuses(self.name, checks)
+        return mask, statuses
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> I64 | None:
         """The strategy over the nodes' columns; None (score per node) past exact int64 maths."""
-        rows = rows_for(self.handle, nodes)
+        rows = nodes if isinstance(nodes, NodeRows) else rows_for(self.handle, nodes)
         pod_requests = self.score_requests(state, pod)
         if rows is None or any(abs(v) >= SAFE_LIMIT for v in pod_requests):
             return None
@@ -373,22 +381,17 @@ class NodeResourcesFit(PreFilterPlugin, BatchFilterPlugin, ResourceAllocationPre
             return None
         reqs, allocs, weights = columns
         if not reqs:
-            return np.zeros(len(rows), dtype=np.int64)  # nothing looked up: every node scores 0
+            return np.zeros(len(rows.idx), dtype=np.int64)  # nothing looked up: every node scores 0
         return self._score_columns(reqs, allocs, weights)
 
 
 class _MaskStatuses(Sequence[Status]):
-    """Fit's Status for each failure bitmask ``i + 1``, built when first asked (a chunk asks few)."""
+    """Fit's Status for each failure bitmask ``i + 1`` of one set of checks, built when first asked."""
 
-    def __init__(
-        self,
-        plugin: str,
-        checks: tuple[tuple[str, int, str], ...],
-        cache: dict[tuple[tuple[tuple[str, int, str], ...], int], Status],
-    ) -> None:
+    def __init__(self, plugin: str, checks: tuple[tuple[str, int, str], ...]) -> None:
         self._plugin = plugin
         self._checks = checks
-        self._cache = cache
+        self._built: dict[int, Status] = {}
 
     def __len__(self) -> int:
         return (2 << len(self._checks)) - 1
@@ -402,18 +405,14 @@ class _MaskStatuses(Sequence[Status]):
     def __getitem__(self, i: int | slice) -> Status | Sequence[Status]:
         if isinstance(i, slice):
             return [self[j] for j in range(len(self))[i]]
-        if not 0 <= i < len(self):
-            raise IndexError(i)
-        mask = i + 1
-        key = (self._checks, mask)
-        status = self._cache.get(key)
+        status = self._built.get(i)
         if status is None:
+            if not 0 <= i < len(self):
+                raise IndexError(i)
+            mask = i + 1
             reasons = [REASON_TOO_MANY_PODS] if mask & 1 else []
             reasons.extend(reason for j, (_, _, reason) in enumerate(self._checks) if mask >> (j + 1) & 1)
-            status = Status(Code.UNSCHEDULABLE, tuple(reasons), self._plugin)
-            if len(self._cache) > 4096:
-                self._cache.clear()
-            self._cache[key] = status
+            status = self._built[i] = Status(Code.UNSCHEDULABLE, tuple(reasons), self._plugin)
         return status
 
 

@@ -23,6 +23,7 @@ import numpy.typing as npt
 from ..framework import MAX_NODE_SCORE, SUCCESS, CycleState, PluginArgsError, PreScorePlugin, Status
 from ..model import CPU, EPHEMERAL_STORAGE, MEMORY, Pod
 from ..state import NodeInfo
+from .resource_columns import NON_ZERO_ROW
 
 if TYPE_CHECKING:
     from .resource_columns import ResourceColumns
@@ -287,9 +288,11 @@ class ResourceAllocationScorer:
         for lookup, pod_req, weight in zip(self.lookups(pod_requests), pod_requests, self.weights, strict=True):
             if lookup is None:
                 continue
-            c = columns.column(lookup.name)  # first: adding a column replaces columns.alloc
+            c = columns.index.get(lookup.name)
+            if c is None:
+                c = columns.column(lookup.name)  # first: adding a column replaces columns.alloc
             if lookup.non_zero:
-                used = columns.nz[columns.non_zero_row(lookup.name), rows]
+                used = columns.nz[NON_ZERO_ROW[lookup.name], rows]
             else:
                 used = columns.req[c, rows]
             reqs.append(used + pod_req)

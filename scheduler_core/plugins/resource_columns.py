@@ -18,9 +18,10 @@ from ..model import CPU, MEMORY, PODS
 from ..state import NodeInfo
 from .score_formulas import free_amount
 
-__all__ = ["ResourceColumns"]
+__all__ = ["NON_ZERO_ROW", "ResourceColumns"]
 
 I64 = npt.NDArray[np.int64]
+NON_ZERO_ROW = {CPU: 0, MEMORY: 1}  # ``ResourceColumns.nz``'s row of each
 
 
 class ResourceColumns(Columns):
@@ -61,10 +62,6 @@ class ResourceColumns(Columns):
             self.free = free_amount(self.alloc, self.req)
             c = self.index[name] = len(self.index)
         return c
-
-    def non_zero_row(self, name: str) -> int:
-        """``nz``'s row for cpu or memory."""
-        return 0 if name == CPU else 1
 
     def refresh(self, row: int, info: NodeInfo) -> None:
         allocatable = info.node.allocatable
