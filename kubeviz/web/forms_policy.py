@@ -15,15 +15,8 @@ from django import forms
 
 from .forms import DocumentTextField, visibility_field
 from .services.names import VisibleName
-from .services.policy_editor import (
-    FILTER_PLUGINS,
-    GPU_POLICIES,
-    SCORE_PLUGINS,
-    STRATEGIES,
-    TIE_BREAK_LABELS,
-    TIE_BREAKS,
-    too_big,
-)
+from .services.policy_catalog import FILTER_PLUGINS, GPU_POLICIES, GPU_SHARE, PREEMPTION, SCORE_PLUGINS, STRATEGIES
+from .services.policy_editor import TIE_BREAK_LABELS, TIE_BREAKS, too_big
 
 __all__ = ["PolicyKnobsForm", "PolicySaveForm", "MIN_SHAPE_ROWS"]
 
@@ -50,7 +43,7 @@ def _number(minimum: int, maximum: int | None = None, *, label: str = "", help_t
 class PolicyKnobsForm(forms.Form):
     """The common knobs. ``knobs()`` gives the dict ``document_from_knobs`` takes."""
 
-    preemption = forms.BooleanField(required=False, label="DefaultPreemption (postFilter)")
+    preemption = forms.BooleanField(required=False, label=f"{PREEMPTION} (postFilter)")
     min_candidate_nodes_percentage = _number(0, 100, label="minCandidateNodesPercentage")
     min_candidate_nodes_absolute = _number(0, label="minCandidateNodesAbsolute")
     scoring_strategy = forms.ChoiceField(choices=[(s, s) for s in STRATEGIES], label="Scoring strategy")
@@ -94,7 +87,7 @@ class PolicyKnobsForm(forms.Form):
         "first tied node in an order shuffled once per run, as the FGD paper's simulator does (docs/policy.md).",
     )
     bind_latency_ms = _number(0, 3_600_000, label="Bind latency (ms)")
-    gpu_sharing = forms.BooleanField(required=False, label="GpuShare (filter and reserve)")
+    gpu_sharing = forms.BooleanField(required=False, label=f"{GPU_SHARE} (filter and reserve)")
     gpu_policy = forms.ChoiceField(
         required=False,
         choices=[("", "none"), *((name, name) for name in GPU_POLICIES)],

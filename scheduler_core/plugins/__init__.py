@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..framework import Plugin
+from ..framework import Plugin, ScorePlugin
 from .default_binder import DefaultBinder
 from .default_preemption import DefaultPreemption
 from .gpu_best_fit import GpuBestFit
@@ -24,30 +24,34 @@ from .pod_topology_spread import PodTopologySpread
 from .priority_sort import PrioritySort
 from .taint_toleration import TaintToleration
 
-__all__ = ["REGISTRY"]
+__all__ = ["GPU_SCORE_PLUGINS", "REGISTRY"]
 
-REGISTRY: dict[str, type[Plugin]] = {
-    cls.name: cls
-    for cls in (
-        PrioritySort,
-        NodeUnschedulable,
-        NodeName,
-        TaintToleration,
-        NodeAffinity,
-        NodePorts,
-        NodeResourcesFit,
-        PodTopologySpread,
-        InterPodAffinity,
-        DefaultPreemption,
-        NodeResourcesBalancedAllocation,
-        ImageLocality,
-        DefaultBinder,
-        GpuShare,
-        GpuRandom,
-        GpuDotProduct,
-        GpuClustering,
-        GpuPacking,
-        GpuBestFit,
-        GpuFGD,
-    )
-}
+# The GPU-sharing paper's six policies, in docs/gpu.md's order: score plugins, each preset runs
+# one of them beside GpuShare (which picks the pod's GPUs the way that policy says).
+GPU_SCORE_PLUGINS: tuple[type[ScorePlugin], ...] = (
+    GpuRandom,
+    GpuDotProduct,
+    GpuClustering,
+    GpuPacking,
+    GpuBestFit,
+    GpuFGD,
+)
+
+_IN_TREE: tuple[type[Plugin], ...] = (
+    PrioritySort,
+    NodeUnschedulable,
+    NodeName,
+    TaintToleration,
+    NodeAffinity,
+    NodePorts,
+    NodeResourcesFit,
+    PodTopologySpread,
+    InterPodAffinity,
+    DefaultPreemption,
+    NodeResourcesBalancedAllocation,
+    ImageLocality,
+    DefaultBinder,
+    GpuShare,
+    *GPU_SCORE_PLUGINS,
+)
+REGISTRY: dict[str, type[Plugin]] = {cls.name: cls for cls in _IN_TREE}

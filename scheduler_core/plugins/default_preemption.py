@@ -32,6 +32,8 @@ from ..state import NodeInfo
 from ..trace_events import PreemptionDecisionFields
 
 __all__ = [
+    "DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE",
+    "DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE",
     "DefaultPreemption",
     "PreemptionDecision",
     "Candidate",
@@ -46,6 +48,9 @@ MSG_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 MSG_NO_VICTIMS = "No preemption victims found for incoming pod"
 _MAX_INT32 = 2**31 - 1
 _MIN_INT64 = -(2**63)
+# pkg/scheduler/apis/config/v1/defaults.go SetDefaults_DefaultPreemptionArgs.
+DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
+DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
 
 # pickOneNodeForPreemption's criteria, in upstream order, by the name the trace uses.
 CRITERIA = (
@@ -140,8 +145,10 @@ class DefaultPreemption(PostFilterPlugin):
         args = dict(args or {})
         args.pop("apiVersion", None)
         args.pop("kind", None)
-        self.min_candidate_nodes_percentage = args.pop("minCandidateNodesPercentage", 10)
-        self.min_candidate_nodes_absolute = args.pop("minCandidateNodesAbsolute", 100)
+        self.min_candidate_nodes_percentage = args.pop(
+            "minCandidateNodesPercentage", DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE
+        )
+        self.min_candidate_nodes_absolute = args.pop("minCandidateNodesAbsolute", DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE)
         if args:
             raise PluginArgsError(sorted(args)[0], "unknown field")
         # validation_pluginargs.go ValidateDefaultPreemptionArgs

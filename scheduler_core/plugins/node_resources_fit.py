@@ -85,6 +85,7 @@ __all__ = [
     "LEAST_ALLOCATED",
     "MOST_ALLOCATED",
     "REQUESTED_TO_CAPACITY_RATIO",
+    "STRATEGIES",
     "REASON_TOO_MANY_PODS",
     "fit_checks",
     "fits_empty_node",
@@ -99,7 +100,7 @@ REASON_TOO_MANY_PODS = "Too many pods"
 LEAST_ALLOCATED = "LeastAllocated"
 MOST_ALLOCATED = "MostAllocated"
 REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
-_STRATEGIES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
+STRATEGIES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
 
 
 # -- args ----------------------------------------------------------------------------------------
@@ -194,8 +195,8 @@ def parse_fit_args(args: Mapping[str, Any] | None) -> FitArgs:
     check_keys(strategy, _STRATEGY_KEYS, "scoringStrategy")
     # No default type once scoringStrategy is given: "" is unsupported, as upstream.
     kind = strategy.get("type", "")
-    if kind not in _STRATEGIES:
-        supported = ", ".join(f'"{s}"' for s in _STRATEGIES)
+    if kind not in STRATEGIES:
+        supported = ", ".join(f'"{s}"' for s in STRATEGIES)
         raise PluginArgsError("scoringStrategy.type", f'Unsupported value: "{kind}": supported values: {supported}')
     resources = parse_resource_specs(strategy.get("resources") or [], "scoringStrategy.resources") or DEFAULT_RESOURCES
     for i, spec in enumerate(resources):

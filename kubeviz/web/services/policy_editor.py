@@ -28,8 +28,9 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
 import scheduler_core.config
-from scheduler_core.config import DEFAULT_PLUGINS
 from scheduler_core.errors import LoadError, Problem
+from scheduler_core.model import CPU, MEMORY
+from scheduler_core.plugins.node_resources_fit import REQUESTED_TO_CAPACITY_RATIO
 from scheduler_core.policy import (
     BUILTIN_POLICIES_DIR,
     CONFIG_API_VERSION,
@@ -42,19 +43,30 @@ from scheduler_core.yamlsource import load_documents
 
 from ..models import Policy
 from .names import check_document_name
+from .policy_catalog import (
+    DEFAULT_CPU_WEIGHT,
+    DEFAULT_MEMORY_WEIGHT,
+    DEFAULT_MIN_CANDIDATE_ABSOLUTE,
+    DEFAULT_MIN_CANDIDATE_PERCENTAGE,
+    DEFAULT_RESOURCE_WEIGHTS,
+    DEFAULT_SHAPE,
+    DEFAULT_STRATEGY,
+    FILTER_PLUGINS,
+    FIT,
+    GPU_POLICIES,
+    GPU_PRESCORE_POLICIES,
+    GPU_SHARE,
+    PREEMPTION,
+    SCORE_PLUGINS,
+)
 from .read_limits import size_error
 from .scenarios import format_ms
 from .slugs import unique_slug
 
 __all__ = [
-    "FILTER_PLUGINS",
-    "GPU_POLICIES",
-    "SCORE_PLUGINS",
-    "STRATEGIES",
     "TIE_BREAKS",
     "TIE_BREAK_LABELS",
     "SOURCE_NAME",
-    "DEFAULT_SHAPE",
     "default_knobs",
     "document_from_knobs",
     "knobs_from_document",
@@ -70,42 +82,15 @@ __all__ = [
 # What the editor calls the document in its error messages.
 SOURCE_NAME = "policy.yaml"
 
-# The filter plugins the form switches on and off, in upstream order.
-FILTER_PLUGINS = (
-    "NodeUnschedulable",
-    "NodeName",
-    "TaintToleration",
-    "NodeAffinity",
-    "NodePorts",
-    "NodeResourcesFit",
-    "PodTopologySpread",
-    "InterPodAffinity",
-)
-# The score plugins and their upstream weights (config/v1 default_plugins.go).
-SCORE_PLUGINS: tuple[tuple[str, int], ...] = tuple((name, weight) for name, weight in DEFAULT_PLUGINS if weight)
-_DEFAULT_WEIGHTS = dict(SCORE_PLUGINS)
+# Which plugins the knobs cover, and their arguments' defaults, are policy_catalog's: read from
+# the engine's registry and the plugins' argument parsers.
 
-STRATEGIES = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
-
-# GPU sharing (docs/gpu.md): GpuShare at filter and reserve, and at most one of the paper's six
-# policies at score (weight 1; GpuRandom also draws its node at preScore).
-_GPU_SHARE = "GpuShare"
-GPU_POLICIES = ("GpuRandom", "GpuDotProduct", "GpuClustering", "GpuPacking", "GpuBestFit", "GpuFGD")
-_GPU_PRESCORE = ("GpuRandom",)
-# What the shape rows start with when switching to RequestedToCapacityRatio (the rtcr-binpack preset).
-DEFAULT_SHAPE: tuple[tuple[int, int], ...] = ((0, 0), (100, 10))
-# apis/config/v1/defaults.go SetDefaults_DefaultPreemptionArgs.
-DEFAULT_MIN_CANDIDATE_PERCENTAGE = 10
-DEFAULT_MIN_CANDIDATE_ABSOLUTE = 100
-
-_FIT = "NodeResourcesFit"
-_PREEMPTION = "DefaultPreemption"
 # Configuration fields the knobs own; the others (parallelism, leaderElection, …) are kept.
 _KNOB_CONFIG_FIELDS = frozenset(
     {"apiVersion", "kind", "percentageOfNodesToScore", "podInitialBackoffSeconds", "podMaxBackoffSeconds", "profiles"}
 )
 # pluginConfig args the knobs own, by plugin; other args of these plugins are kept.
-_KNOB_ARGS = {_FIT: ("scoringStrategy",), _PREEMPTION: ("minCandidateNodesPercentage", "minCandidateNodesAbsolute")}
+_KNOB_ARGS = {FIT: ("scoringStrategy",), PREEMPTION: ("minCandidateNodesPercentage", "minCandidateNodesAbsolute")}
 
 # Presets
 
@@ -166,10 +151,10 @@ def default_knobs() -> dict[str, Any]:
         preemption=True,
         min_candidate_nodes_percentage=DEFAULT_MIN_CANDIDATE_PERCENTAGE,
         min_candidate_nodes_absolute=DEFAULT_MIN_CANDIDATE_ABSOLUTE,
-        scoring_strategy="LeastAllocated",
+        scoring_strategy=DEFAULT_STRATEGY,
         write_scoring_strategy=False,
-        cpu_weight=1,
-        memory_weight=1,
+        cpu_weight=DEFAULT_CPU_WEIGHT,
+        memory_weight=DEFAULT_MEMORY_WEIGHT,
         extra_resource="",
         extra_weight=0,
         shape=[list(point) for point in DEFAULT_SHAPE],
@@ -203,25 +188,25 @@ def knobs_from_policy(policy: scheduler_core.config.Policy) -> dict[str, Any]:
         on = name in profile.plugins.get("score", ())
         knobs[f"score_{name}_on"] = on
         knobs[f"score_{name}_weight"] = profile.weights.get(name, weight) if on else weight
-    knobs["gpu_sharing"] = _GPU_SHARE in profile.plugins.get("filter", ())
+    knobs["gpu_sharing"] = GPU_SHARE in profile.plugins.get("filter", ())
     knobs["gpu_policy"] = next((name for name in profile.plugins.get("score", ()) if name in GPU_POLICIES), "")
-    knobs["preemption"] = _PREEMPTION in profile.plugins.get("postFilter", ())
-    preemption_args = profile.plugin_args.get(_PREEMPTION, {})
+    knobs["preemption"] = PREEMPTION in profile.plugins.get("postFilter", ())
+    preemption_args = profile.plugin_args.get(PREEMPTION, {})
     knobs["min_candidate_nodes_percentage"] = preemption_args.get(
         "minCandidateNodesPercentage", DEFAULT_MIN_CANDIDATE_PERCENTAGE
     )
     knobs["min_candidate_nodes_absolute"] = preemption_args.get(
         "minCandidateNodesAbsolute", DEFAULT_MIN_CANDIDATE_ABSOLUTE
     )
-    strategy = profile.plugin_args.get(_FIT, {}).get("scoringStrategy")
+    strategy = profile.plugin_args.get(FIT, {}).get("scoringStrategy")
     if strategy is not None:
-        knobs["scoring_strategy"] = strategy.get("type", "LeastAllocated")
+        knobs["scoring_strategy"] = strategy.get("type", DEFAULT_STRATEGY)
         knobs["write_scoring_strategy"] = True
         resources = [(str(r["name"]), int(r.get("weight") or 1)) for r in strategy.get("resources") or []]
         if resources:
             weights = dict(resources)
-            knobs["cpu_weight"] = weights.pop("cpu", 0)
-            knobs["memory_weight"] = weights.pop("memory", 0)
+            knobs["cpu_weight"] = weights.pop(CPU, 0)
+            knobs["memory_weight"] = weights.pop(MEMORY, 0)
             if weights:
                 knobs["extra_resource"], knobs["extra_weight"] = next(iter(weights.items()))
         shape = (strategy.get("requestedToCapacityRatio") or {}).get("shape") or []
@@ -258,27 +243,27 @@ def _plugins(knobs: Mapping[str, Any]) -> dict[str, Any]:
         # multiPoint replaces the default entry in place, so score order stays upstream's.
         plugins["multiPoint"] = {"enabled": weights}
     gpu_policy = str(knobs.get("gpu_policy") or "")
-    if gpu_policy in _GPU_PRESCORE:
+    if gpu_policy in GPU_PRESCORE_POLICIES:
         plugins["preScore"] = {"enabled": [{"name": gpu_policy}]}
     if filters_off:
         plugins["filter"] = {"disabled": filters_off}
     if knobs.get("gpu_sharing"):
-        plugins.setdefault("filter", {})["enabled"] = [{"name": _GPU_SHARE}]
+        plugins.setdefault("filter", {})["enabled"] = [{"name": GPU_SHARE}]
     if not knobs["preemption"]:
-        plugins["postFilter"] = {"disabled": [{"name": _PREEMPTION}]}
+        plugins["postFilter"] = {"disabled": [{"name": PREEMPTION}]}
     if scores_off:
         plugins["score"] = {"disabled": scores_off}
     if gpu_policy:
         plugins.setdefault("score", {})["enabled"] = [{"name": gpu_policy, "weight": 1}]
     if knobs.get("gpu_sharing"):
-        plugins["reserve"] = {"enabled": [{"name": _GPU_SHARE}]}
+        plugins["reserve"] = {"enabled": [{"name": GPU_SHARE}]}
     return plugins
 
 
 def _resources(knobs: Mapping[str, Any]) -> list[dict[str, Any]]:
     resources = [
         {"name": name, "weight": int(knobs[key])}
-        for name, key in (("cpu", "cpu_weight"), ("memory", "memory_weight"))
+        for name, key in ((CPU, "cpu_weight"), (MEMORY, "memory_weight"))
         if int(knobs[key] or 0) > 0
     ]
     extra = str(knobs.get("extra_resource") or "").strip()
@@ -291,11 +276,11 @@ def _fit_args(knobs: Mapping[str, Any]) -> dict[str, Any] | None:
     """NodeResourcesFit's scoringStrategy, or None when it is upstream's default and not asked for."""
     kind = knobs["scoring_strategy"]
     resources = _resources(knobs)
-    default = kind == "LeastAllocated" and resources == [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
+    default = kind == DEFAULT_STRATEGY and resources == [{"name": n, "weight": w} for n, w in DEFAULT_RESOURCE_WEIGHTS]
     if default and not knobs.get("write_scoring_strategy"):
         return None
     strategy: dict[str, Any] = {"type": kind, "resources": resources}
-    if kind == "RequestedToCapacityRatio":
+    if kind == REQUESTED_TO_CAPACITY_RATIO:
         shape = [{"utilization": int(u), "score": int(s)} for u, s in knobs.get("shape") or []]
         strategy["requestedToCapacityRatio"] = {"shape": shape}
     return {"scoringStrategy": strategy}
@@ -331,7 +316,7 @@ def _profile(knobs: Mapping[str, Any], base_profile: Mapping[str, Any]) -> dict[
     if plugins:
         profile["plugins"] = plugins
     config: list[dict[str, Any]] = []
-    owned = {_FIT: _fit_args(knobs), _PREEMPTION: _preemption_args(knobs)}
+    owned = {FIT: _fit_args(knobs), PREEMPTION: _preemption_args(knobs)}
     for entry in base_profile.get("pluginConfig") or []:
         name = entry.get("name")
         if name not in owned:
