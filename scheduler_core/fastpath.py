@@ -186,6 +186,7 @@ class FastScheduler(Scheduler):
         # rows of the feasible list the last filter pass produced, for _score
         self._last_feasible: list[NodeInfo] | None = None
         self._last_rows: I64 | None = None
+        self._last_table: tuple[NodeTable, _Caches] | None = None  # the table those rows index
         self.path_counts: Counter[str] = Counter()  # PATH_* / score_path / normalize_path → times taken
 
     # -- bookkeeping ------------------------------------------------------------------------
@@ -237,6 +238,7 @@ class FastScheduler(Scheduler):
         """The plain rotating-window loop, evaluated a chunk of nodes at a time (see module docstring)."""
         self._last_feasible = None
         self._last_rows = None
+        self._last_table = None
         n = len(nodes)
         table = self._table_for(fwk) if n else None
         plan = self._filter_plan(fwk, state, pod, table) if table is not None else None
@@ -293,6 +295,7 @@ class FastScheduler(Scheduler):
         self.next_start_node_index = (self.next_start_node_index + done) % num_all
         self._last_feasible = feasible
         self._last_rows = np.concatenate(feasible_rows) if feasible_rows else np.zeros(0, dtype=np.int64)
+        self._last_table = (table, caches)
 
     def _filter_chunk(
         self,
@@ -451,24 +454,30 @@ class FastScheduler(Scheduler):
 
     def _score(self, fwk: Framework, state: CycleState, pod: Pod, feasible: list[NodeInfo]) -> ScoreResult:
         """prioritizeNodes with the plugins' array forms where they have them; per node otherwise."""
-        table = self._table_for(fwk) if fwk.score_plugins else None
+        table: NodeTable | None = None
         rows: I64 | None = None
-        if table is not None:
-            if feasible is self._last_feasible and self._last_rows is not None:
-                rows = self._last_rows
-            else:
+        caches: _Caches | None = None
+        if not fwk.score_plugins:
+            pass
+        elif feasible is self._last_feasible and self._last_rows is not None and self._last_table is not None:
+            rows = self._last_rows  # this cycle's filtering: the same snapshot, rows already re-read
+            table, caches = self._last_table
+        else:
+            table = self._table_for(fwk)
+            if table is not None:
                 rows = table.rows_of(feasible)
                 if rows is not None and not table.sync(rows, rows, feasible):
                     rows = None
         if table is None or rows is None:
             self.path_counts[PATH_SCORE_PLAIN] += 1
             return super()._score(fwk, state, pod, feasible)
+        if caches is None:
+            caches = self._caches_for(table)
         fwk.run_pre_score(state, pod, feasible)
         names: list[str] = table.names_arr[rows].tolist()
         result = ScoreResult(nodes=names)
         totals: I64 = np.zeros(len(feasible), dtype=np.int64)
         skip = state.skip_score_plugins
-        caches = self._caches_for(table)
         nodes = NodeRows(feasible, table, rows, rows)
         counts = self.path_counts
         offers = self._kinds(fwk).scores

@@ -140,12 +140,6 @@ class NodeAffinity(PreFilterPlugin, StaticFilterPlugin, PreScorePlugin, ScorePlu
         state.write(_PRE_SCORE_KEY, terms)
         return SUCCESS
 
-    @staticmethod
-    def pre_score_state(state: CycleState) -> tuple[PreferredSchedulingTerm, ...] | None:
-        """What PreScore wrote for Score; the raw score of a node depends on nothing else of the pod."""
-        value: tuple[PreferredSchedulingTerm, ...] | None = state.get(_PRE_SCORE_KEY)
-        return value
-
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """Raw score: the sum of the weights of the preferred terms this node matches."""
         terms: tuple[PreferredSchedulingTerm, ...] = state.read(_PRE_SCORE_KEY)
@@ -153,7 +147,10 @@ class NodeAffinity(PreFilterPlugin, StaticFilterPlugin, PreScorePlugin, ScorePlu
         return sum(t.weight for t in terms if t.preference.matches(node))
 
     def score_key(self, state: CycleState, pod: Pod) -> Hashable:
-        return self.pre_score_state(state)  # the node's side is its labels
+        """What PreScore wrote for Score: the raw score depends on nothing else of the pod, and on
+        the node's labels only."""
+        value: tuple[PreferredSchedulingTerm, ...] | None = state.get(_PRE_SCORE_KEY)
+        return value
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> None:
         default_normalize_score(MAX_NODE_SCORE, False, scores)

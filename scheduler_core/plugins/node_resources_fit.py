@@ -350,12 +350,14 @@ class NodeResourcesFit(PreFilterPlugin, BatchFilterPlugin, ResourceAllocationPre
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[I64 | list[int], Sequence[Status]]:
         """fitsRequest over the nodes as one bitmask each: bit 0 too many pods, bit j + 1 check j fails."""
-        checks = self._batch_checks(state)
+        pre = state.get(_PRE_FILTER_KEY)
+        checks = pre.checks if isinstance(pre, _PreFilterState) and pre.batchable else None
         rows = nodes if isinstance(nodes, NodeRows) else rows_for(self.handle, nodes)
         if checks is None or rows is None:
             return filter_each(self, state, pod, nodes)
         columns = rows.table.columns(ResourceColumns)
-        index = [columns.column(resource) for resource, _, _ in checks]
+        known = columns.index
+        index = [known[r] if r in known else columns.column(r) for r, _, _ in checks]
         if not rows.table.safe:
             return filter_each(self, state, pod, nodes)
         sel = rows.sel

@@ -70,12 +70,6 @@ class TaintToleration(StaticFilterPlugin, PreScorePlugin, ScorePlugin):
         state.write(_PRE_SCORE_KEY, prefer)
         return SUCCESS
 
-    @staticmethod
-    def pre_score_state(state: CycleState) -> tuple[Toleration, ...] | None:
-        """What PreScore wrote for Score; the raw score of a node depends on nothing else of the pod."""
-        value: tuple[Toleration, ...] | None = state.get(_PRE_SCORE_KEY)
-        return value
-
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """Raw score: how many PreferNoSchedule taints the pod does not tolerate."""
         prefer: tuple[Toleration, ...] = state.read(_PRE_SCORE_KEY)
@@ -86,7 +80,10 @@ class TaintToleration(StaticFilterPlugin, PreScorePlugin, ScorePlugin):
         )
 
     def score_key(self, state: CycleState, pod: Pod) -> Hashable:
-        return self.pre_score_state(state)  # the node's side is its taints
+        """What PreScore wrote for Score: the raw score depends on nothing else of the pod, and on
+        the node's taints only."""
+        value: tuple[Toleration, ...] | None = state.get(_PRE_SCORE_KEY)
+        return value
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> None:
         default_normalize_score(MAX_NODE_SCORE, True, scores)
