@@ -222,3 +222,26 @@ def test_the_starting_shape_is_the_rtcr_binpack_presets() -> None:
     expected = [(p["utilization"], p["score"]) for p in args["scoringStrategy"]["requestedToCapacityRatio"]["shape"]]
     assert list(offered.DEFAULT_SHAPE) == expected
     assert [tuple(point) for point in editor.default_knobs()["shape"]] == expected
+
+
+POLICY_SETTINGS = (
+    "percentage_of_nodes_to_score",
+    "pod_initial_backoff_seconds",
+    "pod_max_backoff_seconds",
+    "queue_mode",
+    "scheduler_mode",
+    "upgrade_aware_reservation",
+    "queueing_hints",
+    "tie_break",
+    "bind_latency_ms",
+)
+
+
+def test_the_default_knobs_write_a_document_that_loads_to_the_engines_policy_defaults() -> None:
+    """What the form starts with is what a document that says nothing gets from the loader."""
+    written = editor.document_from_knobs(editor.default_knobs())
+    loaded = load_policy(written)
+    unsaid = load_policy(NO_PROFILES)
+    for setting in POLICY_SETTINGS:
+        assert getattr(loaded, setting) == getattr(unsaid, setting), setting
+        assert editor.default_knobs()[setting] == getattr(unsaid, setting), setting

@@ -147,6 +147,8 @@ def default_knobs() -> dict[str, Any]:
     for name, weight in SCORE_PLUGINS:
         knobs[f"score_{name}_on"] = True
         knobs[f"score_{name}_weight"] = weight
+    # What a Policy wrapper leaves unsaid takes the engine's Policy defaults (config.Policy).
+    policy = scheduler_core.config.default_policy()
     knobs.update(
         preemption=True,
         min_candidate_nodes_percentage=DEFAULT_MIN_CANDIDATE_PERCENTAGE,
@@ -158,15 +160,15 @@ def default_knobs() -> dict[str, Any]:
         extra_resource="",
         extra_weight=0,
         shape=[list(point) for point in DEFAULT_SHAPE],
-        percentage_of_nodes_to_score=0,
-        pod_initial_backoff_seconds=1,
-        pod_max_backoff_seconds=10,
-        queue_mode="priority",
-        scheduler_mode="framework",
-        upgrade_aware_reservation=False,
-        queueing_hints=False,
-        tie_break=TIE_BREAK_RANDOM,
-        bind_latency_ms=0,
+        percentage_of_nodes_to_score=policy.percentage_of_nodes_to_score,
+        pod_initial_backoff_seconds=policy.pod_initial_backoff_seconds,
+        pod_max_backoff_seconds=policy.pod_max_backoff_seconds,
+        queue_mode=policy.queue_mode,
+        scheduler_mode=policy.scheduler_mode,
+        upgrade_aware_reservation=policy.upgrade_aware_reservation,
+        queueing_hints=policy.queueing_hints,
+        tie_break=policy.tie_break,
+        bind_latency_ms=policy.bind_latency_ms,
         gpu_sharing=False,
         gpu_policy="",
     )
