@@ -245,3 +245,30 @@ def test_the_default_knobs_write_a_document_that_loads_to_the_engines_policy_def
     for setting in POLICY_SETTINGS:
         assert getattr(loaded, setting) == getattr(unsaid, setting), setting
         assert editor.default_knobs()[setting] == getattr(unsaid, setting), setting
+
+
+def test_a_resource_weight_of_zero_reads_as_the_parsers_default_of_one() -> None:
+    document = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: MostAllocated
+        resources:
+        - {name: cpu, weight: 0}
+        - {name: memory, weight: 3}
+"""
+    knobs = editor.knobs_from_document(document)
+    assert (knobs["cpu_weight"], knobs["memory_weight"]) == (1, 3)
+    assert [(r.name, r.weight) for r in NodeResourcesFit(Handle(), _fit_args(document)).args.resources] == [
+        ("cpu", 1),
+        ("memory", 3),
+    ]
+
+
+def _fit_args(document: str) -> dict[str, Any]:
+    args: dict[str, Any] = load_policy(document).profiles[0].plugin_args["NodeResourcesFit"]
+    return args

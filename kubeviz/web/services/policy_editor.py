@@ -31,6 +31,7 @@ import scheduler_core.config
 from scheduler_core.errors import LoadError, Problem
 from scheduler_core.model import CPU, MEMORY
 from scheduler_core.plugins.node_resources_fit import REQUESTED_TO_CAPACITY_RATIO
+from scheduler_core.plugins.resource_allocation import parse_resource_specs
 from scheduler_core.policy import (
     BUILTIN_POLICIES_DIR,
     CONFIG_API_VERSION,
@@ -204,7 +205,8 @@ def knobs_from_policy(policy: scheduler_core.config.Policy) -> dict[str, Any]:
     if strategy is not None:
         knobs["scoring_strategy"] = strategy.get("type", DEFAULT_STRATEGY)
         knobs["write_scoring_strategy"] = True
-        resources = [(str(r["name"]), int(r.get("weight") or 1)) for r in strategy.get("resources") or []]
+        # The loaded document passed the parser; it defaults a weight of 0 to 1.
+        resources = [(r.name, r.weight) for r in parse_resource_specs(strategy.get("resources") or [], "resources")]
         if resources:
             weights = dict(resources)
             knobs["cpu_weight"] = weights.pop(CPU, 0)
