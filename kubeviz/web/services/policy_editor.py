@@ -148,8 +148,6 @@ def default_knobs() -> dict[str, Any]:
     for name, weight in SCORE_PLUGINS:
         knobs[f"score_{name}_on"] = True
         knobs[f"score_{name}_weight"] = weight
-    # What a Policy wrapper leaves unsaid takes the engine's Policy defaults (config.Policy).
-    policy = scheduler_core.config.default_policy()
     knobs.update(
         preemption=True,
         min_candidate_nodes_percentage=DEFAULT_MIN_CANDIDATE_PERCENTAGE,
@@ -161,18 +159,11 @@ def default_knobs() -> dict[str, Any]:
         extra_resource="",
         extra_weight=0,
         shape=[list(point) for point in DEFAULT_SHAPE],
-        percentage_of_nodes_to_score=policy.percentage_of_nodes_to_score,
-        pod_initial_backoff_seconds=policy.pod_initial_backoff_seconds,
-        pod_max_backoff_seconds=policy.pod_max_backoff_seconds,
-        queue_mode=policy.queue_mode,
-        scheduler_mode=policy.scheduler_mode,
-        upgrade_aware_reservation=policy.upgrade_aware_reservation,
-        queueing_hints=policy.queueing_hints,
-        tie_break=policy.tie_break,
-        bind_latency_ms=policy.bind_latency_ms,
         gpu_sharing=False,
         gpu_policy="",
     )
+    # What a Policy wrapper leaves unsaid takes the engine's Policy defaults (config.Policy).
+    knobs.update(_policy_settings(scheduler_core.config.default_policy()))
     return knobs
 
 
@@ -216,18 +207,27 @@ def knobs_from_policy(policy: scheduler_core.config.Policy) -> dict[str, Any]:
         shape = (strategy.get("requestedToCapacityRatio") or {}).get("shape") or []
         if shape:
             knobs["shape"] = [[int(p.get("utilization", 0)), int(p.get("score", 0))] for p in shape]
-    knobs.update(
-        percentage_of_nodes_to_score=policy.percentage_of_nodes_to_score,
-        pod_initial_backoff_seconds=policy.pod_initial_backoff_seconds,
-        pod_max_backoff_seconds=policy.pod_max_backoff_seconds,
-        queue_mode=policy.queue_mode,
-        scheduler_mode=policy.scheduler_mode,
-        upgrade_aware_reservation=policy.upgrade_aware_reservation,
-        queueing_hints=policy.queueing_hints,
-        tie_break=policy.tie_break,
-        bind_latency_ms=policy.bind_latency_ms,
-    )
+    knobs.update(_policy_settings(policy))
     return knobs
+
+
+# The knobs the Policy wrapper sets, by their field name in config.Policy.
+_POLICY_SETTINGS = (
+    "percentage_of_nodes_to_score",
+    "pod_initial_backoff_seconds",
+    "pod_max_backoff_seconds",
+    "queue_mode",
+    "scheduler_mode",
+    "upgrade_aware_reservation",
+    "queueing_hints",
+    "tie_break",
+    "bind_latency_ms",
+)
+
+
+def _policy_settings(policy: scheduler_core.config.Policy) -> dict[str, Any]:
+    """The knobs the Policy wrapper sets, as the loaded policy has them."""
+    return {name: getattr(policy, name) for name in _POLICY_SETTINGS}
 
 
 # Knobs → document
