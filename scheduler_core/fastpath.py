@@ -513,8 +513,8 @@ class FastScheduler(Scheduler):
                         norm_arr = np.array(normalized, dtype=np.int64)
                     else:
                         normalized = norm_arr.tolist()
-                bad = np.flatnonzero((norm_arr > MAX_NODE_SCORE) | (norm_arr < MIN_NODE_SCORE))
-                if bad.size:
+                if norm_arr.size and (norm_arr.max() > MAX_NODE_SCORE or norm_arr.min() < MIN_NODE_SCORE):
+                    bad = np.flatnonzero((norm_arr > MAX_NODE_SCORE) | (norm_arr < MIN_NODE_SCORE))
                     raise _range_error(plugin, int(norm_arr[bad[0]]))
             weight = fwk.weights[plugin.name]
             totals += norm_arr * weight

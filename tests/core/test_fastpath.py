@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from collections.abc import Sequence
 
 import pytest
 
 from bench.workload import build
 from scheduler_core.config import Policy, default_policy, default_profile
 from scheduler_core.fastpath import FastScheduler
+from scheduler_core.framework import BatchScorePlugin, CycleState, ScorePlugin
 from scheduler_core.model import (
     Affinity,
     Container,
@@ -39,9 +41,11 @@ from scheduler_core.model import (
     Toleration,
     TopologySpreadConstraint,
 )
+from scheduler_core.plugins import REGISTRY
 from scheduler_core.policy import builtin_policy
 from scheduler_core.scenario_types import Scenario, TimelineAction
 from scheduler_core.simulation import Simulation
+from scheduler_core.state import NodeInfo
 from scheduler_core.trace import DETAIL_FULL, DETAIL_SUMMARY, dumps
 
 GI = 1024**3
@@ -344,3 +348,41 @@ def test_fast_scheduler_state_survives_explicit_next_start_index() -> None:
         sims.append(sim)
     assert sims[0].scheduler.next_start_node_index == sims[1].scheduler.next_start_node_index
     assert dumps(sims[0].trace.events) == dumps(sims[1].trace.events)
+
+
+class _RawOutOfRange(ScorePlugin):
+    """A score plugin the fast path calls per node, whose raw score breaks the 0..100 range."""
+
+    name = "RawOutOfRange"
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        return 101
+
+
+class _BatchOutOfRange(BatchScorePlugin):
+    """The same through a batch form: the fast path's array range check."""
+
+    name = "BatchOutOfRange"
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
+        return [-1 if i == len(nodes) - 1 else 50 for i in range(len(nodes))]
+
+
+@pytest.mark.parametrize("plugin", [_RawOutOfRange, _BatchOutOfRange], ids=["per node", "batch form"])
+def test_a_score_out_of_range_is_the_same_error_fast_and_plain(
+    monkeypatch: pytest.MonkeyPatch, plugin: type[ScorePlugin]
+) -> None:
+    """RunScorePlugins' range check (framework/runtime.go): the same error, in the same trace, from both."""
+    monkeypatch.setitem(REGISTRY, plugin.name, plugin)
+    profile = default_profile()
+    plugins = {**profile.plugins, "score": (*profile.plugins["score"], plugin.name)}
+    policy = Policy(
+        profiles=(dataclasses.replace(profile, plugins=plugins, weights={**profile.weights, plugin.name: 1}),)
+    )
+    traces = []
+    for fast in (True, False):
+        sim = Simulation(_mixed(3, num_nodes=6, num_pods=4), policy, detail=DETAIL_FULL, fast=fast)
+        sim.run()
+        traces.append(dumps(sim.trace.events))
+    assert traces[0] == traces[1]
+    assert f"plugin {plugin.name!r} returns an invalid score" in traces[0]
