@@ -183,10 +183,9 @@ class FastScheduler(Scheduler):
 
     def _init_own_state(self) -> None:
         self._plugin_kinds: dict[int, _PluginKinds] = {}  # id(framework) → what its plugins offer
-        # rows of the feasible list the last filter pass produced, for _score
-        self._last_feasible: list[NodeInfo] | None = None
-        self._last_rows: I64 | None = None
-        self._last_table: tuple[NodeTable, _Caches] | None = None  # the table those rows index
+        # What the last filter pass found, for _score in the same cycle: the feasible list, its
+        # rows, and the table and caches those rows belong to.
+        self._last_filtered: tuple[list[NodeInfo], I64, NodeTable, _Caches] | None = None
         self.path_counts: Counter[str] = Counter()  # PATH_* / score_path / normalize_path → times taken
 
     # -- bookkeeping ------------------------------------------------------------------------
@@ -236,9 +235,7 @@ class FastScheduler(Scheduler):
         self, fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo], num_all: int, result: CycleResult
     ) -> None:
         """The plain rotating-window loop, evaluated a chunk of nodes at a time (see module docstring)."""
-        self._last_feasible = None
-        self._last_rows = None
-        self._last_table = None
+        self._last_filtered = None
         n = len(nodes)
         table = self._table_for(fwk) if n else None
         plan = self._filter_plan(fwk, state, pod, table) if table is not None else None
@@ -293,9 +290,8 @@ class FastScheduler(Scheduler):
         result.evaluated = done
         self.path_counts[PATH_FILTER_VECTOR] += 1
         self.next_start_node_index = (self.next_start_node_index + done) % num_all
-        self._last_feasible = feasible
-        self._last_rows = np.concatenate(feasible_rows) if feasible_rows else np.zeros(0, dtype=np.int64)
-        self._last_table = (table, caches)
+        found_rows = np.concatenate(feasible_rows) if feasible_rows else np.zeros(0, dtype=np.int64)
+        self._last_filtered = (feasible, found_rows, table, caches)
 
     def _filter_chunk(
         self,
@@ -459,9 +455,9 @@ class FastScheduler(Scheduler):
         caches: _Caches | None = None
         if not fwk.score_plugins:
             pass
-        elif feasible is self._last_feasible and self._last_rows is not None and self._last_table is not None:
-            rows = self._last_rows  # this cycle's filtering: the same snapshot, rows already re-read
-            table, caches = self._last_table
+        elif self._last_filtered is not None and feasible is self._last_filtered[0]:
+            # this cycle's filtering: the same snapshot, rows already re-read
+            _, rows, table, caches = self._last_filtered
         else:
             table = self._table_for(fwk)
             if table is not None:

@@ -350,8 +350,7 @@ class NodeResourcesFit(PreFilterPlugin, BatchFilterPlugin, ResourceAllocationPre
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[I64 | list[int], Sequence[Status]]:
         """fitsRequest over the nodes as one bitmask each: bit 0 too many pods, bit j + 1 check j fails."""
-        pre = state.get(_PRE_FILTER_KEY)
-        checks = pre.checks if isinstance(pre, _PreFilterState) and pre.batchable else None
+        checks = self._batch_checks(state)
         rows = nodes if isinstance(nodes, NodeRows) else rows_for(self.handle, nodes)
         if checks is None or rows is None:
             return filter_each(self, state, pod, nodes)

@@ -394,18 +394,7 @@ def document_from_knobs(knobs: Mapping[str, Any], base_text: str | None = None) 
 
 def _differences(a: scheduler_core.config.Policy, b: scheduler_core.config.Policy) -> list[str]:
     out: list[str] = []
-    for field in (
-        "percentage_of_nodes_to_score",
-        "pod_initial_backoff_seconds",
-        "pod_max_backoff_seconds",
-        "queue_mode",
-        "scheduler_mode",
-        "upgrade_aware_reservation",
-        "queueing_hints",
-        "tie_break",
-        "bind_latency_ms",
-        "node_usage_every_ms",
-    ):
+    for field in (*_POLICY_SETTINGS, "node_usage_every_ms"):
         if getattr(a, field) != getattr(b, field):
             out.append(field)
     if len(a.profiles) != len(b.profiles):
