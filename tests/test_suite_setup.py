@@ -29,10 +29,22 @@ PREREQUISITES = ROOT / "scripts" / "prerequisites.sh"
 
 
 def _prerequisites(env: dict[str, str], *, as_user: str | None = None) -> subprocess.CompletedProcess[str]:
-    command = ["bash", str(PREREQUISITES)]
-    if as_user is not None:
-        command = ["runuser", "-u", as_user, "--", *command]
-    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    if as_user is None:
+        return subprocess.run(
+            ["bash", str(PREREQUISITES)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+        )
+    # Another user may not be able to enter the clone (``mktemp -d`` makes it 0700): the script,
+    # which reads no other file of the repository, is handed to bash on stdin, from /.
+    with PREREQUISITES.open(encoding="utf-8") as script:
+        return subprocess.run(
+            ["runuser", "-u", as_user, "--", "bash", "-s"],
+            cwd="/",
+            env=env,
+            stdin=script,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
 
 
 def _env(**extra: str) -> dict[str, str]:
