@@ -62,7 +62,7 @@ def scenario_yaml(nodes: int, pods: int) -> str:
 def engine_alone(text: str, policy_document: str) -> float:
     """One policy's run by the engine alone, from the document (what a worker does before storing)."""
     from kubeviz.web.services.engine import parse_policy, parse_scenario
-    from scheduler_core.simulation import Simulation
+    from scheduler_core.simulation.simulation import Simulation
 
     started = time.perf_counter()
     Simulation(parse_scenario(text, "bench-compare.yaml"), parse_policy(policy_document), 1).run()

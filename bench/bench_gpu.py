@@ -40,11 +40,11 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import public_data  # noqa: E402
+from scheduler_core.documents.scenario import load_scenario  # noqa: E402
 from scheduler_core.gputrace.document import scenario_document  # noqa: E402
-from scheduler_core.metrics import MetricsAccumulator  # noqa: E402
-from scheduler_core.policy import builtin_policy  # noqa: E402
-from scheduler_core.scenario import load_scenario  # noqa: E402
-from scheduler_core.simulation import Simulation  # noqa: E402
+from scheduler_core.results.metrics import MetricsAccumulator  # noqa: E402
+from scheduler_core.scheduler.policy import builtin_policy  # noqa: E402
+from scheduler_core.simulation.simulation import Simulation  # noqa: E402
 
 POLICIES = ("gpu-random", "gpu-dot-product", "gpu-clustering", "gpu-packing", "gpu-best-fit", "gpu-fgd")
 # The artifact's unallocated GPU % at 100 % arrived (mean, spread over seeds 42-51); see above.

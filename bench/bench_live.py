@@ -84,7 +84,7 @@ def record(scenario: Any) -> tuple[Any, float]:
 def engine_alone(scenario: Any) -> float:
     from kubeviz.web.models import Policy
     from kubeviz.web.services.engine import parse_policy, parse_scenario
-    from scheduler_core.simulation import Simulation
+    from scheduler_core.simulation.simulation import Simulation
 
     started = time.perf_counter()  # parsing the document is part of a run's work, in both
     parsed = parse_scenario(scenario.document, scenario.slug + ".yaml")

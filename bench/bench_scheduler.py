@@ -1,7 +1,7 @@
 """Scheduler throughput: pods/s, events/s, cycle latency and peak memory (printed, never asserted).
 
 Runs the default policy on ``bench/workload.build`` clusters with the fast path
-(:class:`scheduler_core.fastpath.FastScheduler`) at 500 nodes × 2,000 pods and 5,000 nodes ×
+(:class:`scheduler_core.scheduler.fastpath.FastScheduler`) at 500 nodes × 2,000 pods and 5,000 nodes ×
 10,000 pods, and the plain :class:`Scheduler` at 500 × 2,000 for comparison. Each run is a
 fresh subprocess so its peak RSS is its own. pods/s is pods bound ÷ wall time of
 ``Simulation.run()``; building the scenario and the Simulation is reported as setup.
@@ -29,7 +29,7 @@ RUNS = (("fast", 500, 2_000), ("fast", 5_000, 10_000), ("plain", 500, 2_000))
 def one(mode: str, num_nodes: int, num_pods: int) -> dict[str, Any]:
     """One measured run in this process; returns the figures as a dict."""
     from bench.workload import build
-    from scheduler_core.simulation import Simulation
+    from scheduler_core.simulation.simulation import Simulation
 
     t0 = time.perf_counter()
     scenario = build(num_nodes, num_pods)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from scheduler_core.model import (
+from scheduler_core.api.model import (
     Affinity,
     Container,
     Node,
@@ -17,7 +17,7 @@ from scheduler_core.model import (
     Taint,
     Toleration,
 )
-from scheduler_core.scenario_types import Scenario
+from scheduler_core.api.scenario_types import Scenario
 
 GI = 1024**3
 ZONES = ("zone-a", "zone-b", "zone-c")

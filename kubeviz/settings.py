@@ -15,7 +15,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from scheduler_core import run_end
+from scheduler_core.simulation import DEFAULT_MAX_EVENTS, DEFAULT_MAX_VIRTUAL_MS
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -263,9 +263,9 @@ REDIS_SOCKET_TIMEOUT_SECONDS = 15
 # or "quiescent"; these stop the rest. A scenario without spec.endAt stops after this much
 # virtual time (its endAt, longer or shorter, is its own limit); every run stops after this many
 # trace events (the largest benchmark, 5,000 nodes x 10,000 pods, records about 95,000).
-# The defaults are the engine's own (scheduler_core/run_end.py), which the CLI uses too.
-KUBEVIZ_RUN_MAX_VIRTUAL_SECONDS = env_int("KUBEVIZ_RUN_MAX_VIRTUAL_SECONDS", run_end.DEFAULT_MAX_VIRTUAL_MS // 1000)
-KUBEVIZ_RUN_MAX_EVENTS = env_int("KUBEVIZ_RUN_MAX_EVENTS", run_end.DEFAULT_MAX_EVENTS)
+# The defaults are the engine's own (scheduler_core/simulation/run_end.py), which the CLI uses too.
+KUBEVIZ_RUN_MAX_VIRTUAL_SECONDS = env_int("KUBEVIZ_RUN_MAX_VIRTUAL_SECONDS", DEFAULT_MAX_VIRTUAL_MS // 1000)
+KUBEVIZ_RUN_MAX_EVENTS = env_int("KUBEVIZ_RUN_MAX_EVENTS", DEFAULT_MAX_EVENTS)
 for _name in ("KUBEVIZ_RUN_MAX_VIRTUAL_SECONDS", "KUBEVIZ_RUN_MAX_EVENTS"):
     if globals()[_name] < 1:
         raise ImproperlyConfigured(f"{_name} must be 1 or more")

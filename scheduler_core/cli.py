@@ -16,23 +16,30 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from .builtin_names import resolve_builtin
-from .clusters import Cluster, ClusterError, builtin_cluster, builtin_cluster_names, load_cluster_file, load_on_cluster
-from .compare import Comparison, compare
-from .config import Policy
-from .errors import LoadError
-from .explain import ExplainError, explain
+from .api.scenario_types import Scenario
+from .api.units import format_amount
+from .documents.builtin_names import resolve_builtin
+from .documents.clusters import (
+    Cluster,
+    ClusterError,
+    builtin_cluster,
+    builtin_cluster_names,
+    load_cluster_file,
+    load_on_cluster,
+)
+from .documents.durations import parse_duration_ms
+from .documents.errors import LoadError
+from .documents.scenario import builtin_scenario_names, load_scenario_file
+from .documents.yamlsource import DEFAULT_READ_CPU_SECONDS, CpuAllowance, read_text_file
 from .gputrace import import_cli
-from .k8s_parse import parse_duration_ms
-from .metrics import MetricsAccumulator, format_metrics
-from .policy import builtin_policies, builtin_policy, builtin_policy_names, load_policy_file
-from .run_end import DEFAULT_MAX_EVENTS, DEFAULT_MAX_VIRTUAL_MS
-from .scenario import builtin_scenario_names, load_scenario_file
-from .scenario_types import Scenario
-from .simulation import RunSummary, Simulation
-from .trace import DETAIL_FULL, DETAIL_SUMMARY
-from .units import format_amount
-from .yamlsource import DEFAULT_READ_CPU_SECONDS, CpuAllowance, read_text_file
+from .results.comparison import Comparison, compare
+from .results.explanation import ExplainError, explain
+from .results.metrics import MetricsAccumulator, format_metrics
+from .scheduler.config import Policy
+from .scheduler.policy import builtin_policies, builtin_policy, builtin_policy_names, load_policy_file
+from .simulation.run_end import DEFAULT_MAX_EVENTS, DEFAULT_MAX_VIRTUAL_MS
+from .simulation.simulation import RunSummary, Simulation
+from .trace.stream import DETAIL_FULL, DETAIL_SUMMARY
 
 __all__ = ["main", "build_parser"]
 

@@ -26,7 +26,7 @@ from kubeviz.web.access import signed_in
 from kubeviz.web.services import limits
 from kubeviz.web.services.dispatch import QUEUE_DOWN, RunQueueUnavailable
 from kubeviz.web.services.read_limits import body_too_big_error
-from scheduler_core.errors import Problem
+from scheduler_core.documents import Problem
 
 __all__ = [
     "START_REFUSALS",

@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from scheduler_core.yamlsource import Document, load_documents
+from scheduler_core.documents import Document, load_documents
 
 __all__ = [
     "CONTENT",

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from scheduler_core.policy import builtin_policy
-from scheduler_core.scenario import builtin_scenario
+from scheduler_core.documents import builtin_scenario
+from scheduler_core.scheduler import builtin_policy
 from scheduler_core.simulation import Simulation
 
 from .schema import Lesson

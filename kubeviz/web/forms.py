@@ -13,10 +13,14 @@ from django.core.files.uploadedfile import UploadedFile
 from django.core.validators import ProhibitNullCharactersValidator
 from django.http import QueryDict
 
-from scheduler_core.gpu.workload import DEFAULT_ARRIVAL_INTERVAL_MS, DEFAULT_TARGET_PERCENT, PROTOCOLS
-from scheduler_core.k8s_parse import parse_duration_ms
-from scheduler_core.scenario import MAX_NODES
-from scheduler_core.yamlsource import not_utf8
+from scheduler_core.documents import (
+    DEFAULT_ARRIVAL_INTERVAL_MS,
+    DEFAULT_TARGET_PERCENT,
+    MAX_NODES,
+    PROTOCOLS,
+    not_utf8,
+    parse_duration_ms,
+)
 
 from .access import visible_clusters
 from .models import Cluster, Visibility
@@ -293,7 +297,7 @@ class ClusterUploadForm(ScenarioUploadForm):
 
 
 class ClusterShapeForm(forms.Form):
-    """N alike nodes spread over some zones (scheduler_core.clusters.shape_document)."""
+    """N alike nodes spread over some zones (scheduler_core.documents.shape_document)."""
 
     name = forms.CharField(max_length=100, initial="my-cluster", validators=[VisibleName()])
     count = forms.IntegerField(label="Nodes", min_value=1, max_value=MAX_NODES, initial=10)

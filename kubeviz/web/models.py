@@ -25,7 +25,7 @@ class Visibility(models.TextChoices):
 class Cluster(models.Model):
     """Nodes, and the pods already running on them, for documents without nodes (docs/clusters.md).
 
-    ``document`` is what scheduler_core.clusters.load_cluster reads: kubectl's output, a
+    ``document`` is what scheduler_core.documents.load_cluster reads: kubectl's output, a
     Scenario document or Node manifests; ``summary`` keeps its counts for the list.
     """
 
@@ -191,7 +191,7 @@ class TraceEvent(models.Model):
 
 
 class Snapshot(models.Model):
-    """The whole view state after event ``seq`` (scheduler_core.replay.ViewState.as_dict())."""
+    """The whole view state after event ``seq`` (scheduler_core.results.ViewState.as_dict())."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="snapshots")
     seq = models.IntegerField()

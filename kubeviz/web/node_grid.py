@@ -29,7 +29,7 @@ from typing import Any
 
 from django.utils.html import escape
 
-from scheduler_core.replay import ViewState
+from scheduler_core.results import ViewState
 
 __all__ = [
     "PENDING",

@@ -20,9 +20,8 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
-from scheduler_core.gpu_request import MILLI
-from scheduler_core.replay import ViewState
-from scheduler_core.units import format_amount
+from scheduler_core.api import MILLI, format_amount
+from scheduler_core.results import ViewState
 
 from . import node_grid
 from .frames import Group, oob

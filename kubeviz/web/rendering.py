@@ -1,4 +1,4 @@
-"""Turning a run's :class:`~scheduler_core.replay.ViewState` into what the run page's partials show.
+"""Turning a run's :class:`~scheduler_core.results.ViewState` into what the run page's partials show.
 
 The run page and the frames its playback websocket sends (:mod:`kubeviz.web.run_frames`), and
 the comparison columns, render the same partials from the same contexts, built here. Everything
@@ -11,8 +11,8 @@ import math
 import re
 from typing import Any
 
-from scheduler_core.replay import ViewState
-from scheduler_core.units import format_amount
+from scheduler_core.api import format_amount
+from scheduler_core.results import ViewState
 
 from .charts import ChartSeries, format_seconds, line_chart, node_bars_chart
 from .models import Run, RunStatus

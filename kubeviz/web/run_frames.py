@@ -14,7 +14,7 @@ from typing import Any
 from django.template.loader import render_to_string
 from django.utils.html import format_html
 
-from scheduler_core.replay import ViewState
+from scheduler_core.results import ViewState
 
 from . import rendering
 from .frames import Frame, Part

@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..gpu_allocation import tightest_gpus
-from ..gpu_request import (
+from ..api.gpu_allocation import tightest_gpus
+from ..api.gpu_request import (
     GPU_COUNT_ANNOTATION,
     GPU_MILLI_ANNOTATION,
     GPU_MODEL_ANNOTATION,
@@ -30,7 +30,7 @@ from ..gpu_request import (
     MILLI,
     GpuRequest,
 )
-from ..model import CPU, Container, Pod
+from ..api.model import CPU, Container, Pod
 from .frag import node_fragmentation
 from .typical import typical_pods
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..model import CPU, Pod
+from ..api.model import CPU, Pod
 
 __all__ = ["TypicalPod", "pod_shape", "typical_pods"]
 

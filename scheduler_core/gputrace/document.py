@@ -16,13 +16,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from ..errors import LoadError, Problem
-from ..gpu.trace_csv import NodeRow, PodRow, parse_nodes_csv, parse_pods_csv
-from ..gpu.workload import DEFAULT_ARRIVAL_INTERVAL_MS, DEFAULT_TARGET_PERCENT, PROTOCOLS
-from ..gpu_request import MILLI
-from ..k8s_parse import parse_duration_ms
-from ..scenario import load_scenario
-from ..yamlsource import MAX_TEXT_BYTES, describe_sizes
+from ..api.gpu_request import MILLI
+from ..documents.durations import parse_duration_ms
+from ..documents.errors import LoadError, Problem
+from ..documents.gpu_trace_csv import NodeRow, PodRow, parse_nodes_csv, parse_pods_csv
+from ..documents.gpu_workload import DEFAULT_ARRIVAL_INTERVAL_MS, DEFAULT_TARGET_PERCENT, PROTOCOLS
+from ..documents.scenario import load_scenario
+from ..documents.yamlsource import MAX_TEXT_BYTES, describe_sizes
 
 __all__ = [
     "TraceFiles",

@@ -13,11 +13,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import LoadError
-from ..gpu.trace_csv import MAX_CSV_BYTES
-from ..gpu.workload import DEFAULT_ARRIVAL_INTERVAL_MS, DEFAULT_TARGET_PERCENT, PROTOCOLS
-from ..k8s_parse import parse_duration_ms
-from ..yamlsource import decode_text
+from ..documents.durations import parse_duration_ms
+from ..documents.errors import LoadError
+from ..documents.gpu_trace_csv import MAX_CSV_BYTES
+from ..documents.gpu_workload import DEFAULT_ARRIVAL_INTERVAL_MS, DEFAULT_TARGET_PERCENT, PROTOCOLS
+from ..documents.yamlsource import decode_text
 from .document import csv_subset, read_trace, sample_nodes, sample_pods, scenario_document, trace_summary
 
 __all__ = ["add_parser", "run", "COMMAND"]

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from scheduler_core.config import ProfileConfig, default_profile
-from scheduler_core.framework import CycleState, Handle, Plugin, Status
-from scheduler_core.framework.runtime import Framework, ScoreResult
-from scheduler_core.model import Container, Node, Pod
-from scheduler_core.plugins import REGISTRY
-from scheduler_core.quantity import to_resource_int
-from scheduler_core.state import ClusterCache, NodeInfo, Snapshot
+from scheduler_core.api.model import Container, Node, Pod
+from scheduler_core.api.quantity import to_resource_int
+from scheduler_core.scheduler.cache import ClusterCache, NodeInfo, Snapshot
+from scheduler_core.scheduler.config import ProfileConfig
+from scheduler_core.scheduler.framework import CycleState, Handle, Plugin, Status
+from scheduler_core.scheduler.framework.runtime import Framework, ScoreResult
+from scheduler_core.scheduler.plugins import REGISTRY
+from scheduler_core.scheduler.profile import default_profile
 
 
 def res(**amounts: Any) -> dict[str, int]:
@@ -76,7 +77,7 @@ def run_filter(plugin: Any, pod: Pod, snapshot: Snapshot) -> dict[str, Status]:
 
 def run_score(plugin: Any, pod: Pod, snapshot: Snapshot, nodes: Sequence[NodeInfo] | None = None) -> dict[str, int]:
     """PreFilter → PreScore → Score per node → NormalizeScore; returns the final scores by node."""
-    from scheduler_core.framework import NodeScore
+    from scheduler_core.scheduler.framework import NodeScore
 
     state = CycleState()
     nodes = list(nodes if nodes is not None else snapshot.node_info_list)

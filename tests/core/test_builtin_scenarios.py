@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from scheduler_core.policy import builtin_policies
-from scheduler_core.run_end import END_QUIESCENT, END_STEADY
-from scheduler_core.scenario import load_scenario_file
-from scheduler_core.simulation import Simulation
-from scheduler_core.trace import EVENT_TYPES, dumps
+from scheduler_core.documents.scenario import load_scenario_file
+from scheduler_core.scheduler.policy import builtin_policies
+from scheduler_core.simulation.run_end import END_QUIESCENT, END_STEADY
+from scheduler_core.simulation.simulation import Simulation
+from scheduler_core.trace.stream import EVENT_TYPES, dumps
 
 SCENARIOS = sorted((Path(__file__).parents[2] / "scheduler_core" / "scenarios").glob("*.yaml"))
 

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from scheduler_core.trace import EVENT_TYPES
+from scheduler_core.trace.stream import EVENT_TYPES
 
 ROOT = Path(__file__).resolve().parents[2]
 WEB_PACKAGES = frozenset({"django", "kubeviz", "channels", "channels_redis", "celery", "daphne", "kombu"})
@@ -54,7 +54,7 @@ def reaches_past_the_front_door(tree: ast.AST) -> list[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr in ENGINE_INTERNALS:
             found.append((node.lineno, f".{node.attr}"))
-        elif isinstance(node, ast.ImportFrom) and node.module == "scheduler_core.trace":
+        elif isinstance(node, ast.ImportFrom) and node.module == "scheduler_core.trace.stream":
             found.extend((node.lineno, "imports Trace") for alias in node.names if alias.name == "Trace")
         elif isinstance(node, ast.Call) and node.args:
             func, first = node.func, node.args[0]
@@ -77,7 +77,7 @@ def test_the_checks_see_what_they_look_for() -> None:
     web = ast.parse(
         "sim.trace.listeners.append(take)\nsim.trace.keep = False\n"
         "emit('run_finished', end='cancelled')\nrecorder.emit('node_usage')\nlog.emit('hello')\n"
-        "getattr(sim, 'trace')\nfrom scheduler_core.trace import Trace, dumps\nsim.subscribe(take)\n"
+        "getattr(sim, 'trace')\nfrom scheduler_core.trace.stream import Trace, dumps\nsim.subscribe(take)\n"
     )
     assert reaches_past_the_front_door(web) == [
         "line 1: .listeners",
@@ -111,3 +111,80 @@ def test_importing_every_engine_module_loads_nothing_of_the_web() -> None:
 def test_the_web_reaches_a_run_only_through_the_front_door() -> None:
     found = {path: where for path, tree in _sources("kubeviz") if (where := reaches_past_the_front_door(tree))}
     assert not found, f"the web reaches past the engine's front door: {found}"
+
+
+def engine_packages() -> frozenset[str]:
+    """The engine's packages one below ``scheduler_core``: the only modules the web may import."""
+    return frozenset(f"scheduler_core.{p.parent.name}" for p in (ROOT / "scheduler_core").glob("*/__init__.py"))
+
+
+def past_the_front_doors(tree: ast.AST, packages: frozenset[str]) -> list[str]:
+    """The imports in ``tree`` that reach a module inside an engine package, by line.
+
+    The web imports ``scheduler_core`` or ``scheduler_core.<package>`` and takes names from the
+    package's ``__all__``; naming a module behind it (``scheduler_core.documents.scenario``, or
+    ``from scheduler_core.documents import scenario``) ties the web to the package's insides."""
+    found: list[tuple[int, str]] = []
+    doors = packages | {"scheduler_core"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend(
+                (node.lineno, alias.name)
+                for alias in node.names
+                if alias.name.startswith("scheduler_core") and alias.name not in doors
+            )
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("scheduler_core"):
+            module = node.module or ""
+            if module not in doors:
+                found.append((node.lineno, module))
+            else:
+                found.extend(
+                    (node.lineno, f"{module}.{alias.name}")
+                    for alias in node.names
+                    if f"{module}.{alias.name}" in packages
+                    or (ROOT / module.replace(".", "/") / f"{alias.name}.py").exists()
+                    or (ROOT / module.replace(".", "/") / alias.name / "__init__.py").exists()
+                )
+    return [f"line {line}: {name}" for line, name in sorted(found)]
+
+
+def test_the_front_door_check_sees_a_module_behind_a_door() -> None:
+    packages = frozenset({"scheduler_core.documents", "scheduler_core.scheduler"})
+    tree = ast.parse(
+        "import scheduler_core\nimport scheduler_core.documents\nfrom scheduler_core.documents import load_cluster\n"
+        "from scheduler_core.documents.scenario import builtin_scenario\nimport scheduler_core.scheduler.policy\n"
+        "from scheduler_core.scheduler import plugins\nfrom scheduler_core.documents import scenario\n"
+        "from scheduler_core import ENGINE_VERSION\n"
+    )
+    assert past_the_front_doors(tree, packages) == [
+        "line 4: scheduler_core.documents.scenario",
+        "line 5: scheduler_core.scheduler.policy",
+        "line 6: scheduler_core.scheduler.plugins",
+        "line 7: scheduler_core.documents.scenario",
+    ]
+
+
+def test_the_web_imports_the_engine_only_through_its_packages_front_doors() -> None:
+    packages = engine_packages()
+    found = {path: where for path, tree in _sources("kubeviz") if (where := past_the_front_doors(tree, packages))}
+    assert not found, f"the web imports a module behind an engine package's front door: {found}"
+
+
+def test_each_front_door_lists_what_it_offers_and_offers_what_it_lists() -> None:
+    """Every package's ``__init__`` has ``__all__``; each name in it is there, and each name the web
+    takes from a package is in its ``__all__``."""
+    import importlib
+
+    offered: dict[str, set[str]] = {}
+    for package in sorted(engine_packages()):
+        front = importlib.import_module(package)
+        names = getattr(front, "__all__", None)
+        assert names is not None, f"{package}/__init__.py has no __all__"
+        missing = [name for name in names if not hasattr(front, name)]
+        assert not missing, f"{package}.__all__ names what it does not have: {missing}"
+        offered[package] = set(names)
+    for path, tree in _sources("kubeviz"):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in offered:
+                unlisted = [a.name for a in node.names if a.name not in offered[node.module]]
+                assert not unlisted, f"{path}:{node.lineno} takes {unlisted} from {node.module}, not in its __all__"

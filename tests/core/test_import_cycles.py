@@ -11,12 +11,11 @@ has to untangle: a module that needs a type from a module above it names what it
 graph's strongly connected components with more than one module, and modules that import
 themselves, are the cycles; the test fails listing each of them.
 
-The same graph, drawn with each sub-package of ``scheduler_core`` (``framework``, ``plugins``,
-``gpu``, ...) as one node beside the top-level modules, shows the floors: a circle there means a
-sub-package spans floors -- something below imports into it and it imports something above.
-The imports that point back up are listed in :data:`UPWARD`, each one a known debt: without them
-the package graph has no circle, and each of them alone would close one, so the list shrinks
-when one goes (a test fails until its entry is removed) and cannot grow unnoticed.
+The same graph, drawn inside each package of ``scheduler_core`` with each of the package's
+children (a module, or a sub-package as one node) as one node, shows the floors: a circle there
+means a child spans floors -- something below imports into it and it imports something above.
+There is none at any depth (``scheduler_core`` itself, ``scheduler``, ``scheduler.plugins``, …):
+every package sits on one floor, with no known exception.
 """
 
 from __future__ import annotations
@@ -29,16 +28,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("scheduler_core", "kubeviz")
 ENGINE = "scheduler_core"
-
-# (importing module, imported module): the imports that point back up a floor. The profile
-# defaults (DEFAULT_PLUGINS' extension points) are read from the plugins and the framework by
-# config.py, which the framework itself imports for ProfileConfig.
-UPWARD = frozenset(
-    {
-        ("scheduler_core.config", "scheduler_core.framework.interface"),
-        ("scheduler_core.config", "scheduler_core.plugins"),
-    }
-)
 
 
 def module_name(path: Path) -> str:
@@ -144,23 +133,32 @@ def cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
     return sorted(found)
 
 
-def floor_of(module: str) -> str:
-    """The node a module is drawn as: its sub-package of the engine, or itself at the top level."""
-    parts = module.split(".")
-    return ".".join(parts[:2]) if len(parts) > 2 else module
+def floor_of(module: str, package: str = ENGINE) -> str | None:
+    """The node ``module`` is drawn as inside ``package``: the child of ``package`` it is or lies in."""
+    if not module.startswith(f"{package}."):
+        return None
+    return f"{package}.{module[len(package) + 1 :].split('.')[0]}"
 
 
-def package_graph(graph: Mapping[str, set[str]], without: frozenset[tuple[str, str]]) -> dict[str, set[str]]:
-    """The engine's imports between floors (sub-packages and top-level modules), ``without`` some."""
+def engine_packages(graph: Mapping[str, set[str]]) -> list[str]:
+    """Every package of the engine, ``scheduler_core`` itself first."""
+    engine = [m for m in graph if m == ENGINE or m.startswith(f"{ENGINE}.")]
+    return sorted({m for m in engine if any(other.startswith(f"{m}.") for other in engine)})
+
+
+def package_graph(graph: Mapping[str, set[str]], package: str = ENGINE) -> dict[str, set[str]]:
+    """The imports between the children of ``package`` (its modules and sub-packages)."""
     floors: dict[str, set[str]] = {}
     for module, targets in graph.items():
-        if module.partition(".")[0] != ENGINE:
+        here = floor_of(module, package)
+        if here is None:
             continue
-        here = floors.setdefault(floor_of(module), set())
+        edges = floors.setdefault(here, set())
         for target in targets:
-            if (module, target) not in without and floor_of(target) != floor_of(module):
-                here.add(floor_of(target))
-                floors.setdefault(floor_of(target), set())
+            there = floor_of(target, package)
+            if there is not None and there != here:
+                edges.add(there)
+                floors.setdefault(there, set())
     return floors
 
 
@@ -188,24 +186,30 @@ def test_a_sub_package_that_spans_floors_is_a_circle_of_the_package_graph() -> N
     low, a, b = f"{ENGINE}.low", f"{ENGINE}.pkg.a", f"{ENGINE}.pkg.b"
     graph = {low: {b}, a: {low}, b: set(), "kubeviz.x": {a}}
     assert cycles(graph) == []
-    floors = package_graph(graph, frozenset())
+    floors = package_graph(graph)
     assert floors == {low: {f"{ENGINE}.pkg"}, f"{ENGINE}.pkg": {low}}
     assert cycles(floors) == [[low, f"{ENGINE}.pkg"]]
-    assert cycles(package_graph(graph, frozenset({(low, b)}))) == []
 
 
-def test_every_sub_package_sits_on_one_floor_but_for_the_known_upward_imports() -> None:
-    found = cycles(package_graph(project_graph(), UPWARD))
-    assert not found, "sub-packages spanning floors:\n" + "\n".join(" <-> ".join(c) for c in found)
+def test_a_circle_deeper_down_is_seen_in_its_own_package() -> None:
+    x, y, z = f"{ENGINE}.top.x", f"{ENGINE}.top.sub.y", f"{ENGINE}.top.sub.z"
+    graph = {x: {y}, y: set(), z: {x}, f"{ENGINE}.top": set(), f"{ENGINE}.top.sub": set()}
+    assert cycles(package_graph(graph)) == []
+    assert cycles(package_graph(graph, f"{ENGINE}.top")) == [[f"{ENGINE}.top.sub", x]]
 
 
-def test_each_known_upward_import_is_still_there_and_still_points_up() -> None:
-    """An entry whose import went (or no longer closes a circle) is removed: the list only shrinks."""
+def test_every_package_sits_on_one_floor_at_every_depth() -> None:
     graph = project_graph()
-    gone = sorted(edge for edge in UPWARD if edge[1] not in graph.get(edge[0], set()))
-    assert not gone, f"no longer imported, remove from UPWARD: {gone}"
-    harmless = sorted(edge for edge in UPWARD if not cycles(package_graph(graph, UPWARD - {edge})))
-    assert not harmless, f"no longer points up, remove from UPWARD: {harmless}"
+    found = {package: c for package in engine_packages(graph) if (c := cycles(package_graph(graph, package)))}
+    assert not found, "packages spanning floors:\n" + "\n".join(
+        f"in {package}: " + " <-> ".join(c) for package, circles in found.items() for c in circles
+    )
+
+
+def test_at_most_five_modules_stay_at_the_top_of_the_engine() -> None:
+    """The rest lives in packages named by concern (docs/architecture.md "The engine's packages")."""
+    top = sorted(path.name for path in (ROOT / ENGINE).glob("*.py"))
+    assert len(top) <= 5, top
 
 
 def reached_from(graph: Mapping[str, set[str]], start: str) -> set[str]:
@@ -224,9 +228,9 @@ def test_the_gpu_trace_import_sits_above_the_scenario_loader() -> None:
     and of the engine only the command line (``gpu-trace``) imports it."""
     graph = project_graph()
     trace_import = f"{ENGINE}.gputrace"
-    assert f"{ENGINE}.scenario" in graph[f"{trace_import}.document"]
-    below = reached_from(graph, f"{ENGINE}.scenario")
-    assert f"{ENGINE}.gpu.trace_csv" in below
+    assert f"{ENGINE}.documents.scenario" in graph[f"{trace_import}.document"]
+    below = reached_from(graph, f"{ENGINE}.documents.scenario")
+    assert f"{ENGINE}.documents.gpu_trace_csv" in below
     assert not {module for module in below if floor_of(module) == trace_import}
     engine_importers = {
         module

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scheduler_core.model import (
+from scheduler_core.api.model import (
     Affinity,
     Container,
     Node,
@@ -20,12 +20,12 @@ from scheduler_core.model import (
     Taint,
     Toleration,
 )
-from scheduler_core.plugins.node_affinity import required_node_affinity_matches
-from scheduler_core.run_end import END_QUIESCENT, END_STEADY
-from scheduler_core.scenario_types import Scenario, TimelineAction
-from scheduler_core.simulation import Simulation
-from scheduler_core.state import NodeInfo
-from scheduler_core.trace import dumps
+from scheduler_core.api.scenario_types import Scenario, TimelineAction
+from scheduler_core.scheduler.cache import NodeInfo
+from scheduler_core.scheduler.plugins.node_affinity import required_node_affinity_matches
+from scheduler_core.simulation.run_end import END_QUIESCENT, END_STEADY
+from scheduler_core.simulation.simulation import Simulation
+from scheduler_core.trace.stream import dumps
 
 GI = 1024**3
 ZONES = ("a", "b")

@@ -10,8 +10,8 @@ import pytest
 from kubeviz.lessons import LessonError, lessons, load_lesson, locate
 from kubeviz.lessons.asking import ask_points
 from kubeviz.lessons.traces import engine_traces
-from scheduler_core.policy import builtin_policy_names
-from scheduler_core.scenario import builtin_scenario_names
+from scheduler_core.documents.scenario import builtin_scenario_names
+from scheduler_core.scheduler.policy import builtin_policy_names
 
 LESSONS = lessons()
 

@@ -13,10 +13,10 @@ import pytest
 
 from kubeviz.lessons import Lesson, lesson, locate
 from kubeviz.lessons.traces import engine_traces
-from scheduler_core.policy import builtin_policy
-from scheduler_core.scenario import builtin_scenario
-from scheduler_core.simulation import Simulation
-from scheduler_core.yamlsource import load_documents
+from scheduler_core.documents.scenario import builtin_scenario
+from scheduler_core.documents.yamlsource import load_documents
+from scheduler_core.scheduler.policy import builtin_policy
+from scheduler_core.simulation.simulation import Simulation
 
 ADVANCED = (
     "preemption",

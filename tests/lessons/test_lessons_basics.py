@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from kubeviz.lessons import lesson
-from scheduler_core.policy import builtin_policy
-from scheduler_core.scenario import BUILTIN_SCENARIOS_DIR, builtin_scenario, load_scenario
-from scheduler_core.scheduler import num_feasible_nodes_to_find
-from scheduler_core.simulation import Simulation
+from scheduler_core.documents.scenario import BUILTIN_SCENARIOS_DIR, builtin_scenario, load_scenario
+from scheduler_core.scheduler.policy import builtin_policy
+from scheduler_core.scheduler.schedule_one import num_feasible_nodes_to_find
+from scheduler_core.simulation.simulation import Simulation
 
 
 def trace(scenario: str, seed: int, policy: str = "default") -> list[dict]:

@@ -32,9 +32,9 @@ from kubeviz.web.services.engine import load_run_inputs
 from kubeviz.web.services.runner import step_loop
 from kubeviz.web.services.shared_runs import scenario_seed
 from kubeviz.web.services.view_state import state_at
-from scheduler_core import compare as core
-from scheduler_core.metrics import compute_metrics
-from scheduler_core.simulation import Simulation
+from scheduler_core.results import comparison as core
+from scheduler_core.results.metrics import compute_metrics
+from scheduler_core.simulation.simulation import Simulation
 
 STS = "sts-upgrade-under-pressure"
 

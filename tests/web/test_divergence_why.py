@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from kubeviz.web.services.divergence_why import explain
-from scheduler_core.compare import divergences
-from scheduler_core.policy import builtin_policy
-from scheduler_core.preferences import score_preferences
-from scheduler_core.scenario import builtin_scenario
-from scheduler_core.simulation import Simulation
+from scheduler_core.documents.scenario import builtin_scenario
+from scheduler_core.results.comparison import divergences
+from scheduler_core.scheduler.policy import builtin_policy
+from scheduler_core.scheduler.preferences import score_preferences
+from scheduler_core.simulation.simulation import Simulation
 
 
 def _cycle(pod: str, chosen: str, weighted: dict[str, dict[str, int]]) -> list[dict[str, Any]]:

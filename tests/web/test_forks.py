@@ -27,7 +27,7 @@ from kubeviz.web.services.forks import (
     fork_label,
 )
 from kubeviz.web.services.runner import step_loop
-from scheduler_core.trace import dumps
+from scheduler_core.trace.stream import dumps
 
 pytestmark = pytest.mark.django_db
 

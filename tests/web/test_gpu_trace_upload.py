@@ -11,7 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from kubeviz.web.models import Scenario
-from scheduler_core.scenario import load_scenario
+from scheduler_core.documents.scenario import load_scenario
 
 DATA = Path(__file__).parents[1] / "core" / "data" / "gpu"
 URL = "/scenarios/new/gpu-trace/"

@@ -15,8 +15,8 @@ from kubeviz.web.services import comparison_gpu
 from kubeviz.web.services.comparison_gpu import GpuLine, gpu_chart, gpu_results
 from kubeviz.web.services.comparison_metrics import metrics_from_dict
 from kubeviz.web.services.comparisons import Column
-from scheduler_core import compare as core
-from scheduler_core.replay import ViewState
+from scheduler_core.results import comparison as core
+from scheduler_core.results.replay import ViewState
 
 GPU_NODE = {"cpu": 64000, "memory": 256 * 2**30, "pods": 110, "nvidia.com/gpu": 4}
 CPU_NODE = {"cpu": 8000, "memory": 32 * 2**30, "pods": 110}

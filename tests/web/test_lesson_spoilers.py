@@ -24,7 +24,7 @@ from kubeviz.lessons import Lesson, Moment, lessons
 from kubeviz.lessons.asking import decision_start
 from kubeviz.web.models import Run, RunStatus, TraceEvent
 from kubeviz.web.rendering import short_pod
-from scheduler_core.replay import narrate
+from scheduler_core.results.replay import narrate
 
 from .test_lessons import open_lesson, quiet_start, record  # noqa: F401 -- the fixture, for every test here
 

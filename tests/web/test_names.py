@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 from kubeviz.web.forms import GpuTraceUploadForm, ScenarioUploadForm
 from kubeviz.web.models import Cluster, Policy, Scenario
 from kubeviz.web.services.names import VisibleName, check_document_name, hidden_character, name_problem
-from scheduler_core.errors import LoadError
+from scheduler_core.documents.errors import LoadError
 
 RLO = "\u202e"  # RIGHT-TO-LEFT OVERRIDE: "‮gnp.exe" shows as "exe.png"
 SPOOF = f"{RLO}gnp.exe\u200b"

@@ -70,7 +70,7 @@ def test_the_pages_people_open_show_no_template_comment(logged_in_client: Client
 def test_a_saved_policy_carries_its_own_name_in_its_document(user) -> None:
     """Saved as "my pack" from the default preset, the document no longer says name: default."""
     from kubeviz.web.services.policy_editor import save_policy
-    from scheduler_core.policy import load_policy
+    from scheduler_core.scheduler.policy import load_policy
 
     document = "apiVersion: kubeviz.dev/v1\nkind: Policy\nmetadata:\n  name: default  # the preset\nspec: {}\n"
     saved = save_policy(

@@ -17,8 +17,7 @@ import pytest
 from kubeviz.web.forms_policy import PolicyKnobsForm
 from kubeviz.web.services import policy_catalog as offered
 from kubeviz.web.services import policy_editor as editor
-from scheduler_core.config import DEFAULT_PLUGINS
-from scheduler_core.framework import (
+from scheduler_core.scheduler.framework import (
     FilterPlugin,
     Handle,
     PluginArgsError,
@@ -26,13 +25,14 @@ from scheduler_core.framework import (
     ReservePlugin,
     ScorePlugin,
 )
-from scheduler_core.framework.runtime import Framework
-from scheduler_core.gpu.policy import GpuScorePlugin
-from scheduler_core.plugins import REGISTRY
-from scheduler_core.plugins.default_preemption import DefaultPreemption
-from scheduler_core.plugins.node_resources_fit import NodeResourcesFit, parse_fit_args
-from scheduler_core.plugins.resource_allocation import DEFAULT_RESOURCES
-from scheduler_core.policy import builtin_policy, load_policy
+from scheduler_core.scheduler.framework.runtime import Framework
+from scheduler_core.scheduler.plugins import REGISTRY
+from scheduler_core.scheduler.plugins.default_preemption import DefaultPreemption
+from scheduler_core.scheduler.plugins.gpu_score import GpuScorePlugin
+from scheduler_core.scheduler.plugins.node_resources_fit import NodeResourcesFit, parse_fit_args
+from scheduler_core.scheduler.plugins.resource_allocation import DEFAULT_RESOURCES
+from scheduler_core.scheduler.policy import builtin_policy, load_policy
+from scheduler_core.scheduler.profile import DEFAULT_PLUGINS
 
 # A configuration that names no profile: the loader gives upstream's default one.
 NO_PROFILES = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"

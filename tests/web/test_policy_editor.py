@@ -12,12 +12,12 @@ from django.core.cache import cache
 from django.test import Client
 from django.urls import reverse
 
-import scheduler_core.config
+import scheduler_core.scheduler.config
 from kubeviz.web.forms_policy import PolicyKnobsForm
 from kubeviz.web.models import Policy, Visibility
 from kubeviz.web.services import policy_editor as editor
 from kubeviz.web.services.read_limits import editor_check_wait
-from scheduler_core.policy import builtin_policy, builtin_policy_names, load_policy
+from scheduler_core.scheduler.policy import builtin_policy, builtin_policy_names, load_policy
 
 pytestmark = pytest.mark.django_db
 
@@ -76,11 +76,11 @@ profiles:
 """
 
 
-def _comparable(policy: scheduler_core.config.Policy) -> scheduler_core.config.Policy:
+def _comparable(policy: scheduler_core.scheduler.config.Policy) -> scheduler_core.scheduler.config.Policy:
     return dataclasses.replace(policy, name="", source="")
 
 
-def _load(text: str) -> scheduler_core.config.Policy:
+def _load(text: str) -> scheduler_core.scheduler.config.Policy:
     return load_policy(text, "policy.yaml")
 
 

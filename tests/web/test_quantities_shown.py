@@ -1,11 +1,11 @@
-"""Quantities and labels as people read them where they look (scheduler_core/units.py)."""
+"""Quantities and labels as people read them where they look (scheduler_core/api/units.py)."""
 
 from __future__ import annotations
 
 from kubeviz.web.rendering import _requests_text
 from kubeviz.web.services.scenarios import _node_row
-from scheduler_core.model import Node
-from scheduler_core.quantity import to_resource_int
+from scheduler_core.api.model import Node
+from scheduler_core.api.quantity import to_resource_int
 
 
 def test_the_cluster_table_shows_binary_units_and_every_label_key_as_it_is() -> None:

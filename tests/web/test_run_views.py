@@ -25,10 +25,10 @@ from kubeviz.web.services.recording import RunRecording
 from kubeviz.web.services.runner import step_loop
 from kubeviz.web.services.runs import cancel_run
 from kubeviz.web.services.view_state import advance, latest_state, state_at
-from scheduler_core.policy import load_policy
-from scheduler_core.replay import ViewState
-from scheduler_core.scenario import load_scenario
-from scheduler_core.simulation import Simulation
+from scheduler_core.documents.scenario import load_scenario
+from scheduler_core.results.replay import ViewState
+from scheduler_core.scheduler.policy import load_policy
+from scheduler_core.simulation.simulation import Simulation
 
 from .conftest import Published
 
@@ -394,7 +394,7 @@ def test_moments_never_rerun_the_engine(client: Client, finished_run: Run, monke
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("the engine ran")
 
-    monkeypatch.setattr("scheduler_core.simulation.Simulation.__init__", refuse)
+    monkeypatch.setattr("scheduler_core.simulation.simulation.Simulation.__init__", refuse)
     assert client.get(reverse("run-detail", args=[finished_run.id]), {"seq": 10}).status_code == 200
     assert client.get(reverse("run-node", args=[finished_run.id]), {"name": "node-a", "seq": 10}).status_code == 200
 

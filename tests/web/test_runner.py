@@ -24,11 +24,11 @@ from kubeviz.web.services.builtins import ENGINE_DIR
 from kubeviz.web.services.runner import step_loop
 from kubeviz.web.services.runs import cancel_run
 from kubeviz.web.services.view_state import state_at
-from scheduler_core.metrics import compute_metrics
-from scheduler_core.policy import load_policy
-from scheduler_core.replay import ViewState
-from scheduler_core.scenario import load_scenario
-from scheduler_core.simulation import Simulation
+from scheduler_core.documents.scenario import load_scenario
+from scheduler_core.results.metrics import compute_metrics
+from scheduler_core.results.replay import ViewState
+from scheduler_core.scheduler.policy import load_policy
+from scheduler_core.simulation.simulation import Simulation
 
 from .conftest import Published, run_threads
 

@@ -15,7 +15,7 @@ from django.utils.html import escape
 
 from kubeviz.web.models import Cluster, Policy, Run, RunStatus, Scenario, Visibility
 from kubeviz.web.services.scenarios import first_sentence, format_ms, numbered_lines, unique_slug
-from scheduler_core.errors import Problem
+from scheduler_core.documents.errors import Problem
 
 pytestmark = pytest.mark.django_db
 
@@ -562,7 +562,7 @@ HOSTILE = [
 def test_hostile_uploads_are_refused_with_path_and_line_and_nothing_saved(
     logged_in_client: Client, monkeypatch: pytest.MonkeyPatch, text: str, expected: str
 ) -> None:
-    monkeypatch.setattr("scheduler_core.scenario.MAX_NODES", 3)
+    monkeypatch.setattr("scheduler_core.documents.scenario.MAX_NODES", 3)
     response = post_upload(logged_in_client, text=text)
     html = response.content.decode()
     assert response.status_code == 200

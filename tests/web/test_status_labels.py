@@ -15,7 +15,7 @@ from kubeviz.web.models import Run, RunStatus
 from kubeviz.web.run_frames import _cycle, recording_context, render_playhead, stopped_message
 from kubeviz.web.services.playhead import Playhead, Timeline
 from scheduler_core import cli
-from scheduler_core.replay import ViewState
+from scheduler_core.results.replay import ViewState
 
 
 def _run(**fields: Any) -> Run:

@@ -8,10 +8,10 @@ import pytest
 from django.template.loader import render_to_string
 
 from kubeviz.web.rendering import cycle_context
-from scheduler_core.config import default_policy
-from scheduler_core.replay import ViewState, narrate
-from scheduler_core.simulation import Simulation
-from tests.core.test_tie_break import five_alike
+from scheduler_core.results.replay import ViewState, narrate
+from scheduler_core.scheduler.profile import default_policy
+from scheduler_core.simulation.simulation import Simulation
+from tests.core.scheduler.test_tie_break import five_alike
 
 
 def run(tie_break: str) -> tuple[ViewState, list[str]]:

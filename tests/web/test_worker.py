@@ -26,10 +26,10 @@ from typing import Any
 
 import pytest
 
-from scheduler_core.metrics import compute_metrics
-from scheduler_core.policy import load_policy
-from scheduler_core.scenario import load_scenario
-from scheduler_core.simulation import Simulation
+from scheduler_core.documents.scenario import load_scenario
+from scheduler_core.results.metrics import compute_metrics
+from scheduler_core.scheduler.policy import load_policy
+from scheduler_core.simulation.simulation import Simulation
 from tests.processes import app_env, prepare_database, stop, tail
 from tests.redis_env import TEST_PREFIX, RedisSpace, redis_space
 

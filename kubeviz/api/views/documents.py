@@ -23,7 +23,7 @@ from kubeviz.web.models import Policy, Scenario, Visibility
 from kubeviz.web.services import policy_editor as editor
 from kubeviz.web.services import scenarios as scenario_service
 from kubeviz.web.services.read_limits import read_budget
-from scheduler_core.errors import LoadError
+from scheduler_core.documents import LoadError
 
 from ..permissions import SignedInToCreate, signed_in
 from ..responses import created, form_errors, problems_response

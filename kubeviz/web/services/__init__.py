@@ -2,9 +2,9 @@
 
 Naming rule: Scenario, Policy, Cluster, Comparison and Snapshot, written bare, are always the
 Django models (kubeviz/web/models.py); the engine's classes of the same names are always written
-fully qualified after ``import scheduler_core.<module>`` (``scheduler_core.scenario_types.Scenario``,
-``scheduler_core.config.Policy``, ``scheduler_core.clusters.Cluster``,
-``scheduler_core.compare.Comparison``, ``scheduler_core.state.Snapshot``), never imported under
+fully qualified after ``import scheduler_core.<module>`` (``scheduler_core.api.Scenario``,
+``scheduler_core.scheduler.Policy``, ``scheduler_core.documents.Cluster``,
+``scheduler_core.results.Comparison``, ``scheduler_core.scheduler.Snapshot``), never imported under
 an alias.
 """
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from django.db import transaction
 
 import scheduler_core
-from scheduler_core.clusters import BUILTIN_CLUSTERS_DIR, load_cluster
+from scheduler_core.documents import BUILTIN_CLUSTERS_DIR, load_cluster
 
 from ..models import Cluster, Policy, Scenario
 from .clusters import cluster_summary

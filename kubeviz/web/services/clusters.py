@@ -12,11 +12,9 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
 
-import scheduler_core.clusters
-from scheduler_core.clusters import DEFAULT_CLUSTER, load_cluster, nodes_document, shape_document
-from scheduler_core.errors import LoadError
-from scheduler_core.model import CPU, MEMORY
-from scheduler_core.units import format_amount
+import scheduler_core.documents
+from scheduler_core.api import CPU, MEMORY, format_amount
+from scheduler_core.documents import DEFAULT_CLUSTER, LoadError, load_cluster, nodes_document, shape_document
 
 from ..access import visible_clusters
 from ..models import Cluster, Scenario
@@ -52,12 +50,12 @@ class ClusterChoiceError(ValueError):
         self.status = status
 
 
-def parse_cluster(cluster: Cluster) -> scheduler_core.clusters.Cluster:
+def parse_cluster(cluster: Cluster) -> scheduler_core.documents.Cluster:
     """The stored document as the engine reads it; raises LoadError."""
     return load_cluster(cluster.document, "cluster.yaml", cluster.name)
 
 
-def cluster_summary(parsed: scheduler_core.clusters.Cluster) -> dict[str, Any]:
+def cluster_summary(parsed: scheduler_core.documents.Cluster) -> dict[str, Any]:
     """Counts kept on the row for the list: nodes, zones, running pods, total CPU and memory."""
     cpu = sum(node.allocatable.get(CPU, 0) for node in parsed.nodes)
     memory = sum(node.allocatable.get(MEMORY, 0) for node in parsed.nodes)
@@ -77,7 +75,7 @@ class CreatedCluster:
 
 
 def _store(
-    parsed: scheduler_core.clusters.Cluster, text: str, name: str, visibility: str, owner: User | None
+    parsed: scheduler_core.documents.Cluster, text: str, name: str, visibility: str, owner: User | None
 ) -> CreatedCluster:
     if not name.strip():  # the forms check their own name field (names.VisibleName)
         check_document_name(parsed.name, text, parsed.source)

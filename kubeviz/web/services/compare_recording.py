@@ -19,7 +19,7 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
-from scheduler_core.replay import ViewState
+from scheduler_core.results import ViewState
 
 from ..access import can_cancel_comparison
 from ..frames import Frame, Part, in_page

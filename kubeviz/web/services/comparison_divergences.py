@@ -1,4 +1,4 @@
-"""Where a comparison's policies decided differently: :func:`scheduler_core.compare.divergences`
+"""Where a comparison's policies decided differently: :func:`scheduler_core.results.divergences`
 over the first seed's stored traces, each with why (:mod:`.divergence_why`), computed once every
 one of those runs is done and kept on the comparison."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from scheduler_core.compare import divergences
-from scheduler_core.errors import LoadError
-from scheduler_core.preferences import Preference, score_preferences
+from scheduler_core.documents import LoadError
+from scheduler_core.results import divergences
+from scheduler_core.scheduler import Preference, score_preferences
 
 from ..models import Comparison, Run, TraceEvent
 from .comparisons import Column, columns_of
@@ -21,7 +21,7 @@ __all__ = ["DIVERGENCE_LIMIT", "comparison_divergences"]
 DIVERGENCE_LIMIT = 200
 # Bumped when the explanations change, so a comparison stored with older wording is explained again.
 WHY_VERSION = 2
-# The events scheduler_core.compare.decisions, the score rows and the "why" (divergence_why) read.
+# The events scheduler_core.results.decisions, the score rows and the "why" (divergence_why) read.
 DECISION_TYPES = TRACE_TYPES
 
 

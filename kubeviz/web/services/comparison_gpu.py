@@ -5,7 +5,7 @@ The curve is the one of Weng et al., "Beware of Fragmentation: Scheduling GPU-Sh
 with Fragmentation Gradient Descent" (ATC '23), Fig. 7/9: unallocated GPU (% of the cluster's GPU
 capacity) against the GPU requests that have arrived (% of the same capacity), 0–130 %. Past 100 %
 the cluster cannot hold every request, so the gap a policy leaves there is what fragmentation cost
-it. The numbers are the engine's (:mod:`scheduler_core.compare`: ``PolicyResult.gpu_curve`` — the
+it. The numbers are the engine's (:mod:`scheduler_core.results.comparison`: ``PolicyResult.gpu_curve`` — the
 mean over seeds of each run's ``RunMetrics.gpu["curve"]`` — and ``Comparison.gpu_table``), so the
 page says what ``python -m scheduler_core compare`` says. Drawn as inline SVG on the server, like
 the other comparison charts (:mod:`kubeviz.web.charts`).
@@ -20,8 +20,8 @@ from typing import Any
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-import scheduler_core.compare
-from scheduler_core.compare import GPU_COLUMNS
+import scheduler_core.results
+from scheduler_core.results import GPU_COLUMNS
 
 from ..charts import PALETTE, nice_ticks
 from .comparisons import Column
@@ -101,7 +101,7 @@ def gpu_chart(policies: Sequence[GpuLine], *, chart_id: str = "compare-chart-gpu
     return mark_safe("".join(parts))  # every interpolated text above is escaped or a number
 
 
-def gpu_results(core: scheduler_core.compare.Comparison, columns: Sequence[Column]) -> dict[str, Any] | None:
+def gpu_results(core: scheduler_core.results.Comparison, columns: Sequence[Column]) -> dict[str, Any] | None:
     """The chart and table when a run of the comparison had GPUs; None otherwise.
 
     ``core`` is the engine's comparison over the stored metrics, its results in column order.

@@ -1,4 +1,4 @@
-"""A comparison's numbers: the engine's :class:`scheduler_core.compare.Comparison` over the metrics
+"""A comparison's numbers: the engine's :class:`scheduler_core.results.Comparison` over the metrics
 each run stored (mean ± spread over seeds), so they are the CLI's ``compare`` numbers
 (docs/compare.md) without rerunning or rereading a trace."""
 
@@ -6,10 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import scheduler_core.compare
-from scheduler_core.compare import PolicyResult
-from scheduler_core.metrics import Fragmentation, PodMetrics, RolloutMetrics, RunMetrics, WorkloadMetrics
-from scheduler_core.packing import Packing
+import scheduler_core.results
+from scheduler_core.results import (
+    Fragmentation,
+    Packing,
+    PodMetrics,
+    PolicyResult,
+    RolloutMetrics,
+    RunMetrics,
+    WorkloadMetrics,
+)
 
 from ..models import Comparison
 from .comparisons import Column
@@ -62,10 +68,10 @@ def metrics_from_dict(data: dict[str, Any]) -> RunMetrics:
     )
 
 
-def engine_comparison(comparison: Comparison, columns: list[Column]) -> scheduler_core.compare.Comparison:
+def engine_comparison(comparison: Comparison, columns: list[Column]) -> scheduler_core.results.Comparison:
     """The engine's Comparison over the stored metrics (finished runs only; no traces)."""
     results = []
     for column in columns:
         runs = {run.seed: metrics_from_dict(run.metrics) for run in column.runs if run.metrics}
         results.append(PolicyResult(column.label, runs, {}))
-    return scheduler_core.compare.Comparison(comparison.scenario.name, list(comparison.seeds), results)
+    return scheduler_core.results.Comparison(comparison.scenario.name, list(comparison.seeds), results)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from scheduler_core.replay import ViewState
+from scheduler_core.results import ViewState
 
 from .. import rendering
 from ..models import Comparison, Run, TraceEvent

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scheduler_core.compare import SUMMARY_COLUMNS
+from scheduler_core.results import SUMMARY_COLUMNS
 
 from ..charts import ChartSeries, line_chart, node_bars_chart, sum_step_series
 from ..models import Comparison

@@ -1,6 +1,6 @@
 """Why two policies decided one scheduling attempt differently, in terms of the mechanism.
 
-:func:`scheduler_core.compare.divergences` finds the attempts the columns decided differently
+:func:`scheduler_core.results.divergences` finds the attempts the columns decided differently
 and states the outcomes. A learner needs the cause: a reservation that held the node for a
 StatefulSet replica, a nomination that held space, a plugin whose weighted score differed, a tie
 broken by the seed, a preemption in one column only, or a cluster that had already diverged (a
@@ -18,14 +18,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scheduler_core.compare import Decision, decisions
-from scheduler_core.preferences import Preference, score_preferences
+from scheduler_core.results import Decision, decisions
+from scheduler_core.scheduler import Preference, score_preferences
 
 from .. import rendering
 
 __all__ = ["TRACE_TYPES", "explain"]
 
-# The events the explanation reads (besides the verdicts scheduler_core.compare.decisions reads).
+# The events the explanation reads (besides the verdicts scheduler_core.results.decisions reads).
 TRACE_TYPES = (
     "pod_added",
     "cycle_start",
@@ -41,7 +41,7 @@ TRACE_TYPES = (
     "reservation_released",
 )
 
-Key = tuple[str, int, int]  # (pod, incarnation, attempt), as scheduler_core.compare matches attempts
+Key = tuple[str, int, int]  # (pod, incarnation, attempt), as scheduler_core.results.comparison matches attempts
 
 
 @dataclass
@@ -262,9 +262,9 @@ def explain(
     found: list[dict[str, Any]],
     preferences: dict[str, dict[str, Preference]] | None = None,
 ) -> list[dict[str, Any]]:
-    """``found`` (scheduler_core.compare.divergences as dicts) with ``mechanism``, ``because``
+    """``found`` (scheduler_core.results.divergences as dicts) with ``mechanism``, ``because``
     (one sentence per column) and ``moments`` ({policy: {seq, t_ms} | None}) added, in time order.
-    ``preferences`` (per column, :func:`scheduler_core.preferences.score_preferences` of its
+    ``preferences`` (per column, :func:`scheduler_core.scheduler.score_preferences` of its
     policy) say which way each score plugin pulls; upstream's defaults where a column has none."""
     columns = {label: _column(events) for label, events in traces.items()}
     preferences = preferences or {}

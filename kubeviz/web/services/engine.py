@@ -6,14 +6,12 @@ from typing import Any
 
 from django.conf import settings
 
-import scheduler_core.config
-import scheduler_core.scenario_types
-from scheduler_core.clusters import ClusterError, load_cluster, load_on_cluster
-from scheduler_core.errors import LoadError
-from scheduler_core.fork import ForkAction, ForkError, fork_from
-from scheduler_core.model import Pod
-from scheduler_core.policy import load_policy
-from scheduler_core.simulation import Simulation
+import scheduler_core.api
+import scheduler_core.scheduler
+from scheduler_core.api import Pod
+from scheduler_core.documents import ClusterError, LoadError, load_cluster, load_on_cluster
+from scheduler_core.scheduler import load_policy
+from scheduler_core.simulation import ForkAction, ForkError, Simulation, fork_from
 
 from ..models import Cluster, Policy, Run, Scenario
 
@@ -30,9 +28,9 @@ __all__ = [
 
 def parse_scenario(
     text: str, source: str = "scenario.yaml", cluster_document: str | None = None
-) -> scheduler_core.scenario_types.Scenario:
+) -> scheduler_core.api.Scenario:
     """Load a scenario on a cluster the way every page, upload, run and fork does
-    (scheduler_core.clusters.load_on_cluster): when it brings no nodes of its own, the cluster's
+    (scheduler_core.documents.load_on_cluster): when it brings no nodes of its own, the cluster's
     nodes and running pods go under it; a document with nodes keeps them. Raises LoadError: the
     document's problems, the cluster's (named cluster.yaml), or what the two cannot do together
     (a pod the cluster already runs), named by the document."""
@@ -43,11 +41,11 @@ def parse_scenario(
         raise LoadError.single(source, None, "", str(exc)) from None
 
 
-def parse_policy(text: str, source: str = "policy.yaml") -> scheduler_core.config.Policy:
+def parse_policy(text: str, source: str = "policy.yaml") -> scheduler_core.scheduler.Policy:
     return load_policy(text, source)
 
 
-def scenario_preview(scenario: scheduler_core.scenario_types.Scenario) -> dict[str, Any]:
+def scenario_preview(scenario: scheduler_core.api.Scenario) -> dict[str, Any]:
     """Counts shown on library cards."""
     kinds: dict[str, int] = {}
     for workload in scenario.workloads:
@@ -75,7 +73,9 @@ def run_cluster(run: Run) -> Cluster | None:
     return run.scenario.cluster if run.scenario.cluster_id else None
 
 
-def load_run_inputs(run: Run) -> tuple[scheduler_core.scenario_types.Scenario, scheduler_core.config.Policy]:
+def load_run_inputs(
+    run: Run,
+) -> tuple[scheduler_core.api.Scenario, scheduler_core.scheduler.Policy]:
     scenario: Scenario = run.scenario
     policy: Policy = run.policy
     cluster = run_cluster(run)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from scheduler_core.fork import ForkAction, ForkError
+from scheduler_core.simulation import ForkAction, ForkError
 
 from .. import rendering
 from ..models import Run, TraceEvent

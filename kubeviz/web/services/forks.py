@@ -18,8 +18,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 
-from scheduler_core.fork import FORK_ACTIONS, FORK_FIELDS, ForkAction, ForkError
-from scheduler_core.simulation import policy_switch_problem
+from scheduler_core.simulation import FORK_ACTIONS, FORK_FIELDS, ForkAction, ForkError, policy_switch_problem
 
 from ..access import MAX_FORK_DEPTH, can_fork, fork_depth, visible_policies
 from ..models import Comparison, ComparisonRun, Policy, Run, TraceEvent

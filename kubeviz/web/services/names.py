@@ -26,7 +26,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.utils.deconstruct import deconstructible
 
-from scheduler_core.errors import LoadError, Problem
+from scheduler_core.documents import LoadError, Problem
 
 __all__ = [
     "BLANK_LOOKALIKES",

@@ -18,7 +18,32 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from scheduler_core import trace_events as te
+from scheduler_core.trace import (
+    AssumedFields,
+    BindFailedFields,
+    BoundFields,
+    ControllerActionFields,
+    CycleStartFields,
+    ErrorFields,
+    EvictionFields,
+    FilterFields,
+    ForgottenFields,
+    NominationClearedFields,
+    NominationSetFields,
+    PodAddedFields,
+    PodCompletedFields,
+    PodDeletedFields,
+    PodDeletionStartedFields,
+    PodRunningFields,
+    PreemptionFields,
+    PrefilterFields,
+    QueueMoveFields,
+    ReservationReleasedFields,
+    ReservationSetFields,
+    ScoreFields,
+    SelectedFields,
+    UnschedulableFields,
+)
 
 from ..models import Run, TraceEvent
 from ..rendering import format_time, short_pod
@@ -95,7 +120,7 @@ def _reason(reason: str | None) -> str:
 # One function per event type a learner sees, each reading its type's fields (trace_events.py).
 
 
-def _pod_added(e: te.PodAddedFields, line: StoryLine) -> None:
+def _pod_added(e: PodAddedFields, line: StoryLine) -> None:
     text = f"Created, priority {e.get('priority', 0)}"
     if e.get("node"):
         text += f", already bound to {e['node']} (spec.nodeName)"
@@ -104,11 +129,11 @@ def _pod_added(e: te.PodAddedFields, line: StoryLine) -> None:
     line.text = text + "."
 
 
-def _controller_action(e: te.ControllerActionFields, line: StoryLine) -> None:
+def _controller_action(e: ControllerActionFields, line: StoryLine) -> None:
     line.text = f"{e.get('workload')}: {str(e.get('action', '')).replace('_', ' ')}" + _reason(e.get("reason"))
 
 
-def _queue_move(e: te.QueueMoveFields, line: StoryLine) -> None:
+def _queue_move(e: QueueMoveFields, line: StoryLine) -> None:
     source, target = str(e.get("from")), _lane(e.get("to"))
     moved = f"Into {target}" if source == "none" else f"{_lane(source)} → {target}"
     text = f"{moved} ({e.get('trigger')})"
@@ -119,13 +144,13 @@ def _queue_move(e: te.QueueMoveFields, line: StoryLine) -> None:
     line.term = {"active": "activeq", "backoff": "backoffq"}.get(str(e.get("to")), "unschedulable-pods")
 
 
-def _prefilter(e: te.PrefilterFields, line: StoryLine) -> None:
+def _prefilter(e: PrefilterFields, line: StoryLine) -> None:
     line.kind, line.term = "bad", "prefilter"
     line.text = f"PreFilter: {e.get('plugin')} rejected the pod before any node was looked at"
     line.details = list(e.get("reasons") or [])
 
 
-def _filter(e: te.FilterFields, line: StoryLine) -> None:
+def _filter(e: FilterFields, line: StoryLine) -> None:
     feasible, evaluated = e.get("feasible", 0), e.get("evaluated", 0)
     line.kind, line.term = ("ok" if feasible else "bad"), "filter"
     line.text = f"Filter: {feasible} of {evaluated} evaluated node{'s' if evaluated != 1 else ''} fit"
@@ -135,28 +160,28 @@ def _filter(e: te.FilterFields, line: StoryLine) -> None:
     line.details = [f"{count} × {reason}" for reason, count in histogram]
 
 
-def _score(e: te.ScoreFields, line: StoryLine) -> None:
+def _score(e: ScoreFields, line: StoryLine) -> None:
     totals = sorted((e.get("totals") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
     line.term = "score"
     line.text = f"Score: {len(totals)} node{'s' if len(totals) != 1 else ''} scored"
     line.details = [f"{n}: {total}" for n, total in totals[:TOP_SCORES]]
 
 
-def _selected(e: te.SelectedFields, line: StoryLine) -> None:
+def _selected(e: SelectedFields, line: StoryLine) -> None:
     score = e.get("score")
     how = "the only node that fits" if score is None else f"total score {score}"
     line.kind, line.term, line.text = "ok", "selecthost", f"Chose {e.get('node')} ({how})"
 
 
-def _unschedulable(e: te.UnschedulableFields, line: StoryLine) -> None:
+def _unschedulable(e: UnschedulableFields, line: StoryLine) -> None:
     line.kind, line.text = "bad", f"Unschedulable: {e.get('message')}"
 
 
-def _error(e: te.ErrorFields, line: StoryLine) -> None:
+def _error(e: ErrorFields, line: StoryLine) -> None:
     line.kind, line.text = "bad", f"Error: {e.get('message')}"
 
 
-def _preemption(e: te.PreemptionFields, line: StoryLine) -> None:
+def _preemption(e: PreemptionFields, line: StoryLine) -> None:
     line.term = "preemption"
     if not e.get("eligible"):
         reason = str(e.get("reason") or "")
@@ -171,39 +196,39 @@ def _preemption(e: te.PreemptionFields, line: StoryLine) -> None:
         line.kind, line.text = "bad", f"Preemption cannot help: {e.get('reason') or 'no candidates'}"
 
 
-def _nomination_set(e: te.NominationSetFields, line: StoryLine) -> None:
+def _nomination_set(e: NominationSetFields, line: StoryLine) -> None:
     line.kind, line.term, line.text = "ok", "nominated-pod", f"Nominated to {e.get('node')}"
 
 
-def _nomination_cleared(e: te.NominationClearedFields, line: StoryLine) -> None:
+def _nomination_cleared(e: NominationClearedFields, line: StoryLine) -> None:
     line.term = "nominated-pod"
     line.text = f"Nomination on {e.get('node')} cleared" + _reason(e.get("reason"))
 
 
-def _assumed(e: te.AssumedFields, line: StoryLine) -> None:
+def _assumed(e: AssumedFields, line: StoryLine) -> None:
     line.kind, line.term = "ok", "assume"
     line.text = f"Assumed on {e.get('node')}: the cache counts it there now"
 
 
-def _bound(e: te.BoundFields, line: StoryLine) -> None:
+def _bound(e: BoundFields, line: StoryLine) -> None:
     line.kind, line.term, line.text = "ok", "bind", f"Bound to {e.get('node')}"
 
 
-def _bind_failed(e: te.BindFailedFields, line: StoryLine) -> None:
+def _bind_failed(e: BindFailedFields, line: StoryLine) -> None:
     line.kind, line.term = "bad", "forget"
     line.text = f"Binding failed on {e.get('node')}" + _reason(e.get("reason"))
 
 
-def _forgotten(e: te.ForgottenFields, line: StoryLine) -> None:
+def _forgotten(e: ForgottenFields, line: StoryLine) -> None:
     line.kind, line.term = "bad", "forget"
     line.text = f"Forgotten on {e.get('node')}"  # the event carries no reason
 
 
-def _pod_running(e: te.PodRunningFields, line: StoryLine) -> None:
+def _pod_running(e: PodRunningFields, line: StoryLine) -> None:
     line.kind, line.text = "ok", f"Running on {e.get('node')}"
 
 
-def _pod_deletion_started(e: te.PodDeletionStartedFields, line: StoryLine) -> None:
+def _pod_deletion_started(e: PodDeletionStartedFields, line: StoryLine) -> None:
     reason = str(e.get("reason") or "")
     victim = reason.startswith("preempted by")
     line.kind, line.term = ("victim", "victim") if victim else ("bad", "terminating")
@@ -212,27 +237,27 @@ def _pod_deletion_started(e: te.PodDeletionStartedFields, line: StoryLine) -> No
     line.text = f"{what} on {e.get('node')} ({reason}); {grace:g}s to stop"
 
 
-def _pod_deleted(e: te.PodDeletedFields, line: StoryLine) -> None:
+def _pod_deleted(e: PodDeletedFields, line: StoryLine) -> None:
     line.kind = "bad"
     node = e.get("node")
     line.text = f"Gone{f' from {node}' if node else ''}" + _reason(e.get("reason"))
 
 
-def _pod_completed(e: te.PodCompletedFields, line: StoryLine) -> None:
+def _pod_completed(e: PodCompletedFields, line: StoryLine) -> None:
     line.text = f"Finished on {e.get('node')}; its resources are free"
 
 
-def _eviction(e: te.EvictionFields, line: StoryLine) -> None:
+def _eviction(e: EvictionFields, line: StoryLine) -> None:
     allowed = e.get("allowed")
     line.kind, line.term = ("bad" if allowed else "info"), "eviction"
     line.text = f"Eviction from {e.get('node')}: {'evicted' if allowed else 'refused'} — {e.get('reason')}"
 
 
-def _reservation_set(e: te.ReservationSetFields, line: StoryLine) -> None:
+def _reservation_set(e: ReservationSetFields, line: StoryLine) -> None:
     line.term, line.text = "reservation", f"Its place on {e.get('node')} is reserved for its replacement"
 
 
-def _reservation_released(e: te.ReservationReleasedFields, line: StoryLine) -> None:
+def _reservation_released(e: ReservationReleasedFields, line: StoryLine) -> None:
     line.term = "reservation"
     line.text = f"Reservation on {e.get('node')} released" + _reason(e.get("reason"))
 
@@ -275,7 +300,7 @@ def _line(event: dict[str, Any]) -> StoryLine | None:
     return line
 
 
-def _attempt(e: te.CycleStartFields, number: int, seq: int, when: str, cycle: object) -> Chapter:
+def _attempt(e: CycleStartFields, number: int, seq: int, when: str, cycle: object) -> Chapter:
     """A ``cycle_start`` opens attempt ``number`` (the event's own count when it has one)."""
     attempt = int(e.get("attempt") or number)
     chapter = Chapter(attempt=attempt, title=f"Attempt {attempt} at {when} (cycle {cycle})")
@@ -291,7 +316,7 @@ def story_chapters(events: Iterable[dict[str, Any]]) -> list[Chapter]:
     for event in events:
         if event.get("type") == "cycle_start":
             when = format_time(event.get("t_ms"))
-            opened = cast(te.CycleStartFields, event)  # its type says so
+            opened = cast(CycleStartFields, event)  # its type says so
             chapters.append(_attempt(opened, len(chapters) + 1, event["seq"], when, event.get("cycle")))
             continue
         line = _line(event)

@@ -1,6 +1,6 @@
 """What the policy editor offers, and the defaults it leaves out of a document: read from the engine.
 
-The plugin lists come from the engine's catalog (:mod:`scheduler_core.plugins.catalog`, itself
+The plugin lists come from the engine's catalog (:mod:`scheduler_core.scheduler.catalog`, itself
 read off the registry and the default profile), the strategies and argument defaults from the
 plugins' own argument parsers. So a plugin, strategy or default changed in the engine is
 changed in the form and in what ``document_from_knobs`` counts as "upstream's default" alike;
@@ -9,15 +9,21 @@ nothing here is written twice.
 
 from __future__ import annotations
 
-from scheduler_core.model import CPU, MEMORY
-from scheduler_core.plugins import catalog
-from scheduler_core.plugins.default_preemption import (
+from scheduler_core.api import CPU, MEMORY
+from scheduler_core.scheduler import (
+    DEFAULT_FILTER_PLUGINS,
     DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE,
     DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE,
+    DEFAULT_SCORE_PLUGINS,
+    GPU_POLICIES,
+    GPU_PRESCORE_POLICIES,
+    GPU_SHARE,
+    STRATEGIES,
     DefaultPreemption,
+    NodeResourcesFit,
+    builtin_policy,
+    parse_fit_args,
 )
-from scheduler_core.plugins.node_resources_fit import STRATEGIES, NodeResourcesFit, parse_fit_args
-from scheduler_core.policy import builtin_policy
 
 __all__ = [
     "DEFAULT_CPU_WEIGHT",
@@ -39,15 +45,15 @@ __all__ = [
 ]
 
 # The filter plugins the form switches on and off, in the default profile's order.
-FILTER_PLUGINS: tuple[str, ...] = catalog.DEFAULT_FILTER_PLUGINS
+FILTER_PLUGINS: tuple[str, ...] = DEFAULT_FILTER_PLUGINS
 # The score plugins and their default weights (config/v1 default_plugins.go), in order.
-SCORE_PLUGINS: tuple[tuple[str, int], ...] = catalog.DEFAULT_SCORE_PLUGINS
+SCORE_PLUGINS: tuple[tuple[str, int], ...] = DEFAULT_SCORE_PLUGINS
 
 # GPU sharing (docs/gpu.md): GpuShare at filter and reserve, and at most one of the paper's six
 # policies at score (weight 1); those that are PreScore plugins too are enabled there as well.
-GPU_SHARE: str = catalog.GPU_SHARE
-GPU_POLICIES: tuple[str, ...] = catalog.GPU_POLICIES
-GPU_PRESCORE_POLICIES: tuple[str, ...] = catalog.GPU_PRESCORE_POLICIES
+GPU_SHARE: str = GPU_SHARE
+GPU_POLICIES: tuple[str, ...] = GPU_POLICIES
+GPU_PRESCORE_POLICIES: tuple[str, ...] = GPU_PRESCORE_POLICIES
 
 FIT: str = NodeResourcesFit.name
 PREEMPTION: str = DefaultPreemption.name

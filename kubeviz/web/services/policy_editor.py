@@ -27,20 +27,21 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
-import scheduler_core.config
-from scheduler_core.errors import LoadError, Problem
-from scheduler_core.model import CPU, MEMORY
-from scheduler_core.plugins.node_resources_fit import REQUESTED_TO_CAPACITY_RATIO
-from scheduler_core.plugins.resource_allocation import parse_resource_specs
-from scheduler_core.policy import (
+import scheduler_core.scheduler
+from scheduler_core.api import CPU, MEMORY
+from scheduler_core.documents import LoadError, Problem, load_documents
+from scheduler_core.scheduler import (
     BUILTIN_POLICIES_DIR,
     CONFIG_API_VERSION,
     POLICY_API_VERSION,
+    REQUESTED_TO_CAPACITY_RATIO,
+    TIE_BREAK_RANDOM,
+    TIE_BREAK_SHUFFLED_FIRST_FIT,
+    TIE_BREAKS,
     builtin_policy_names,
     load_policy,
+    parse_resource_specs,
 )
-from scheduler_core.tie_break import TIE_BREAK_RANDOM, TIE_BREAK_SHUFFLED_FIRST_FIT, TIE_BREAKS
-from scheduler_core.yamlsource import load_documents
 
 from ..models import Policy
 from .names import check_document_name
@@ -96,7 +97,7 @@ _KNOB_ARGS = {FIT: ("scoringStrategy",), PREEMPTION: ("minCandidateNodesPercenta
 # Presets
 
 
-# The tie-break rules as the editor names them (scheduler_core/tie_break.py).
+# The tie-break rules as the editor names them (scheduler_core/scheduler/tie_break.py).
 TIE_BREAK_LABELS = {
     TIE_BREAK_RANDOM: "random (kube-scheduler)",
     TIE_BREAK_SHUFFLED_FIRST_FIT: "shuffled-first-fit (FGD paper's simulator)",
@@ -163,7 +164,7 @@ def default_knobs() -> dict[str, Any]:
         gpu_policy="",
     )
     # What a Policy wrapper leaves unsaid takes the engine's Policy defaults (config.Policy).
-    knobs.update(_policy_settings(scheduler_core.config.default_policy()))
+    knobs.update(_policy_settings(scheduler_core.scheduler.default_policy()))
     return knobs
 
 
@@ -172,7 +173,7 @@ def knobs_from_document(text: str) -> dict[str, Any]:
     return knobs_from_policy(load_policy(text, SOURCE_NAME))
 
 
-def knobs_from_policy(policy: scheduler_core.config.Policy) -> dict[str, Any]:
+def knobs_from_policy(policy: scheduler_core.scheduler.Policy) -> dict[str, Any]:
     """The knobs of a loaded policy (its first profile; the form edits that one)."""
     knobs = default_knobs()
     profile = policy.profiles[0]
@@ -225,7 +226,7 @@ _POLICY_SETTINGS = (
 )
 
 
-def _policy_settings(policy: scheduler_core.config.Policy) -> dict[str, Any]:
+def _policy_settings(policy: scheduler_core.scheduler.Policy) -> dict[str, Any]:
     """The knobs the Policy wrapper sets, as the loaded policy has them."""
     return {name: getattr(policy, name) for name in _POLICY_SETTINGS}
 
@@ -392,7 +393,7 @@ def document_from_knobs(knobs: Mapping[str, Any], base_text: str | None = None) 
 # What the form cannot show
 
 
-def _differences(a: scheduler_core.config.Policy, b: scheduler_core.config.Policy) -> list[str]:
+def _differences(a: scheduler_core.scheduler.Policy, b: scheduler_core.scheduler.Policy) -> list[str]:
     out: list[str] = []
     for field in (*_POLICY_SETTINGS, "node_usage_every_ms"):
         if getattr(a, field) != getattr(b, field):

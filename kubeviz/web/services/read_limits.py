@@ -1,7 +1,7 @@
 """What reading a document may cost one request: a CPU budget, sizes, and the editor's pace.
 
 - :func:`read_budget` gives a view ``KUBEVIZ_READ_CPU_SECONDS`` of CPU time for everything it
-  parses (scheduler_core.yamlsource.cpu_budget); past it the loaders raise LoadError, which the
+  parses (scheduler_core.documents.cpu_budget); past it the loaders raise LoadError, which the
   pages show like any other problem. Django runs sync views on one shared thread under ASGI, so
   one expensive document would otherwise hold up every other page.
 - :func:`body_limit` answers a request body Django cannot read (over DATA_UPLOAD_MAX_MEMORY_SIZE)
@@ -25,7 +25,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 
-from scheduler_core.yamlsource import cpu_budget, describe_sizes
+from scheduler_core.documents import cpu_budget, describe_sizes
 
 __all__ = [
     "body_limit",
@@ -55,7 +55,7 @@ def read_budget(view: Callable[P, R]) -> Callable[P, R]:
 def size_error(size: int, limit: int) -> str | None:
     """``"is 2.3 MiB; the limit is 2.0 MiB."`` when ``size`` bytes are over ``limit``, else None.
 
-    The two figures never read the same (scheduler_core.yamlsource.describe_sizes).
+    The two figures never read the same (scheduler_core.documents.describe_sizes).
     """
     if size <= limit:
         return None

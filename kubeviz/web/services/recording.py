@@ -21,7 +21,7 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from scheduler_core.replay import ViewState
+from scheduler_core.results import ViewState
 
 from ..frames import Frame, Part
 from ..models import Run, TraceEvent

@@ -25,8 +25,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from scheduler_core.metrics import MetricsAccumulator
-from scheduler_core.replay import ViewState
+from scheduler_core.results import MetricsAccumulator, ViewState
 from scheduler_core.simulation import Simulation
 
 from ..models import Run, RunStatus, Snapshot, TraceEvent

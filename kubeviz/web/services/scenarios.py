@@ -18,15 +18,25 @@ from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
 
-import scheduler_core.scenario_types
-from scheduler_core.errors import LoadError, Problem
-from scheduler_core.model import CPU, MEMORY, PODS, Node, Pod, PodDisruptionBudget, PriorityClass
-from scheduler_core.run_end import format_duration
-from scheduler_core.scenario_types import TimelineAction
-from scheduler_core.snapshot_time import describe_start
-from scheduler_core.units import format_amount
-from scheduler_core.workloads import Deployment, Job, ReplicaSet, Service, StatefulSet, Workload
-from scheduler_core.yamlsource import CpuBudgetExceeded
+import scheduler_core.api
+from scheduler_core.api import (
+    CPU,
+    MEMORY,
+    PODS,
+    Deployment,
+    Job,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    PriorityClass,
+    ReplicaSet,
+    Service,
+    StatefulSet,
+    TimelineAction,
+    Workload,
+    format_amount,
+)
+from scheduler_core.documents import CpuBudgetExceeded, LoadError, Problem, describe_start, format_duration
 
 from ..access import is_owner, listed_runs, scenario_cluster, visible_scenarios
 from ..models import Cluster, Policy, Run, Scenario, Visibility
@@ -308,7 +318,7 @@ class ScenarioDetail:
     warnings: list[str] = field(default_factory=list)  # the loader's (Scenario.warnings)
 
 
-def _detail_of(parsed: scheduler_core.scenario_types.Scenario) -> ScenarioDetail:
+def _detail_of(parsed: scheduler_core.api.Scenario) -> ScenarioDetail:
     extras = [
         _plural(len(items), word)
         for items, word in (
@@ -524,7 +534,7 @@ def detail_tables(detail: ScenarioDetail, pages: Mapping[str, int], path: str) -
     )
 
 
-def parse_stored(scenario: Scenario, cluster: Cluster | None = None) -> scheduler_core.scenario_types.Scenario:
+def parse_stored(scenario: Scenario, cluster: Cluster | None = None) -> scheduler_core.api.Scenario:
     """Parse a stored scenario on ``cluster`` when it has no nodes of its own: what a run of it
     starts with (engine.parse_scenario), the cluster's running pods included; raises LoadError."""
     return parse_scenario(scenario.document, scenario.source_name, None if cluster is None else cluster.document)

@@ -1,14 +1,14 @@
 """The view state of a run at any stored moment, read from snapshots and events (never the engine).
 
 A run stores every engine event (:class:`~kubeviz.web.models.TraceEvent`) and, every
-``KUBEVIZ_SNAPSHOT_EVERY`` events, the whole :class:`~scheduler_core.replay.ViewState`
+``KUBEVIZ_SNAPSHOT_EVERY`` events, the whole :class:`~scheduler_core.results.ViewState`
 (:class:`~kubeviz.web.models.Snapshot`). The state after event ``seq`` is the nearest
 snapshot at or before ``seq`` with the events after it applied.
 """
 
 from __future__ import annotations
 
-from scheduler_core.replay import ViewState
+from scheduler_core.results import ViewState
 
 from ..models import Run, Snapshot, TraceEvent
 

@@ -23,7 +23,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from scheduler_core.errors import LoadError, Problem
+from scheduler_core.documents import LoadError, Problem
 
 from ..access import can_edit_policy, visible_policies
 from ..forms_policy import PolicyKnobsForm, PolicySaveForm

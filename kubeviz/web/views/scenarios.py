@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import push_url
 
-from scheduler_core.gputrace.document import scenario_document
+from scheduler_core.gputrace import scenario_document
 
 from ..access import can_edit_policy, can_see, scenario_cluster, visible_policies, visible_scenarios
 from ..forms import GpuTraceUploadForm, ScenarioUploadForm

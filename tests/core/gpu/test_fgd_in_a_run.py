@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from scheduler_core.framework import CycleState
+from scheduler_core.api.model import CPU, Container, Pod
+from scheduler_core.documents.scenario import builtin_scenario
 from scheduler_core.gpu.frag import node_fragmentation
-from scheduler_core.model import CPU, Container, Pod
-from scheduler_core.policy import builtin_policy
-from scheduler_core.scenario import builtin_scenario
-from scheduler_core.simulation import Simulation
+from scheduler_core.scheduler.framework import CycleState
+from scheduler_core.scheduler.policy import builtin_policy
+from scheduler_core.simulation.simulation import Simulation
 
 
 def _pod(count: int, milli: int, cpu: int) -> Pod:

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from scheduler_core.cli import main
-from scheduler_core.compare import GPU_COLUMNS, SUMMARY_COLUMNS, Comparison, PolicyResult, compare
-from scheduler_core.config import default_policy
-from scheduler_core.metrics import RunMetrics, compute_metrics
-from scheduler_core.policy import load_policy
-from scheduler_core.scenario import load_scenario
+from scheduler_core.documents.scenario import load_scenario
+from scheduler_core.results.comparison import GPU_COLUMNS, SUMMARY_COLUMNS, Comparison, PolicyResult, compare
+from scheduler_core.results.metrics import RunMetrics, compute_metrics
+from scheduler_core.scheduler.policy import load_policy
+from scheduler_core.scheduler.profile import default_policy
 
 from .policies import GPU_SHARE_POLICY
 

@@ -7,12 +7,12 @@ import random
 
 import pytest
 
-from scheduler_core.config import Policy
-from scheduler_core.fastpath import PATH_FILTER_BATCH, FastScheduler, score_path
-from scheduler_core.model import Container, Node, Pod
-from scheduler_core.policy import builtin_policy, builtin_policy_names, load_policy
-from scheduler_core.scenario_types import Scenario, TimelineAction
-from scheduler_core.simulation import Simulation
+from scheduler_core.api.model import Container, Node, Pod
+from scheduler_core.api.scenario_types import Scenario, TimelineAction
+from scheduler_core.scheduler.config import Policy
+from scheduler_core.scheduler.fastpath import PATH_FILTER_BATCH, FastScheduler, score_path
+from scheduler_core.scheduler.policy import builtin_policy, builtin_policy_names, load_policy
+from scheduler_core.simulation.simulation import Simulation
 
 from .policies import GPU_SHARE_POLICY
 

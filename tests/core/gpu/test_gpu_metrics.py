@@ -6,25 +6,25 @@ from typing import Any
 
 import pytest
 
-from scheduler_core.config import default_policy
-from scheduler_core.gpu.frag import node_fragmentation
-from scheduler_core.gpu.metrics import compute_gpu_figures, mean_curve
-from scheduler_core.gpu.typical import typical_pods
-from scheduler_core.gpu_request import (
+from scheduler_core.api.gpu_request import (
     GPU_COUNT_ANNOTATION,
     GPU_MILLI_ANNOTATION,
     GPU_MODEL_ANNOTATION,
     GPU_MODEL_LABEL,
     GPU_RESOURCE,
 )
-from scheduler_core.metrics import compute_metrics, format_metrics
-from scheduler_core.model import Container, Node, Pod
-from scheduler_core.policy import load_policy
-from scheduler_core.scenario_types import Scenario, TimelineAction
-from scheduler_core.simulation import Simulation
+from scheduler_core.api.model import Container, Node, Pod
+from scheduler_core.api.scenario_types import Scenario, TimelineAction
+from scheduler_core.gpu.frag import node_fragmentation
+from scheduler_core.gpu.metrics import compute_gpu_figures, mean_curve
+from scheduler_core.gpu.typical import typical_pods
+from scheduler_core.results.metrics import compute_metrics, format_metrics
+from scheduler_core.scheduler.policy import load_policy
+from scheduler_core.scheduler.profile import default_policy
+from scheduler_core.simulation.simulation import Simulation
+from tests.core.results.test_metrics import GI
+from tests.core.results.test_metrics import T as HandMadeTrace
 
-from ..test_metrics import GI
-from ..test_metrics import T as HandMadeTrace
 from .policies import GPU_SHARE_POLICY
 
 
@@ -273,7 +273,7 @@ def test_without_gpu_share_every_pod_is_placed_and_the_gpus_are_overcommitted() 
 
 
 def test_the_streamed_and_the_listed_trace_give_the_same_figures() -> None:
-    from scheduler_core.metrics import MetricsAccumulator
+    from scheduler_core.results.metrics import MetricsAccumulator
 
     acc = MetricsAccumulator()
     sim = Simulation(one_node_scenario(), load_policy(GPU_SHARE_POLICY), 1, listeners=[acc.add])

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler_core.framework import Code, CycleState, Handle
-from scheduler_core.gpu_allocation import tightest_gpus
-from scheduler_core.gpu_request import GpuRequest, gpu_request_of
-from scheduler_core.model import Container, Node, Pod
-from scheduler_core.plugins.gpu_share import REASON_GPUS, REASON_MODEL, REASON_SHARE, REASON_TOO_FEW, GpuShare
-from scheduler_core.state import NodeInfo
+from scheduler_core.api.gpu_allocation import tightest_gpus
+from scheduler_core.api.gpu_request import GpuRequest, gpu_request_of
+from scheduler_core.api.model import Container, Node, Pod
+from scheduler_core.scheduler.cache import NodeInfo
+from scheduler_core.scheduler.framework import Code, CycleState, Handle
+from scheduler_core.scheduler.plugins.gpu_share import REASON_GPUS, REASON_MODEL, REASON_SHARE, REASON_TOO_FEW, GpuShare
 
 
 def gpu_pod(name: str, count: int, milli: int = 1000, models: str = "", cpu: int = 1000) -> Pod:

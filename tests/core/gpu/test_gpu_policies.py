@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from scheduler_core.framework import CycleState, Handle
-from scheduler_core.model import Container, Node, Pod
-from scheduler_core.policy import builtin_policy
-from scheduler_core.scenario_types import Scenario
-from scheduler_core.simulation import Simulation
-from scheduler_core.state import NodeInfo, Snapshot
-from scheduler_core.trace import dumps
+from scheduler_core.api.model import Container, Node, Pod
+from scheduler_core.api.scenario_types import Scenario
+from scheduler_core.scheduler.cache import NodeInfo, Snapshot
+from scheduler_core.scheduler.framework import CycleState, Handle
+from scheduler_core.scheduler.policy import builtin_policy
+from scheduler_core.simulation.simulation import Simulation
+from scheduler_core.trace.stream import dumps
 from tests.core.builders import cluster, make_node, make_plugin, make_pod, run_score
 
 MODEL = {"kubeviz.dev/gpu-model": "V100"}
@@ -103,7 +103,7 @@ def test_best_fit_raw_and_normalised() -> None:
 
 
 def test_best_fit_normalize_all_equal_is_zero() -> None:
-    from scheduler_core.framework import NodeScore
+    from scheduler_core.scheduler.framework import NodeScore
 
     plugin: Any = make_plugin("GpuBestFit", world())
     listed = [NodeScore("x", 7), NodeScore("y", 7)]

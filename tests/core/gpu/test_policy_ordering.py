@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import statistics
 
-from scheduler_core.compare import compare
-from scheduler_core.policy import builtin_policy
-from scheduler_core.scenario import builtin_scenario
+from scheduler_core.documents.scenario import builtin_scenario
+from scheduler_core.results.comparison import compare
+from scheduler_core.scheduler.policy import builtin_policy
 
 POLICIES = ("gpu-random", "gpu-dot-product", "gpu-clustering", "gpu-packing", "gpu-best-fit", "gpu-fgd")
 # Every asserted gap must be at least this many percentage points: the smallest one measured

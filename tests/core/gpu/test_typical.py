@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from scheduler_core.api.model import Pod
 from scheduler_core.gpu.typical import TypicalPod, typical_pods
-from scheduler_core.model import Pod
 from tests.core.builders import make_pod
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from scheduler_core.gpu.trace_csv import parse_nodes_csv, parse_pods_csv
+from scheduler_core.documents.gpu_trace_csv import parse_nodes_csv, parse_pods_csv
+from scheduler_core.documents.scenario import load_scenario_file
 from scheduler_core.gputrace import import_cli
 from scheduler_core.gputrace.document import sample_nodes, sample_pods
-from scheduler_core.scenario import load_scenario_file
 
 DATA = Path(__file__).parents[1] / "data" / "gpu"
 

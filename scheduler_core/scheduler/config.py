@@ -1,0 +1,48 @@
+"""The scheduler's configuration after loading: what a policy document turns into.
+
+``policy.py`` parses KubeSchedulerConfiguration documents (and the kubeviz wrapper) into
+these values; the scheduler and the queue only read them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["ProfileConfig", "Policy"]
+
+
+@dataclass(frozen=True)
+class ProfileConfig:
+    """One scheduling profile, resolved.
+
+    ``plugins`` maps an extension point to the plugin names run there, in order; ``weights``
+    holds score weights; ``plugin_args`` the validated pluginConfig args by plugin name.
+    """
+
+    scheduler_name: str = "default-scheduler"
+    plugins: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    weights: dict[str, int] = field(default_factory=dict)
+    plugin_args: dict[str, dict[str, Any]] = field(default_factory=dict)
+    percentage_of_nodes_to_score: int | None = None
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A whole scheduler configuration plus kubeviz's own switches."""
+
+    profiles: tuple[ProfileConfig, ...]
+    name: str = "default"
+    percentage_of_nodes_to_score: int = 0  # 0 = adaptive (config/v1 defaults.go)
+    pod_initial_backoff_seconds: int = 1
+    pod_max_backoff_seconds: int = 10
+    queue_mode: str = "priority"  # "priority" (activeQ/backoffQ/unschedulable) or "fifo" (legacy)
+    scheduler_mode: str = "framework"  # "framework" or "legacy" (the v1.5-era scheduler)
+    upgrade_aware_reservation: bool = False
+    # selectHost among equal best scores: "random" (upstream) or "shuffled-first-fit" (tie_break.py)
+    tie_break: str = "random"
+    bind_latency_ms: int = 0
+    node_usage_every_ms: int = 10_000  # how often the trace records node usage snapshots
+    # the SchedulerQueueingHints feature gate (spec.featureGates), off by default as in v1.31
+    queueing_hints: bool = False
+    source: str = ""  # the document it came from, for display

@@ -1,0 +1,565 @@
+"""The scheduling queue: activeQ, backoffQ, unschedulable pods and the nominator.
+
+Follows ``pkg/scheduler/internal/queue/scheduling_queue.go``. With QueueingHints off (the
+default through v1.31): a pod that fails goes to backoffQ if a cluster event arrived since
+it was popped (``moveRequestCycle``), otherwise to unschedulablePods; a cluster event moves
+an unschedulable pod only if one of the plugins that rejected it registered that event.
+With the SchedulerQueueingHints gate on (``hints``, queueing_hints.py) the rejecting plugins'
+hint functions decide both, over the event itself and over the events that arrived while the
+pod was in flight.
+
+The periodic flushers run on the simulation's virtual clock at the same cadence as
+upstream (``flushBackoffQCompleted`` every 1 s, ``flushUnschedulablePodsLeftover`` every
+30 s, both counted from t=0); the simulation asks :meth:`next_flush_ms` for the next tick
+that would actually move a pod instead of waking up every second.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ...api.model import Pod
+from ...trace.events import ClusterEventNote, MoveVerdict
+from ...trace.stream import Trace
+from ..framework import ActionType, ClusterEvent, QueuedPodInfo
+from ..framework.events import pod_scheduling_properties_change
+from .pod_queue import ACTIVE, BACKOFF, NONE, UNSCHEDULABLE, Nominator, emit_queue_move, start_attempt
+from .queueing_hints import HintAnswer, InFlightEvents, QueueingHintMap, Strategy, pod_uid
+
+__all__ = [
+    "SchedulingQueue",
+    "ACTIVE",
+    "BACKOFF",
+    "UNSCHEDULABLE",
+    "NONE",
+    "BACKOFF_FLUSH_MS",
+    "UNSCHEDULABLE_FLUSH_MS",
+    "MAX_IN_UNSCHEDULABLE_MS",
+    "UNSCHEDULABLE_TIMEOUT",
+    "affinity_matches",
+]
+
+BACKOFF_FLUSH_MS = 1_000  # scheduling_queue.go Run: flushBackoffQCompleted every 1s
+UNSCHEDULABLE_FLUSH_MS = 30_000  # flushUnschedulablePodsLeftover every 30s
+MAX_IN_UNSCHEDULABLE_MS = 5 * 60_000  # DefaultPodMaxInUnschedulablePodsDuration
+# The wildcard event the leftover flush uses (framework/types.go UnschedulableTimeout).
+# The plugin whose rejections an assigned pod's add or update may lift (cross topology).
+POD_TOPOLOGY_SPREAD = "PodTopologySpread"
+UNSCHEDULABLE_TIMEOUT = ClusterEvent("*", 0, "UnschedulableTimeout")  # type: ignore[arg-type]
+# framework/events.go UnscheduledPodUpdate: what an in-flight pod's own update is recorded as.
+UNSCHEDULED_POD_UPDATE = ClusterEvent("Pod", ActionType.UPDATE, "UnschedulablePodUpdate")
+# The queue_move triggers of a failed attempt.
+_FAILED = "ScheduleAttemptFailure"
+_FAILED_CHANGED = "ScheduleAttemptFailure (cluster changed during the attempt)"
+
+
+class _ActiveEntry:
+    """Heap entry that orders by the profile's QueueSort ``less``."""
+
+    __slots__ = ("info", "less")
+
+    def __init__(self, info: QueuedPodInfo, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]) -> None:
+        self.info = info
+        self.less = less
+
+    def __lt__(self, other: _ActiveEntry) -> bool:
+        return self.less(self.info, other.info)
+
+
+class SchedulingQueue:
+    """PriorityQueue on a virtual clock (a :class:`~scheduler_core.scheduler.queue.pod_queue.PodQueue`); its
+    moves go to ``trace`` as ``queue_move`` events."""
+
+    def __init__(
+        self,
+        less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
+        *,
+        initial_backoff_ms: int = 1_000,
+        max_backoff_ms: int = 10_000,
+        events_by_plugin: Mapping[str, tuple[ClusterEvent, ...]] | None = None,
+        hints: QueueingHintMap | None = None,
+        trace: Trace | None = None,
+    ) -> None:
+        """``hints``: the SchedulerQueueingHints gate is on and these are the profiles' hint
+        functions; None (the default, as in v1.31) moves pods by ``events_by_plugin``."""
+        self._less = less
+        self.initial_backoff_ms = initial_backoff_ms
+        self.max_backoff_ms = max_backoff_ms
+        self.events_by_plugin = dict(events_by_plugin or {})
+        self.hints = hints
+        self._in_flight = InFlightEvents()
+        self._trace = trace
+        self._active: list[_ActiveEntry] = []
+        self._backoff: list[tuple[int, int, QueuedPodInfo]] = []  # (expiry, seq, info)
+        self._unschedulable: dict[str, QueuedPodInfo] = {}
+        self._where: dict[str, str] = {}  # pod key -> ACTIVE / BACKOFF / UNSCHEDULABLE
+        self._infos: dict[str, QueuedPodInfo] = {}  # every queued pod, by key
+        self.nominator = Nominator()
+        self.scheduling_cycle = 0
+        self.move_request_cycle = -1
+        self._seq = 0
+        self.now_ms = 0
+
+    # -- sizes and lookups ---------------------------------------------------------------
+
+    def sizes(self) -> dict[str, int]:
+        counts = {ACTIVE: 0, BACKOFF: 0, UNSCHEDULABLE: 0}
+        for where in self._where.values():
+            counts[where] += 1
+        return counts
+
+    def where(self, pod: Pod) -> str:
+        return self._where.get(pod.key, NONE)
+
+    def info(self, pod: Pod) -> QueuedPodInfo | None:
+        return self._infos.get(pod.key)
+
+    def has_active(self) -> bool:
+        return bool(self._active)
+
+    def pending_pods(self) -> list[QueuedPodInfo]:
+        return list(self._infos.values())
+
+    def unschedulable_infos(self) -> list[QueuedPodInfo]:
+        return list(self._unschedulable.values())
+
+    def backoff_infos(self) -> list[QueuedPodInfo]:
+        return [entry[2] for entry in sorted(self._backoff, key=lambda e: (e[0], e[1])) if self._valid(entry)]
+
+    def reconfigure(
+        self,
+        less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
+        *,
+        initial_backoff_ms: int,
+        max_backoff_ms: int,
+        events_by_plugin: Mapping[str, tuple[ClusterEvent, ...]],
+        hints: QueueingHintMap | None = None,
+    ) -> None:
+        """Keep every queued pod where it is under a new configuration (a policy switch):
+        activeQ re-sorted by the new QueueSort, backoffQ re-timed from each pod's attempts and
+        timestamp with the new bounds, unschedulable pods moved by the new plugins' events.
+        No pod moves, so no event is emitted. Switching the QueueingHints gate forgets the events
+        recorded for pods in flight (with it off, none are kept)."""
+        active: dict[int, QueuedPodInfo] = {}
+        for entry in self._active:
+            info = entry.info
+            if self._where.get(info.pod.key) == ACTIVE and self._infos.get(info.pod.key) is info:
+                active[id(info)] = info
+        # valid under the old bounds, so read before changing them
+        backing_off = {id(info): info for info in self.backoff_infos()}
+        self._less = less
+        self.initial_backoff_ms = initial_backoff_ms
+        self.max_backoff_ms = max_backoff_ms
+        self.events_by_plugin = dict(events_by_plugin)
+        if (hints is None) != (self.hints is None):
+            self._in_flight.clear()
+        self.hints = hints
+        self._active = [_ActiveEntry(info, less) for info in active.values()]
+        heapq.heapify(self._active)
+        self._backoff = [(self.backoff_expiry_ms(info), info.seq, info) for info in backing_off.values()]
+        heapq.heapify(self._backoff)
+
+    # -- backoff -------------------------------------------------------------------------
+
+    def backoff_duration_ms(self, attempts: int) -> int:
+        """calculateBackoffDuration: initial, doubling by addition, capped at max."""
+        duration = self.initial_backoff_ms
+        for _ in range(1, attempts):
+            if duration > self.max_backoff_ms - duration:
+                return self.max_backoff_ms
+            duration += duration
+        return min(duration, self.max_backoff_ms)
+
+    def backoff_expiry_ms(self, info: QueuedPodInfo) -> int:
+        return info.timestamp_ms + self.backoff_duration_ms(info.attempts)
+
+    def is_backing_off(self, info: QueuedPodInfo) -> bool:
+        return not info.gated and self.backoff_expiry_ms(info) > self.now_ms
+
+    # -- internal moves ------------------------------------------------------------------
+
+    def _move(self, info: QueuedPodInfo, to: str, trigger: str) -> None:
+        key = info.pod.key
+        source = self._where.get(key, NONE)
+        if source == UNSCHEDULABLE:
+            del self._unschedulable[key]
+        # entries left in the heaps are skipped lazily by _valid()
+        self._where[key] = to
+        self._infos[key] = info
+        expiry = None
+        if to == ACTIVE:
+            heapq.heappush(self._active, _ActiveEntry(info, self._less))
+        elif to == BACKOFF:
+            expiry = self.backoff_expiry_ms(info)
+            heapq.heappush(self._backoff, (expiry, info.seq, info))
+        else:
+            self._unschedulable[key] = info
+        emit_queue_move(self._trace, key, source, to, trigger, expiry)
+
+    def _valid(self, entry: tuple[int, int, QueuedPodInfo]) -> bool:
+        info = entry[2]
+        return (
+            self._where.get(info.pod.key) == BACKOFF
+            and self._infos.get(info.pod.key) is info
+            and (self.backoff_expiry_ms(info) == entry[0])
+        )
+
+    def _requeue_after_backoff(self, info: QueuedPodInfo, trigger: str) -> None:
+        self._move(info, BACKOFF if self.is_backing_off(info) else ACTIVE, trigger)
+
+    # -- the queue's API -----------------------------------------------------------------
+
+    def add(self, pod: Pod, trigger: str = "PodAdd") -> QueuedPodInfo:
+        """Add: a new pod goes straight to activeQ with Timestamp = now."""
+        self.delete(pod, emit=False)
+        self._seq += 1
+        info = QueuedPodInfo(pod=pod, timestamp_ms=self.now_ms, seq=self._seq)
+        self._move(info, ACTIVE, trigger)
+        if pod.nominated_node_name:
+            self.nominator.add(pod, pod.nominated_node_name)
+        return info
+
+    def pop(self) -> QueuedPodInfo | None:
+        """Pop the activeQ head; Attempts += 1, schedulingCycle += 1, rejector sets cleared."""
+        while self._active:
+            entry = heapq.heappop(self._active)
+            info = entry.info
+            key = info.pod.key
+            if self._where.get(key) != ACTIVE or self._infos.get(key) is not info:
+                continue  # stale entry left behind by a move or delete
+            del self._where[key]
+            del self._infos[key]
+            start_attempt(info, self.now_ms)
+            self.scheduling_cycle += 1
+            if self.hints is not None:
+                self._in_flight.popped(pod_uid(info.pod))
+            return info
+        return None
+
+    def add_unschedulable_if_not_present(self, info: QueuedPodInfo, pod_scheduling_cycle: int) -> None:
+        """After a failed attempt: backoffQ if a move request came since the pop, else
+        unschedulable. With QueueingHints the events that came while the pod was in flight
+        decide instead (determineSchedulingHintForInFlightPod); either way the pod is Done."""
+        key = info.pod.key
+        if key in self._where:
+            self.done(info.pod)
+            return
+        info.timestamp_ms = self.now_ms
+        rejectors = info.unschedulable_plugins | info.pending_plugins
+        if self.hints is not None:
+            strategy, heard = self._in_flight_strategy(info)
+            self.done(info.pod)
+            if not rejectors:
+                trigger = "SchedulerError"
+            else:
+                trigger = _FAILED if strategy == Strategy.QUEUE_SKIP else _FAILED_CHANGED
+            self._requeue_via_hint(info, strategy, trigger)
+            return
+        if self.move_request_cycle >= pod_scheduling_cycle or not rejectors:
+            self._move(info, BACKOFF, _FAILED_CHANGED if rejectors else "SchedulerError")
+        else:
+            self._move(info, UNSCHEDULABLE, _FAILED)
+
+    def _in_flight_strategy(self, info: QueuedPodInfo) -> tuple[Strategy, list[HintAnswer]]:
+        """determineSchedulingHintForInFlightPod: replay the events since the pod's pop."""
+        events = self._in_flight.since(pod_uid(info.pod))
+        if events is None or not (info.unschedulable_plugins | info.pending_plugins):
+            return Strategy.QUEUE_AFTER_BACKOFF, []
+        strategy = Strategy.QUEUE_SKIP
+        heard: list[HintAnswer] = []
+        for recorded in events:
+            got, answers = self.hints.worth_requeuing(info, recorded.event, recorded.old, recorded.new)  # type: ignore[union-attr]
+            heard.extend(answers)
+            if got == Strategy.QUEUE_IMMEDIATELY:
+                return got, heard
+            if got == Strategy.QUEUE_AFTER_BACKOFF:
+                strategy = got
+                if not info.pending_plugins:
+                    return strategy, heard
+        return strategy, heard
+
+    def _requeue_via_hint(self, info: QueuedPodInfo, strategy: Strategy, trigger: str) -> str:
+        """requeuePodViaQueueingHint: skip → unschedulable; after backoff → backoffQ while
+        backing off, else activeQ; immediately → activeQ. Returns the lane."""
+        if strategy == Strategy.QUEUE_SKIP:
+            to = UNSCHEDULABLE
+        elif strategy == Strategy.QUEUE_AFTER_BACKOFF and self.is_backing_off(info):
+            to = BACKOFF
+        else:
+            to = ACTIVE
+        if self._where.get(info.pod.key) != to:
+            self._move(info, to, trigger)
+        return to
+
+    def done(self, pod: Pod) -> None:
+        """Done: the pod's scheduling and binding are over (only QueueingHints keep track)."""
+        if self.hints is not None:
+            self._in_flight.done(pod_uid(pod))
+
+    def delete(self, pod: Pod, emit: bool = True) -> None:
+        key = pod.key
+        where = self._where.pop(key, None)
+        self._infos.pop(key, None)
+        self._unschedulable.pop(key, None)
+        self.nominator.delete(pod)
+        if where is not None and emit:
+            emit_queue_move(self._trace, key, where, NONE, "PodDelete")
+
+    def update(self, pod: Pod, old: Pod | None = None) -> None:
+        """Update of an unscheduled pod (``old``: the object before). QHints off: a parked pod
+        goes to backoff/active. QHints on: a pod in flight has the update recorded; a parked
+        one is moved only if a rejector's hint says Queue for one of the update's events
+        (PodSchedulingPropertiesChange)."""
+        if self.hints is not None and self._in_flight.in_flight(pod_uid(pod)):
+            self._in_flight.record(UNSCHEDULED_POD_UPDATE, old, pod)
+            return
+        info = self._infos.get(pod.key)
+        if info is None:
+            self.add(pod, trigger="PodUpdate")
+            return
+        info.pod = pod
+        if self._where.get(pod.key) != UNSCHEDULABLE:
+            return
+        if self.hints is None:
+            self._requeue_after_backoff(info, "UnscheduledPodUpdate")
+            return
+        for event in _pod_update_events(old or pod, pod):
+            strategy, _ = self.hints.worth_requeuing(info, event, old or pod, pod)
+            if self._requeue_via_hint(info, strategy, "UnscheduledPodUpdate") != UNSCHEDULABLE:
+                return
+
+    # -- cluster events ------------------------------------------------------------------
+
+    @property
+    def queueing_hints(self) -> bool:
+        """The SchedulerQueueingHints gate: the event handlers call MoveAll for assigned pods too."""
+        return self.hints is not None
+
+    def is_event_of_interest(self, event: ClusterEvent) -> bool:
+        if self.hints is not None:
+            return self.hints.is_event_of_interest(event)
+        if event.wildcard:
+            return True
+        return any(event.matches(reg) for events in self.events_by_plugin.values() for reg in events)
+
+    def _worth_requeuing(self, info: QueuedPodInfo, event: ClusterEvent) -> bool:
+        """isPodWorthRequeuing with QHints off: a rejector plugin registered a matching event."""
+        rejectors = info.unschedulable_plugins | info.pending_plugins
+        if not rejectors or event.wildcard:
+            return True
+        for plugin in rejectors:
+            for registered in self.events_by_plugin.get(plugin, ()):
+                if event.matches(registered):
+                    return True
+        return False
+
+    def move_all_to_active_or_backoff(
+        self,
+        event: ClusterEvent,
+        pre_check: Callable[[Pod], bool] | None = None,
+        old: Any = None,
+        new: Any = None,
+    ) -> int:
+        """MoveAllToActiveOrBackoffQueue: the unschedulable pods that pass ``pre_check``;
+        returns how many moved. An event no enabled plugin registered moves nobody and is no
+        move request (it returns before ``moveRequestCycle`` is set). ``old`` / ``new``: the
+        event's objects, for the QueueingHints."""
+        if not self.is_event_of_interest(event):
+            return 0
+        candidates = [info for info in self._unschedulable.values() if pre_check is None or pre_check(info.pod)]
+        return self._move_pods(candidates, event, old, new)
+
+    def move_cross_topology(self, event: ClusterEvent, pod: Pod) -> int:
+        """AssignedPodAdded / AssignedPodUpdated with QueueingHints off: only the pods of
+        getUnschedulablePodsWithCrossTopologyTerm (scheduling_queue.go) are candidates, since
+        an assigned pod cannot help a pod rejected by a single-node requirement."""
+        if not self.is_event_of_interest(event):
+            return 0
+        candidates = [info for info in self._unschedulable.values() if _cross_topology(info, pod)]
+        return self._move_pods(candidates, event)
+
+    def listeners(self, event: ClusterEvent) -> list[str]:
+        """The enabled plugins that registered a matching event (isEventOfInterest's answer)."""
+        if self.hints is not None:
+            return self.hints.listeners(event)
+        return sorted(name for name, events in self.events_by_plugin.items() if any(event.matches(r) for r in events))
+
+    def verdicts(
+        self,
+        event: ClusterEvent,
+        pre_check: Callable[[Pod], bool] | None = None,
+        assigned: Pod | None = None,
+        old: Any = None,
+        new: Any = None,
+    ) -> list[MoveVerdict]:
+        """What ``event`` will do to each parked pod and why, asked before the move (for the
+        trace and the narration): the same tests as :meth:`move_all_to_active_or_backoff`, or,
+        with ``assigned`` and QueueingHints off, :meth:`move_cross_topology`."""
+        verdicts: list[MoveVerdict] = []
+        listened = self.is_event_of_interest(event)
+        for info in self._unschedulable.values():
+            rejectors = sorted(info.unschedulable_plugins | info.pending_plugins)
+            if not listened:
+                why = f"no enabled plugin listens for {event.label}"
+            elif info.gated:
+                why = "gated"
+            elif self.hints is not None:
+                if pre_check is not None and not pre_check(info.pod):
+                    why = "the node fails its pre-check (resources, node name, node affinity, ports, NoSchedule taints)"
+                    verdicts.append({"pod": info.pod.key, "moves": False, "why": why})
+                else:
+                    verdicts.append(self.hint_verdict(info, event, old, new))
+                continue
+            elif assigned is not None and not _cross_topology(info, assigned):
+                why = "not rejected by PodTopologySpread, and no required affinity term of it matches the pod"
+            elif pre_check is not None and not pre_check(info.pod):
+                why = "the node fails its pre-check (resources, node name, node affinity, ports, NoSchedule taints)"
+            elif not self._worth_requeuing(info, event):
+                why = f"its rejectors ({', '.join(rejectors)}) do not listen for {event.label}"
+            else:
+                heard = [p for p in rejectors if any(event.matches(r) for r in self.events_by_plugin.get(p, ()))]
+                heard = heard or rejectors
+                verb = "listens" if len(heard) == 1 else "listen"
+                why = f"rejected by {', '.join(heard)}, which {verb} for {event.label}"
+                verdicts.append({"pod": info.pod.key, "moves": True, "why": why})
+                continue
+            verdicts.append({"pod": info.pod.key, "moves": False, "why": why})
+        return verdicts
+
+    def hint_verdict(self, info: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> MoveVerdict:
+        """With QueueingHints: what the rejector plugins' hints say of ``event`` for one parked
+        pod, each answer with its reason."""
+        assert self.hints is not None
+        rejectors = sorted(info.unschedulable_plugins | info.pending_plugins)
+        strategy, answers = self.hints.worth_requeuing(info, event, old, new)
+        moves = strategy != Strategy.QUEUE_SKIP
+        if answers:
+            why = "; ".join(a.describe() for a in answers)
+        elif moves:
+            why = "no plugin rejected it" if not rejectors else f"{event.label} moves every pod"
+        else:
+            why = f"its rejectors ({', '.join(rejectors)}) do not listen for {event.label}"
+        return {"pod": info.pod.key, "moves": moves, "why": why}
+
+    def update_notes(self, pod: Pod, old: Pod) -> list[ClusterEventNote]:
+        """With QueueingHints, what :meth:`update` will do to a parked pod: the update's events
+        (PodSchedulingPropertiesChange), who listens, and the pod's verdict for each."""
+        info = self._unschedulable.get(pod.key)
+        if self.hints is None or info is None:
+            return []
+        return [
+            {"event": e.label, "listeners": self.hints.listeners(e), "parked": [self.hint_verdict(info, e, old, pod)]}
+            for e in _pod_update_events(old, pod)
+        ]
+
+    def _move_pods(self, candidates: list[QueuedPodInfo], event: ClusterEvent, old: Any = None, new: Any = None) -> int:
+        """movePodsToActiveOrBackoffQueue; the caller checked isEventOfInterest. With
+        QueueingHints the event is also recorded for the pods in flight."""
+        moved = 0
+        for info in candidates:
+            if info.gated:
+                continue
+            if self.hints is not None:
+                strategy, _ = self.hints.worth_requeuing(info, event, old, new)
+                if strategy == Strategy.QUEUE_SKIP:
+                    continue
+                self._requeue_via_hint(info, strategy, event.label)
+            elif not self._worth_requeuing(info, event):
+                continue
+            else:
+                self._requeue_after_backoff(info, event.label)
+            moved += 1
+        self.move_request_cycle = self.scheduling_cycle
+        if self.hints is not None:
+            self._in_flight.record(event, old, new)
+        return moved
+
+    # -- periodic flushes ----------------------------------------------------------------
+
+    def flush_backoff_completed(self) -> int:
+        """flushBackoffQCompleted: every pod whose backoff has expired goes to activeQ."""
+        moved = 0
+        while self._backoff:
+            entry = self._backoff[0]
+            if not self._valid(entry):
+                heapq.heappop(self._backoff)
+                continue
+            if entry[0] > self.now_ms:
+                break
+            heapq.heappop(self._backoff)
+            self._move(entry[2], ACTIVE, "BackoffComplete")
+            moved += 1
+        return moved
+
+    def flush_unschedulable_leftover(self) -> int:
+        """flushUnschedulablePodsLeftover: pods parked longer than 5 min are retried."""
+        stale = [
+            info
+            for info in self._unschedulable.values()
+            if self.now_ms - info.timestamp_ms > MAX_IN_UNSCHEDULABLE_MS and not info.gated
+        ]
+        if self.hints is not None:
+            return self._move_pods(stale, UNSCHEDULABLE_TIMEOUT) if stale else 0
+        for info in stale:
+            self._requeue_after_backoff(info, UNSCHEDULABLE_TIMEOUT.label)
+        if stale:
+            self.move_request_cycle = self.scheduling_cycle
+        return len(stale)
+
+    def _next_backoff_expiry(self) -> int | None:
+        while self._backoff and not self._valid(self._backoff[0]):
+            heapq.heappop(self._backoff)
+        return self._backoff[0][0] if self._backoff else None
+
+    def next_backoff_flush_ms(self) -> int | None:
+        """The first 1-s tick at or after the backoffQ head's expiry."""
+        expiry = self._next_backoff_expiry()
+        if expiry is None:
+            return None
+        tick = -(-expiry // BACKOFF_FLUSH_MS) * BACKOFF_FLUSH_MS
+        return max(tick, self.now_ms)
+
+    def next_leftover_flush_ms(self) -> int | None:
+        """The first 30-s tick at which some unschedulable pod has stayed more than 5 min."""
+        if not self._unschedulable:
+            return None
+        oldest = min((info.timestamp_ms for info in self._unschedulable.values() if not info.gated), default=None)
+        if oldest is None:
+            return None
+        due = oldest + MAX_IN_UNSCHEDULABLE_MS + 1
+        tick = -(-due // UNSCHEDULABLE_FLUSH_MS) * UNSCHEDULABLE_FLUSH_MS
+        return max(tick, self.now_ms)
+
+
+def _cross_topology(info: QueuedPodInfo, pod: Pod) -> bool:
+    """getUnschedulablePodsWithCrossTopologyTerm (v1.31.13): PodTopologySpread rejected the
+    parked pod and ``pod`` is in its namespace, or one of its required pod-affinity terms
+    matches ``pod``."""
+    if POD_TOPOLOGY_SPREAD in info.unschedulable_plugins and pod.namespace == info.pod.namespace:
+        return True
+    return affinity_matches(info.pod, pod)
+
+
+def affinity_matches(unscheduled: Pod, added: Pod) -> bool:
+    """Whether one of the unscheduled pod's required pod-affinity terms matches the assigned pod
+    (the affinity half of getUnschedulablePodsWithCrossTopologyTerm, scheduling_queue.go)."""
+    aff = unscheduled.affinity
+    if aff is None or aff.pod_affinity is None:
+        return False
+    for term in aff.pod_affinity.required:
+        namespaces = term.namespaces or (unscheduled.namespace,)
+        if (
+            added.namespace in namespaces
+            and term.label_selector is not None
+            and term.label_selector.matches(added.labels)
+        ):
+            return True
+    return False
+
+
+def _pod_update_events(old: Pod, new: Pod) -> list[ClusterEvent]:
+    """framework/events.go PodSchedulingPropertiesChange (label change, a request scaled down,
+    else the other update), for an unscheduled pod's update."""
+    return pod_scheduling_properties_change(old.labels, new.labels, old.requests, new.requests)
