@@ -11,7 +11,7 @@ comparison and the CLI text all agree:
   digits past one core (``2345m`` → ``2.35``);
 - anything else (pods, GPUs, extended resources) as its count.
 
-The table of worked cases is tests/core/test_units.py.
+The table of worked cases is tests/core/api/test_units.py.
 """
 
 from __future__ import annotations

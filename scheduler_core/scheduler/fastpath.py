@@ -33,7 +33,7 @@ The window logic (rotating start, stop once ``numFeasibleNodesToFind`` nodes pas
 evaluated as arrays and then cut at the node where the count of feasible nodes is reached.
 
 Assumption (true for :class:`~scheduler_core.simulation.simulation.Simulation`): the profiles' handles
-answer ``nominated_pods_for_node`` from ``queue.nominator``. ``tests/core/test_fastpath.py``
+answer ``nominated_pods_for_node`` from ``queue.nominator``. ``tests/core/scheduler/test_fastpath.py``
 checks byte-identical traces against the plain scheduler over randomised scenarios.
 """
 

@@ -373,7 +373,7 @@ class RolloutCompletedFields(TypedDict):
 
 
 # Event type → its fields besides the common ones. Trace.emit's overloads say the same per type;
-# tests/core/test_trace_events.py checks the two, and docs/trace.md, name the same types.
+# tests/core/trace/test_trace_events.py checks the two, and docs/trace.md, name the same types.
 EVENT_FIELDS: dict[str, type] = {
     "run_started": RunStartedFields,
     "run_finished": RunFinishedFields,

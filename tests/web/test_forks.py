@@ -3,7 +3,7 @@ simulation the step loop gets for a fork (docs/forks.md).
 
 The parent is mixed-small under the default policy (seed 1), recorded here directly from the
 engine so these tests do not depend on the step loop. Its event 50 ends the step before
-web-0's cycle; web-0 then lands on node-a2 (tests/core/test_fork.py has the details).
+web-0's cycle; web-0 then lands on node-a2 (tests/core/simulation/test_fork.py has the details).
 """
 
 from __future__ import annotations

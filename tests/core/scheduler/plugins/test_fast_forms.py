@@ -2,7 +2,7 @@
 
 The fast scheduler calls a plugin's batch forms (``filter_nodes``, ``score_nodes``), caches a
 static filter per ``static_key`` and a score per ``score_key``, and normalises with
-``normalize_array``. The traces of tests/core/test_fastpath.py only show that the sum of these
+``normalize_array``. The traces of tests/core/scheduler/test_fastpath.py only show that the sum of these
 agrees on the scenarios run; here each plugin's forms are held against its own ``filter`` /
 ``score`` / ``normalize_score`` on seeded random clusters, node by node, including after pods
 move (the node table re-reads a row whose generation moved).
