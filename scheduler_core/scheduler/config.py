@@ -2,12 +2,19 @@
 
 ``policy.py`` parses KubeSchedulerConfiguration documents (and the kubeviz wrapper) into
 these values; the scheduler and the queue only read them.
+
+The field defaults below are the only place a policy default is spelled: what a document
+leaves out, the loader takes from them, and the policy editor reads them (through
+``default_policy()``) to show the defaults and to leave them out of what it writes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..api.model import DEFAULT_SCHEDULER_NAME
+from .tie_break import TIE_BREAK_RANDOM
 
 __all__ = ["ProfileConfig", "Policy"]
 
@@ -20,7 +27,7 @@ class ProfileConfig:
     holds score weights; ``plugin_args`` the validated pluginConfig args by plugin name.
     """
 
-    scheduler_name: str = "default-scheduler"
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME  # v1.DefaultSchedulerName, a pod's default too
     plugins: dict[str, tuple[str, ...]] = field(default_factory=dict)
     weights: dict[str, int] = field(default_factory=dict)
     plugin_args: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -40,7 +47,7 @@ class Policy:
     scheduler_mode: str = "framework"  # "framework" or "legacy" (the v1.5-era scheduler)
     upgrade_aware_reservation: bool = False
     # selectHost among equal best scores: "random" (upstream) or "shuffled-first-fit" (tie_break.py)
-    tie_break: str = "random"
+    tie_break: str = TIE_BREAK_RANDOM
     bind_latency_ms: int = 0
     node_usage_every_ms: int = 10_000  # how often the trace records node usage snapshots
     # the SchedulerQueueingHints feature gate (spec.featureGates), off by default as in v1.31

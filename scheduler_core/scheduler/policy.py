@@ -20,7 +20,7 @@ Plugin sets merge as upstream does (see docs/policy.md):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,10 @@ __all__ = [
 ]
 
 MAX_BACKOFF_SECONDS = 10 * 365 * 24 * 3600  # ten years, the virtual clock's horizon
+
+# What a document leaves out is config.py's field defaults (the one place they are spelled).
+_DEFAULT = Policy(profiles=())
+_DEFAULT_PROFILE = ProfileConfig()
 
 CONFIG_API_VERSION = "kubescheduler.config.k8s.io/v1"
 POLICY_API_VERSION = "kubeviz.dev/v1"
@@ -98,8 +102,9 @@ _WRAPPER_SPEC_FIELDS = (
     "configuration",
 )
 # The feature gates spec.featureGates may set (pkg/features/kube_features.go), with their
-# v1.31.13 defaults: kubeviz models the one that changes how the queue moves pods.
-FEATURE_GATES = {"SchedulerQueueingHints": False}
+# v1.31.13 defaults: kubeviz models the one that changes how the queue moves pods (its default
+# is config.Policy's queueing_hints).
+FEATURE_GATES = {"SchedulerQueueingHints": _DEFAULT.queueing_hints}
 _DEFAULT_WEIGHTS = dict(DEFAULT_PLUGINS)
 
 
@@ -193,7 +198,8 @@ class _PolicyReader:
         obj = r.mapping(value, path)
         r.only_fields(obj, path, _PROFILE_FIELDS)
         name_path = key_path(path, "schedulerName")
-        scheduler_name = r.string(obj.get("schedulerName"), name_path, "default-scheduler") or "default-scheduler"
+        default_name = _DEFAULT_PROFILE.scheduler_name
+        scheduler_name = r.string(obj.get("schedulerName"), name_path, default_name) or default_name
         plugins_path = key_path(path, "plugins")
         plugins_obj = r.mapping(obj.get("plugins"), plugins_path)
         r.only_fields(plugins_obj, plugins_path, _POINT_FIELDS)
@@ -211,7 +217,7 @@ class _PolicyReader:
         if not plugins["bind"]:
             r.error(plugins_path, "at least one bind plugin must be enabled")
         pct_path = key_path(path, "percentageOfNodesToScore")
-        pct = None
+        pct = _DEFAULT_PROFILE.percentage_of_nodes_to_score
         if obj.get("percentageOfNodesToScore") is not None:
             pct = r.integer(obj.get("percentageOfNodesToScore"), pct_path, 0, minimum=0, maximum=100)
         plugin_args = self.plugin_config(obj.get("pluginConfig"), key_path(path, "pluginConfig"))
@@ -300,16 +306,30 @@ class _PolicyReader:
         if extenders:
             r.error(key_path(path, "extenders"), "scheduler extenders are not supported")
         pct = r.integer(
-            obj.get("percentageOfNodesToScore"), key_path(path, "percentageOfNodesToScore"), 0, minimum=0, maximum=100
+            obj.get("percentageOfNodesToScore"),
+            key_path(path, "percentageOfNodesToScore"),
+            _DEFAULT.percentage_of_nodes_to_score,
+            minimum=0,
+            maximum=100,
         )
         initial_path = key_path(path, "podInitialBackoffSeconds")
         # Upstream only asks for more than 0 (apis/config/validation); kubeviz's virtual clock, like
         # its timeline, stays within ten years.
         initial = r.integer(
-            obj.get("podInitialBackoffSeconds"), initial_path, 1, minimum=1, maximum=MAX_BACKOFF_SECONDS
+            obj.get("podInitialBackoffSeconds"),
+            initial_path,
+            _DEFAULT.pod_initial_backoff_seconds,
+            minimum=1,
+            maximum=MAX_BACKOFF_SECONDS,
         )
         max_path = key_path(path, "podMaxBackoffSeconds")
-        maximum = r.integer(obj.get("podMaxBackoffSeconds"), max_path, 10, minimum=1, maximum=MAX_BACKOFF_SECONDS)
+        maximum = r.integer(
+            obj.get("podMaxBackoffSeconds"),
+            max_path,
+            _DEFAULT.pod_max_backoff_seconds,
+            minimum=1,
+            maximum=MAX_BACKOFF_SECONDS,
+        )
         if maximum < initial:
             r.error(max_path, f"must be at least podInitialBackoffSeconds ({initial}), got {maximum}")
         profiles: list[ProfileConfig] = []
@@ -344,14 +364,19 @@ class _PolicyReader:
         name = r.string(meta.get("name"), "metadata.name", default_name) or default_name
         spec = r.mapping(value.get("spec"), "spec")
         r.only_fields(spec, "spec", _WRAPPER_SPEC_FIELDS)
-        queue_mode = r.choice(spec.get("queueMode"), "spec.queueMode", ("priority", "fifo"), "priority")
-        scheduler_mode = r.choice(spec.get("schedulerMode"), "spec.schedulerMode", ("framework", "legacy"), "framework")
-        upgrade_aware = r.boolean(spec.get("upgradeAwareReservation"), "spec.upgradeAwareReservation")
-        tie_break = r.choice(spec.get("tieBreak"), "spec.tieBreak", TIE_BREAKS, TIE_BREAK_RANDOM)
+        queue_mode = r.choice(spec.get("queueMode"), "spec.queueMode", ("priority", "fifo"), _DEFAULT.queue_mode)
+        scheduler_mode = r.choice(
+            spec.get("schedulerMode"), "spec.schedulerMode", ("framework", "legacy"), _DEFAULT.scheduler_mode
+        )
+        upgrade_aware = r.boolean(
+            spec.get("upgradeAwareReservation"), "spec.upgradeAwareReservation", _DEFAULT.upgrade_aware_reservation
+        )
+        tie_break = r.choice(spec.get("tieBreak"), "spec.tieBreak", TIE_BREAKS, _DEFAULT.tie_break)
         if tie_break != TIE_BREAK_RANDOM and scheduler_mode == "legacy":
             r.error("spec.tieBreak", f"{tie_break} needs schedulerMode framework (the legacy scheduler has its own)")
-        bind_latency = r.duration_ms(spec.get("bindLatency"), "spec.bindLatency", 0) or 0
-        usage_every = r.duration_ms(spec.get("nodeUsageEvery"), "spec.nodeUsageEvery", 10_000) or 10_000
+        # A zero duration, like a missing one, is the default.
+        bind_latency = r.duration_ms(spec.get("bindLatency"), "spec.bindLatency") or _DEFAULT.bind_latency_ms
+        usage_every = r.duration_ms(spec.get("nodeUsageEvery"), "spec.nodeUsageEvery") or _DEFAULT.node_usage_every_ms
         gates = self.feature_gates(spec.get("featureGates"), "spec.featureGates")
         queueing_hints = gates["SchedulerQueueingHints"]
         if queueing_hints and (queue_mode != "priority" or scheduler_mode != "framework"):
@@ -363,12 +388,8 @@ class _PolicyReader:
         if configuration is None:
             configuration = {"apiVersion": CONFIG_API_VERSION, "kind": "KubeSchedulerConfiguration"}
         policy = self.configuration(configuration, "spec.configuration", name)
-        return Policy(
-            profiles=policy.profiles,
-            name=name,
-            percentage_of_nodes_to_score=policy.percentage_of_nodes_to_score,
-            pod_initial_backoff_seconds=policy.pod_initial_backoff_seconds,
-            pod_max_backoff_seconds=policy.pod_max_backoff_seconds,
+        return replace(
+            policy,
             queue_mode=queue_mode,
             scheduler_mode=scheduler_mode,
             upgrade_aware_reservation=upgrade_aware,
@@ -445,21 +466,7 @@ def _load(text: str, source: str, policy_source: str) -> Policy:
         problems.raise_if_any()
         raise AssertionError("unreachable")
     problems.raise_if_any()
-    return Policy(
-        profiles=policy.profiles,
-        name=policy.name,
-        percentage_of_nodes_to_score=policy.percentage_of_nodes_to_score,
-        pod_initial_backoff_seconds=policy.pod_initial_backoff_seconds,
-        pod_max_backoff_seconds=policy.pod_max_backoff_seconds,
-        queue_mode=policy.queue_mode,
-        scheduler_mode=policy.scheduler_mode,
-        upgrade_aware_reservation=policy.upgrade_aware_reservation,
-        tie_break=policy.tie_break,
-        bind_latency_ms=policy.bind_latency_ms,
-        node_usage_every_ms=policy.node_usage_every_ms,
-        queueing_hints=policy.queueing_hints,
-        source=policy_source,
-    )
+    return replace(policy, source=policy_source)
 
 
 def load_policy(text: str, source: str = "policy.yaml") -> Policy:

@@ -8,6 +8,7 @@ the policy loader that starts every profile from it.
 
 from __future__ import annotations
 
+from ..api.model import DEFAULT_SCHEDULER_NAME
 from .config import Policy, ProfileConfig
 from .framework.interface import EXTENSION_POINTS, extension_points_of
 from .plugins import REGISTRY
@@ -34,7 +35,7 @@ DEFAULT_PLUGINS: tuple[tuple[str, int], ...] = (
 )
 
 
-def default_profile(scheduler_name: str = "default-scheduler") -> ProfileConfig:
+def default_profile(scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> ProfileConfig:
     """Upstream's default profile: every default plugin at every point it implements."""
     plugins: dict[str, list[str]] = {point.name: [] for point in EXTENSION_POINTS}
     weights: dict[str, int] = {}
@@ -52,4 +53,5 @@ def default_profile(scheduler_name: str = "default-scheduler") -> ProfileConfig:
 
 
 def default_policy() -> Policy:
+    """Upstream's default profile with config.Policy's field defaults: what an empty document loads to."""
     return Policy(profiles=(default_profile(),))

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 
 import pytest
 
+import scheduler_core.scheduler.policy as policy_module
 from scheduler_core.documents.errors import LoadError
+from scheduler_core.scheduler.config import Policy, ProfileConfig
 from scheduler_core.scheduler.plugins import REGISTRY
 from scheduler_core.scheduler.policy import builtin_policies, builtin_policy, load_policy
 from scheduler_core.scheduler.profile import default_policy
 
 KSC = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+WRAPPER = "apiVersion: kubeviz.dev/v1\nkind: Policy\n"
 DEFAULT = default_policy().profiles[0]
 
 
@@ -31,6 +34,64 @@ def test_an_empty_configuration_is_the_default_policy() -> None:
     policy = load_policy(KSC)
     assert replace(policy, name="default", source="") == default_policy()
     assert (policy.name, policy.source) == ("policy", "policy.yaml")
+
+
+# The settings a document fills in, by field of config.Policy (the others are the profiles,
+# the document's name and where it came from).
+SETTINGS = tuple(f.name for f in fields(Policy) if f.name not in ("profiles", "name", "source"))
+# Defaults other than config.Policy's, each set one the loader accepts (a tie-break rule other
+# than random needs the framework scheduler).
+OTHER_DEFAULTS = (
+    Policy(
+        profiles=(),
+        percentage_of_nodes_to_score=50,
+        pod_initial_backoff_seconds=3,
+        pod_max_backoff_seconds=30,
+        queue_mode="fifo",
+        scheduler_mode="legacy",
+        upgrade_aware_reservation=True,
+        bind_latency_ms=250,
+        node_usage_every_ms=5_000,
+    ),
+    Policy(profiles=(), tie_break="shuffled-first-fit"),
+)
+
+
+@pytest.mark.parametrize("text", [KSC, WRAPPER], ids=["configuration", "wrapper"])
+def test_what_a_document_leaves_out_is_the_dataclass_default(text: str) -> None:
+    """config.py's field defaults are the one place a policy default is spelled: an empty
+    document loads to them, field by field."""
+    policy = load_policy(text)
+    assert {name: getattr(policy, name) for name in SETTINGS} == {
+        f.name: f.default for f in fields(Policy) if f.name in SETTINGS
+    }
+    (profile,) = policy.profiles
+    defaults = ProfileConfig()
+    assert profile.scheduler_name == defaults.scheduler_name
+    assert profile.percentage_of_nodes_to_score == defaults.percentage_of_nodes_to_score
+
+
+@pytest.mark.parametrize("other", OTHER_DEFAULTS, ids=["fifo-legacy", "shuffled"])
+def test_the_loader_spells_no_default_of_its_own(monkeypatch: pytest.MonkeyPatch, other: Policy) -> None:
+    """With other defaults in the loader's copy of config.Policy's, what a document leaves out
+    follows them: a default spelled a second time in policy.py would not move."""
+    monkeypatch.setattr(policy_module, "_DEFAULT", other)
+    monkeypatch.setattr(
+        policy_module, "_DEFAULT_PROFILE", ProfileConfig("other-scheduler", percentage_of_nodes_to_score=40)
+    )
+    policy = load_policy(WRAPPER)
+    assert {name: getattr(policy, name) for name in SETTINGS} == {name: getattr(other, name) for name in SETTINGS}
+    (profile,) = policy.profiles
+    assert (profile.scheduler_name, profile.percentage_of_nodes_to_score) == ("other-scheduler", 40)
+
+
+def test_the_other_defaults_move_every_setting() -> None:
+    """Between them the cases above change every setting, so a new one is covered too -- but the
+    queueing hints gate, whose default FEATURE_GATES takes from config.Policy when policy.py is
+    imported (the empty-document test checks it)."""
+    default = Policy(profiles=())
+    moved = {name for other in OTHER_DEFAULTS for name in SETTINGS if getattr(other, name) != getattr(default, name)}
+    assert set(SETTINGS) - moved == {"queueing_hints"}
 
 
 def test_the_default_preset_equals_default_policy() -> None:
