@@ -139,6 +139,41 @@ def test_default_knobs_write_a_minimal_document() -> None:
     assert document == {"apiVersion": "kubeviz.dev/v1", "kind": "Policy", "metadata": {"name": "my-policy"}, "spec": {}}
 
 
+def test_the_default_knobs_are_the_engine_policy_defaults() -> None:
+    """The editor shows config.Policy's field defaults for the settings the wrapper holds."""
+    knobs = editor.default_knobs()
+    defaults = {f.name: f.default for f in dataclasses.fields(scheduler_core.scheduler.config.Policy)}
+    assert {name: knobs[name] for name in editor._POLICY_SETTINGS} == {
+        name: defaults[name] for name in editor._POLICY_SETTINGS
+    }
+
+
+def test_the_editor_spells_no_policy_default_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With other engine defaults, the knobs start from them and a document of those knobs
+    still says nothing: the editor reads every default it leaves out from the engine's Policy."""
+    default = editor._DEFAULT_POLICY
+    other = dataclasses.replace(
+        default,
+        profiles=(dataclasses.replace(default.profiles[0], scheduler_name="other-scheduler"),),
+        percentage_of_nodes_to_score=50,
+        pod_initial_backoff_seconds=3,
+        pod_max_backoff_seconds=30,
+        queue_mode="fifo",
+        scheduler_mode="legacy",
+        upgrade_aware_reservation=not default.upgrade_aware_reservation,
+        queueing_hints=not default.queueing_hints,
+        tie_break="shuffled-first-fit",
+        bind_latency_ms=250,
+    )
+    assert [name for name in editor._POLICY_SETTINGS if getattr(other, name) == getattr(default, name)] == []
+    monkeypatch.setattr(editor, "_DEFAULT_POLICY", other)
+    knobs = editor.default_knobs()
+    assert {name: knobs[name] for name in editor._POLICY_SETTINGS} == {
+        name: getattr(other, name) for name in editor._POLICY_SETTINGS
+    }
+    assert yaml.safe_load(editor.document_from_knobs(knobs))["spec"] == {}
+
+
 # Knob edits
 
 

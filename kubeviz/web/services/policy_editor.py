@@ -87,6 +87,10 @@ SOURCE_NAME = "policy.yaml"
 # Which plugins the knobs cover, and their arguments' defaults, are policy_catalog's: read from
 # the engine's registry and the plugins' argument parsers.
 
+# What a document leaves unsaid: the engine's Policy field defaults (config.Policy) and its
+# default profile. The knobs start from it and document_from_knobs writes only what differs.
+_DEFAULT_POLICY = scheduler_core.scheduler.default_policy()
+
 # Configuration fields the knobs own; the others (parallelism, leaderElection, …) are kept.
 _KNOB_CONFIG_FIELDS = frozenset(
     {"apiVersion", "kind", "percentageOfNodesToScore", "podInitialBackoffSeconds", "podMaxBackoffSeconds", "profiles"}
@@ -164,7 +168,7 @@ def default_knobs() -> dict[str, Any]:
         gpu_policy="",
     )
     # What a Policy wrapper leaves unsaid takes the engine's Policy defaults (config.Policy).
-    knobs.update(_policy_settings(scheduler_core.scheduler.default_policy()))
+    knobs.update(_policy_settings(_DEFAULT_POLICY))
     return knobs
 
 
@@ -314,7 +318,8 @@ def _base(base_text: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def _profile(knobs: Mapping[str, Any], base_profile: Mapping[str, Any]) -> dict[str, Any]:
-    profile: dict[str, Any] = {"schedulerName": base_profile.get("schedulerName", "default-scheduler")}
+    default_name = _DEFAULT_POLICY.profiles[0].scheduler_name
+    profile: dict[str, Any] = {"schedulerName": base_profile.get("schedulerName", default_name)}
     if base_profile.get("percentageOfNodesToScore") is not None:
         profile["percentageOfNodesToScore"] = base_profile["percentageOfNodesToScore"]
     plugins = _plugins(knobs)
@@ -340,7 +345,7 @@ def _profile(knobs: Mapping[str, Any], base_profile: Mapping[str, Any]) -> dict[
 
 
 def _profile_is_default(profile: Mapping[str, Any]) -> bool:
-    return set(profile) == {"schedulerName"} and profile["schedulerName"] == "default-scheduler"
+    return set(profile) == {"schedulerName"} and profile["schedulerName"] == _DEFAULT_POLICY.profiles[0].scheduler_name
 
 
 def document_from_knobs(knobs: Mapping[str, Any], base_text: str | None = None) -> str:
@@ -351,32 +356,35 @@ def document_from_knobs(knobs: Mapping[str, Any], base_text: str | None = None) 
     """
     base_wrapper, base_config = _base(base_text)
     base_spec = base_wrapper.get("spec") or {}
+    default = _DEFAULT_POLICY
     spec: dict[str, Any] = {}
-    if knobs["queue_mode"] != "priority":
+    if knobs["queue_mode"] != default.queue_mode:
         spec["queueMode"] = knobs["queue_mode"]
-    if knobs["scheduler_mode"] != "framework":
+    if knobs["scheduler_mode"] != default.scheduler_mode:
         spec["schedulerMode"] = knobs["scheduler_mode"]
-    if knobs["upgrade_aware_reservation"]:
-        spec["upgradeAwareReservation"] = True
-    if knobs["tie_break"] != TIE_BREAK_RANDOM:
+    if bool(knobs["upgrade_aware_reservation"]) != default.upgrade_aware_reservation:
+        spec["upgradeAwareReservation"] = bool(knobs["upgrade_aware_reservation"])
+    if knobs["tie_break"] != default.tie_break:
         spec["tieBreak"] = knobs["tie_break"]
-    if int(knobs["bind_latency_ms"] or 0):
-        spec["bindLatency"] = format_ms(int(knobs["bind_latency_ms"]))
+    bind_latency_ms = int(knobs["bind_latency_ms"] or 0)
+    if bind_latency_ms != default.bind_latency_ms:
+        spec["bindLatency"] = format_ms(bind_latency_ms)
     gates = {k: v for k, v in (base_spec.get("featureGates") or {}).items() if k != "SchedulerQueueingHints"}
-    if knobs.get("queueing_hints"):
-        gates["SchedulerQueueingHints"] = True
+    if bool(knobs.get("queueing_hints")) != default.queueing_hints:
+        gates["SchedulerQueueingHints"] = bool(knobs.get("queueing_hints"))
     if gates:
         spec["featureGates"] = gates
     if "nodeUsageEvery" in base_spec:
         spec["nodeUsageEvery"] = base_spec["nodeUsageEvery"]
 
     config: dict[str, Any] = {"apiVersion": CONFIG_API_VERSION, "kind": "KubeSchedulerConfiguration"}
-    if int(knobs["percentage_of_nodes_to_score"]):
-        config["percentageOfNodesToScore"] = int(knobs["percentage_of_nodes_to_score"])
-    if int(knobs["pod_initial_backoff_seconds"]) != 1:
-        config["podInitialBackoffSeconds"] = int(knobs["pod_initial_backoff_seconds"])
-    if int(knobs["pod_max_backoff_seconds"]) != 10:
-        config["podMaxBackoffSeconds"] = int(knobs["pod_max_backoff_seconds"])
+    for key, name in (
+        ("percentageOfNodesToScore", "percentage_of_nodes_to_score"),
+        ("podInitialBackoffSeconds", "pod_initial_backoff_seconds"),
+        ("podMaxBackoffSeconds", "pod_max_backoff_seconds"),
+    ):
+        if int(knobs[name]) != getattr(default, name):
+            config[key] = int(knobs[name])
     config.update({k: copy.deepcopy(v) for k, v in base_config.items() if k not in _KNOB_CONFIG_FIELDS})
     base_profiles: Sequence[Mapping[str, Any]] = base_config.get("profiles") or [{}]
     profiles = [_profile(knobs, base_profiles[0]), *copy.deepcopy(list(base_profiles[1:]))]
