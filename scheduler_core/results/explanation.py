@@ -23,7 +23,6 @@ from typing import Any
 from ..api.scenario_types import Scenario
 from ..scheduler.config import Policy
 from ..scheduler.framework import append_post_filter_message
-from ..scheduler.plugins.default_preemption import PreemptionDecision
 from ..scheduler.schedule_one import score_tables
 from ..simulation.simulation import Simulation
 from ..trace.events import PreemptionDecisionFields
@@ -75,8 +74,8 @@ def explain(scenario: Scenario, pod_name: str, policy: Policy | None = None, see
         pf_result, pf_status = fwk.run_post_filter(result.state, pod, result.statuses)
         if pf_status.message() and message is not None:
             message = append_post_filter_message(message, pf_status.message())
-        if pf_result is not None and isinstance(pf_result.details, PreemptionDecision):
-            preemption = pf_result.details.as_dict()
+        if pf_result is not None and pf_result.preemption is not None:
+            preemption = pf_result.preemption.as_dict()
     filters: dict[str, dict[str, Any]] = {
         name: {"code": st.code.label, "plugin": st.plugin, "reasons": list(st.reasons)}
         for name, st in result.statuses.items()

@@ -29,14 +29,16 @@ from .framework import (
     Code,
     CycleState,
     FitError,
+    NominatingInfo,
+    NominatingMode,
     PostFilterResult,
+    PreemptionDecision,
     QueuedPodInfo,
     SchedulingError,
     Status,
     append_post_filter_message,
 )
 from .framework.runtime import Framework, ScoreResult
-from .plugins.default_preemption import PreemptionDecision
 from .queue.pod_queue import PodQueue
 from .tie_break import TIE_BREAK_SHUFFLED_FIRST_FIT, NodeOrder
 
@@ -56,6 +58,8 @@ MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT = 3
 ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+# clearNominatedNode: a failure outside the scheduling cycle drops the pod's nomination.
+CLEAR_NOMINATED_NODE = NominatingInfo("", NominatingMode.OVERRIDE)
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
@@ -368,12 +372,12 @@ class Scheduler:
                 post_msg = pf_status.message()
                 if post_msg and result.message is not None:
                     result.message = append_post_filter_message(result.message, post_msg)
-                if pf_result is not None and isinstance(pf_result.details, PreemptionDecision):
-                    self._act_on_preemption(pod, pf_result.details)
+                if pf_result is not None and pf_result.preemption is not None:
+                    self._act_on_preemption(pod, pf_result.preemption)
             message = result.message or ERR_NO_NODES_AVAILABLE
             trace.emit("unschedulable", pod=pod.key, message=message, plugins=sorted(result.unschedulable_plugins))
-            nominated = result.post_filter.nominated_node_name if result.post_filter is not None else None
-            self._handle_failure(info, pod_cycle, message, result.unschedulable_plugins, nominated)
+            nominating = result.post_filter.nominating_info if result.post_filter is not None else None
+            self._handle_failure(info, pod_cycle, message, result.unschedulable_plugins, nominating)
             return result, None
 
         node = result.selected
@@ -389,12 +393,15 @@ class Scheduler:
                 self.cache.forget_pod(pod)
                 trace.emit("forgotten", pod=pod.key, node=node)
                 message = f"running {stage} plugin {status.plugin!r}: {status.message()}"
-                self._handle_failure(info, pod_cycle, message, {status.plugin} if status.rejected else set(), "")
+                plugins = {status.plugin} if status.rejected else set()
+                self._handle_failure(info, pod_cycle, message, plugins, CLEAR_NOMINATED_NODE)
                 return result, None
         return result, BindRequest(pod=pod, node=node, state=result.state, framework=fwk, info=info)
 
     def _act_on_preemption(self, pod: Pod, decision: PreemptionDecision) -> None:
-        """prepareCandidate: delete the victims, clear lower-priority nominations on that node."""
+        """prepareCandidate (framework/preemption/preemption.go), for whichever PostFilter
+        decided: delete the chosen candidate's victims, clear lower-priority nominations on its
+        node, and record the decision in the trace's ``preemption`` event."""
         cleared: list[str] = []
         if decision.chosen is not None:
             node = decision.chosen.node
@@ -434,14 +441,24 @@ class Scheduler:
             self.trace.emit("nomination_cleared", pod=pod.key, node=node, reason=reason)
 
     def _handle_failure(
-        self, info: QueuedPodInfo, pod_cycle: int, message: str, plugins: set[str], nominated: str | None
+        self,
+        info: QueuedPodInfo,
+        pod_cycle: int,
+        message: str,
+        plugins: set[str],
+        nominating: NominatingInfo | None,
     ) -> None:
-        """handleSchedulingFailure: re-queue, then record the nomination (Override mode)."""
+        """handleSchedulingFailure: re-queue, then record the nomination when ``nominating``
+        overrides it (None is upstream's nil NominatingInfo: ModeNoop)."""
         pod = info.pod
         info.unschedulable_plugins = set(plugins)
         self.last_message[pod.key] = message
         self.queue.add_unschedulable_if_not_present(info, pod_cycle)
-        if nominated is not None and nominated != pod.nominated_node_name:
+        # updatePod: nnnNeedsUpdate = Mode() == ModeOverride && the nominated name differs.
+        if nominating is None or not nominating.overrides:
+            return
+        nominated = nominating.nominated_node_name
+        if nominated != pod.nominated_node_name:
             if pod.nominated_node_name:
                 reason = "preemption found no node" if nominated == "" else "nominated elsewhere"
                 self.clear_nomination(pod, reason=reason)
@@ -469,7 +486,7 @@ class Scheduler:
         self.cache.forget_pod(pod)
         self.trace.emit("bind_failed", pod=pod.key, node=node, reason=reason)
         self.trace.emit("forgotten", pod=pod.key, node=node)
-        self._handle_failure(req.info, self.queue.scheduling_cycle, reason, set(), "")
+        self._handle_failure(req.info, self.queue.scheduling_cycle, reason, set(), CLEAR_NOMINATED_NODE)
 
     # -- the trace -----------------------------------------------------------------------
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import IntEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
 from ...api.model import Pod
+from .preemption import PreemptionDecision
 from .types import (
     SUCCESS,
     ClusterEvent,
@@ -24,7 +26,6 @@ from .types import (
     Code,
     CycleState,
     NodeScore,
-    PostFilterResult,
     PreFilterResult,
     QueuedPodInfo,
     Status,
@@ -46,6 +47,9 @@ __all__ = [
     "PreFilterPlugin",
     "FilterPlugin",
     "PostFilterPlugin",
+    "PostFilterResult",
+    "NominatingInfo",
+    "NominatingMode",
     "PreScorePlugin",
     "ScorePlugin",
     "ReservePlugin",
@@ -203,6 +207,44 @@ def filter_each(
             code = index[status] = len(statuses)
         codes.append(code)
     return codes, statuses
+
+
+class NominatingMode(IntEnum):
+    """interface.go NominatingMode: leave a failed pod's nomination as it is, or set it."""
+
+    NOOP = 0
+    OVERRIDE = 1
+
+
+@dataclass(slots=True, frozen=True)
+class NominatingInfo:
+    """interface.go NominatingInfo: under OVERRIDE the pod is nominated to ``nominated_node_name``
+    ("" clears its nomination); under NOOP it keeps the one it has."""
+
+    nominated_node_name: str = ""
+    nominating_mode: NominatingMode = NominatingMode.NOOP
+
+    @property
+    def overrides(self) -> bool:
+        """``Mode() == ModeOverride``."""
+        return self.nominating_mode == NominatingMode.OVERRIDE
+
+
+@dataclass(slots=True, frozen=True)
+class PostFilterResult:
+    """interface.go ``PostFilterResult{*NominatingInfo}``: what the loop does with a pod a
+    PostFilter ran for. ``nominating_info`` None is upstream's nil result (the nomination is
+    left alone). ``preemption`` is what a preemption decided (framework/preemption.go): the loop
+    deletes its chosen candidate's victims and records it in the trace's ``preemption`` event;
+    upstream the plugin's Evaluator does both itself (prepareCandidate)."""
+
+    nominating_info: NominatingInfo | None = None
+    preemption: PreemptionDecision | None = None
+
+    @classmethod
+    def with_nominated_node(cls, name: str, preemption: PreemptionDecision | None = None) -> PostFilterResult:
+        """NewPostFilterResultWithNominatedNode: nominate the pod to ``name`` ("" clears)."""
+        return cls(NominatingInfo(name, NominatingMode.OVERRIDE), preemption)
 
 
 class PostFilterPlugin(Plugin):

@@ -17,7 +17,6 @@ __all__ = [
     "CycleState",
     "NodeScore",
     "PreFilterResult",
-    "PostFilterResult",
     "QueuedPodInfo",
     "ActionType",
     "ClusterEvent",
@@ -209,14 +208,6 @@ class PreFilterResult:
         if self.node_names is None:
             return other
         return PreFilterResult(self.node_names & other.node_names, self.plugins + other.plugins)
-
-
-@dataclass(slots=True, frozen=True)
-class PostFilterResult:
-    """What a PostFilter (preemption) proposes: nominate the pod to this node ("" clears)."""
-
-    nominated_node_name: str | None = None
-    details: Any = None
 
 
 @dataclass(slots=True, eq=False)

@@ -5,29 +5,37 @@
 victim selection over a rotating window of them, pick one node by upstream's lexicographic
 criteria, and nominate the pod there.
 
-The plugin only *decides*: it returns a :class:`PreemptionDecision` in the
-PostFilterResult's ``details``. Deleting the victims and clearing lower-priority
-nominations is done by the scheduler through its handle, so ``explain`` can show a decision
-without acting on it.
+The plugin only *decides*: it fills the framework's
+:class:`~scheduler_core.scheduler.framework.PreemptionDecision` (``framework/preemption.py``)
+and returns it in the PostFilterResult, beside the nomination. Deleting the victims and
+clearing lower-priority nominations is done by the scheduling loop, which reads only those
+framework types, so ``explain`` can show a decision without acting on it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from ...api.model import Pod, PodDisruptionBudget
-from ...trace.events import PreemptionDecisionFields
 from ..cache import NodeInfo
-from ..framework import Code, CycleState, FitError, Handle, PluginArgsError, PostFilterPlugin, PostFilterResult, Status
+from ..framework import (
+    Candidate,
+    Code,
+    CycleState,
+    FitError,
+    Handle,
+    PluginArgsError,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreemptionDecision,
+    Status,
+)
 
 __all__ = [
     "DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE",
     "DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE",
     "DefaultPreemption",
-    "PreemptionDecision",
-    "Candidate",
     "more_important_pod",
     "filter_pods_with_pdb_violation",
 ]
@@ -51,39 +59,6 @@ CRITERIA = (
     "fewest_victims",
     "latest_start_time",
 )
-
-
-@dataclass
-class Candidate:
-    node: str
-    victims: list[Pod]
-    pdb_violations: int
-
-
-@dataclass
-class PreemptionDecision:
-    """Everything DefaultPreemption considered, for the trace and for ``explain``."""
-
-    eligible: bool
-    reason: str | None = None
-    candidates: list[Candidate] = field(default_factory=list)
-    chosen: Candidate | None = None
-    decided_by: str | None = None
-    node_statuses: dict[str, Status] = field(default_factory=dict)  # dry-run failures, by node
-    offset: int = 0
-    num_candidates: int = 0
-
-    def as_dict(self) -> PreemptionDecisionFields:
-        return {
-            "eligible": self.eligible,
-            "reason": self.reason,
-            "candidates": [
-                {"node": c.node, "victims": [v.key for v in c.victims], "pdb_violations": c.pdb_violations}
-                for c in self.candidates
-            ],
-            "chosen": self.chosen.node if self.chosen else None,
-            "decided_by": self.decided_by,
-        }
 
 
 def start_time(pod: Pod, now_ms: int) -> int:
@@ -165,11 +140,14 @@ class DefaultPreemption(PostFilterPlugin):
     ) -> tuple[PostFilterResult | None, Status]:
         decision = self.preempt(state, pod, statuses)
         if decision.chosen is not None:
-            return PostFilterResult(decision.chosen.node, decision), Status()
+            return PostFilterResult.with_nominated_node(decision.chosen.node, decision), Status()
         message = decision.reason or ""
-        nominated = None if not decision.eligible else ""
         status = Status(Code.UNSCHEDULABLE, (f"preemption: {message}",) if message else ())
-        return PostFilterResult(nominated, decision), status
+        if not decision.eligible:
+            # preemption.go Preempt: a nil result, the nomination left alone.
+            return PostFilterResult(None, decision), status
+        # No candidate: nominate to "" to clear the pod's nomination, if any.
+        return PostFilterResult.with_nominated_node("", decision), status
 
     def pod_eligible_to_preempt_others(self, pod: Pod, nominated_status: Status | None) -> tuple[bool, str]:
         if pod.preemption_policy == "Never":

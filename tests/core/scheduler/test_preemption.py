@@ -15,16 +15,23 @@ import pytest
 from scheduler_core.api.model import LabelSelector, Pod, PodDisruptionBudget, Taint
 from scheduler_core.api.scenario_types import Scenario, TimelineAction
 from scheduler_core.results.explanation import explain
-from scheduler_core.scheduler.framework import Code, CycleState, Handle, PluginArgsError
+from scheduler_core.scheduler.framework import (
+    Candidate,
+    Code,
+    CycleState,
+    Handle,
+    NominatingMode,
+    PluginArgsError,
+    PostFilterResult,
+    PreemptionDecision,
+)
 from scheduler_core.scheduler.plugins.default_preemption import (
     CRITERIA,
     MSG_NEVER,
     MSG_NO_VICTIMS,
     MSG_NOT_HELPFUL,
     MSG_TERMINATING,
-    Candidate,
     DefaultPreemption,
-    PreemptionDecision,
     more_important_pod,
 )
 from scheduler_core.scheduler.profile import default_policy, default_profile
@@ -92,6 +99,13 @@ def preempt(nodes, placed, preemptor, **kwargs):
     assert result.selected is None, "the preemptor must not fit"
     pf_result, pf_status = fwk.run_post_filter(result.state, preemptor, result.statuses)
     return result, pf_result, pf_status
+
+
+def nominated(pf: PostFilterResult) -> str:
+    """The node a PostFilterResult nominates the pod to, in Override mode ("" clears)."""
+    assert pf.nominating_info is not None
+    assert pf.nominating_info.nominating_mode == NominatingMode.OVERRIDE
+    return pf.nominating_info.nominated_node_name
 
 
 def victim_names(pods) -> list[str]:
@@ -340,9 +354,9 @@ def test_reprieved_pods_respect_higher_priority_nominations_on_the_node():
 def test_preemption_policy_never_is_not_eligible():
     nodes = [make_node("a", cpu="2")]
     result, pf, status = preempt(nodes, {"a": [pod("low", 0, "2")]}, pod("hi", 100, "2", preemption_policy="Never"))
-    decision = pf.details
+    decision = pf.preemption
     assert (decision.eligible, decision.reason) == (False, MSG_NEVER)
-    assert pf.nominated_node_name is None  # nil PostFilterResult: the nomination is left alone
+    assert pf.nominating_info is None  # nil NominatingInfo: the nomination is left alone
     assert (status.code, status.reasons) == (Code.UNSCHEDULABLE, (f"preemption: {MSG_NEVER}",))
 
 
@@ -351,8 +365,8 @@ def test_a_terminating_lower_priority_pod_on_the_nominated_node_makes_the_pod_wa
     nodes = [make_node("a", cpu="2"), make_node("b", cpu="2")]
     hi = pod("hi", 100, "2", nominated_node_name="a")
     result, pf, status = preempt(nodes, {"a": [dying], "b": [pod("low-b", 0, "2")]}, hi)
-    assert (pf.details.eligible, pf.details.reason) == (False, MSG_TERMINATING)
-    assert pf.nominated_node_name is None
+    assert (pf.preemption.eligible, pf.preemption.reason) == (False, MSG_TERMINATING)
+    assert pf.nominating_info is None
     assert status.reasons == (f"preemption: {MSG_TERMINATING}",)
 
 
@@ -361,8 +375,8 @@ def test_a_terminating_pod_of_higher_priority_does_not_block_preemption():
     nodes = [make_node("a", cpu="2"), make_node("b", cpu="2")]
     hi = pod("hi", 100, "2", nominated_node_name="a")
     _, pf, status = preempt(nodes, {"a": [dying], "b": [pod("low-b", 0, "2")]}, hi)
-    assert pf.details.eligible
-    assert (pf.nominated_node_name, status.ok) == ("b", True)
+    assert pf.preemption.eligible
+    assert (nominated(pf), status.ok) == ("b", True)
 
 
 def test_an_unresolvable_nominated_node_makes_the_pod_eligible_again():
@@ -373,7 +387,7 @@ def test_an_unresolvable_nominated_node_makes_the_pod_eligible_again():
     hi = pod("hi", 100, "2", nominated_node_name="a")
     result, pf, status = preempt(nodes, {"a": [dying], "b": [pod("low-b", 0, "2")]}, hi)
     assert result.statuses["a"].code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-    decision = pf.details
+    decision = pf.preemption
     assert decision.eligible
     assert decision.chosen.node == "b"
     assert victim_names(decision.chosen.victims) == ["low-b"]
@@ -487,7 +501,7 @@ def test_dry_run_window(n, protected, args, offset, candidates, num_candidates):
     nodes, placed = full_nodes(n, protected)
     pdbs = [PodDisruptionBudget(name="pdb", selector=APP_A, disruptions_allowed=0)] if protected else []
     _, pf, _ = preempt(nodes, placed, pod("hi", 100, "1"), pdbs=pdbs, args=args, offset=offset)
-    decision = pf.details
+    decision = pf.preemption
     assert [c.node for c in decision.candidates] == candidates
     assert (decision.offset, decision.num_candidates) == (offset % n, num_candidates)
     assert all((c.pdb_violations > 0) == (int(c.node[1:]) in protected) for c in decision.candidates)
@@ -497,7 +511,7 @@ def test_the_choice_prefers_a_non_violating_candidate_found_later():
     nodes, placed = full_nodes(3, protected=(0, 1))
     pdbs = [PodDisruptionBudget(name="pdb", selector=APP_A, disruptions_allowed=0)]
     _, pf, status = preempt(nodes, placed, pod("hi", 100, "1"), pdbs=pdbs)
-    assert (pf.nominated_node_name, pf.details.decided_by, status.ok) == ("n2", "fewest_pdb_violations", True)
+    assert (nominated(pf), pf.preemption.decided_by, status.ok) == ("n2", "fewest_pdb_violations", True)
 
 
 # -- nodes where preemption cannot help ------------------------------------------------------
@@ -524,11 +538,11 @@ def tainted_cluster():
 def test_unresolvable_nodes_are_never_candidates_and_preemption_is_not_helpful_there():
     nodes, placed = tainted_cluster()
     result, pf, status = preempt(nodes, placed, pod("big", 0, "2"))
-    decision = pf.details
+    decision = pf.preemption
     assert decision.eligible
     assert decision.candidates == []
     assert decision.chosen is None
-    assert pf.nominated_node_name == ""  # clears any nomination
+    assert nominated(pf) == ""  # clears any nomination
     assert {name: st.reasons for name, st in decision.node_statuses.items()} == {
         "t0": (MSG_NOT_HELPFUL,),
         "n1": (MSG_NO_VICTIMS,),
@@ -544,8 +558,8 @@ def test_unresolvable_nodes_are_never_candidates_and_preemption_is_not_helpful_t
 def test_when_every_node_is_unresolvable_preemption_reports_not_helpful_for_all():
     nodes = [make_node(f"t{i}", taints=(Taint("k", "NoSchedule", "v"),)) for i in range(2)]
     _, pf, status = preempt(nodes, {"t0": [pod("low", -1, "1")]}, pod("p", 0, "1"))
-    assert pf.details.candidates == []
-    assert pf.nominated_node_name == ""
+    assert pf.preemption.candidates == []
+    assert nominated(pf) == ""
     assert status.reasons == ("preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",)
 
 
