@@ -101,7 +101,7 @@ async def viewers(run_id: Any) -> dict[str, Any]:
     from channels.testing import WebsocketCommunicator
     from django.contrib.auth.models import AnonymousUser
 
-    from kubeviz.web.live import hubs
+    from kubeviz.web.playback.hub import hubs
     from kubeviz.web.routing import websocket_urlpatterns
 
     app = URLRouter(websocket_urlpatterns)

@@ -259,10 +259,10 @@ def can_cancel_comparison(runs: Iterable[Run], user: Viewer | None) -> bool:
 
 
 def can_present(access: WatchAccess, user: Viewer | None) -> bool:
-    """Whoever started it presents it (present mode, kubeviz/web/presenting.py): the owner of a
-    run or comparison, or staff. One nobody owns -- the shared built-in runs that lessons and the
-    home page use, a run started without an account -- anyone who may watch it may present: each
-    presentation is its own, followed only by whoever opens its link."""
+    """Whoever started it presents it (present mode, kubeviz/web/playback/presenting.py): the
+    owner of a run or comparison, or staff. One nobody owns -- the shared built-in runs that
+    lessons and the home page use, a run started without an account -- anyone who may watch it
+    may present: each presentation is its own, followed only by whoever opens its link."""
     if not access.visible:
         return False
     if access.owner_id is None:

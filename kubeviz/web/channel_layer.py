@@ -1,13 +1,14 @@
 """The Redis channel layer, kept from taking live views down with it.
 
 The channel layer only nudges viewers ("the recording now reaches seq N"); the database is the
-truth and every hub re-reads it every POLL_SECONDS (kubeviz/web/hub.py). With channels-redis as
-it is, a Redis outage is fatal to every open websocket: each consumer waits in ``receive`` on its
-own channel, the read raises, the consumer dies and daphne closes the socket with 1011 -- a class
-loses its views although the runs and the database go on. Here ``receive`` waits the outage out
-(retrying with a capped backoff, logging once per outage) and the consumer lives on, following
-the database; when Redis is back the nudges resume. Joining and leaving groups may still fail:
-the hub treats that as "follow the database only" and joins again later (hub.py ``_keep_joined``).
+truth and every hub re-reads it every POLL_SECONDS (kubeviz/web/playback/hub.py). With
+channels-redis as it is, a Redis outage is fatal to every open websocket: each consumer waits in
+``receive`` on its own channel, the read raises, the consumer dies and daphne closes the socket
+with 1011 -- a class loses its views although the runs and the database go on. Here
+``receive`` waits the outage out (retrying with a capped backoff, logging once per outage) and
+the consumer lives on, following the database; when Redis is back the nudges resume. Joining and
+leaving groups may still fail: the hub treats that as "follow the database only" and joins again
+later (hub.py ``_keep_joined``).
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.urls import path
 
-from .consumers import RunConsumer
-from .consumers_compare import CompareConsumer
+from .playback.consumers.compare import CompareConsumer
+from .playback.consumers.run import RunConsumer
 
 # channels routes ASGI apps with Django's path() (channels.routing.URLRouter); django-stubs types
 # path()'s view as a Django view only, hence the two ignores.

@@ -139,10 +139,10 @@
       return phase === "shown" && Boolean(m.question) && answered[index] === undefined;
     }
 
-    // Present mode (kubeviz/web/presenting.py): a presenter's page tells its followers which
-    // moment it is on, whether its answer is out, and its phase ("3.a.shown"); a follower's panel
-    // follows (the presenter's playhead moves the page itself). A follower still answers on
-    // their own; the presenter's reveal reveals theirs.
+    // Present mode (kubeviz/web/playback/presenting.py): a presenter's page tells its followers
+    // which moment it is on, whether its answer is out, and its phase ("3.a.shown"); a
+    // follower's panel follows (the presenter's playhead moves the page itself). A follower
+    // still answers on their own; the presenter's reveal reveals theirs.
     function presenting() { return Boolean(document.querySelector(".present-bar[data-role=presenter]")); }
     function tellFollowers() {
       if (!presenting() || !window.kubevizPlayback || !window.kubevizPlayback.moment) return;

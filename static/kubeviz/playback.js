@@ -1,7 +1,7 @@
 // A viewer's playback page (run or comparison). htmx does the talking (ws-connect, ws-send);
 // this keeps the slider and buttons in step with the viewer's playhead line, remembers the
 // viewer's speed and whether they like to start playing, resumes at the playhead after a
-// reconnect, and draws a big cluster's node grid from its data (kubeviz/web/node_grid.py):
+// reconnect, and draws a big cluster's node grid from its data (kubeviz/web/playback/node_grid.py):
 // the cells, their hover titles, a frame's changed cells, the search box and click-for-card.
 (function () {
   "use strict";
@@ -63,7 +63,7 @@
       send: function (action, value) {
         if (!socket) return false;
         // A follower's place is the presenter's: the page's scripts (a lesson's) do not move it;
-        // the viewer's own buttons do, and detach them (kubeviz/web/live.py).
+        // the viewer's own buttons do, and detach them (kubeviz/web/playback/consumers/base.py).
         if (window.kubevizPlayback.following() && action !== "moment") return true;
         var message = { action: action };
         if (value !== undefined) message.value = value;

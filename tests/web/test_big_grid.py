@@ -20,7 +20,7 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 
 from kubeviz.web.models import Comparison, ComparisonRun, Policy, Run, Scenario
-from kubeviz.web.node_grid import PENDING, parse_token, read_grid
+from kubeviz.web.playback.node_grid import PENDING, parse_token, read_grid
 from kubeviz.web.routing import websocket_urlpatterns
 from kubeviz.web.services import comparisons as service
 from kubeviz.web.services import dispatch
@@ -158,7 +158,7 @@ async def test_a_viewer_of_a_5000_node_run_never_gets_a_message_over_256_kb() ->
 
 
 def _frame_html(run: Run, at: int) -> str:
-    from kubeviz.web.services.recording import RunRecording
+    from kubeviz.web.playback.recording import RunRecording
 
     recording = RunRecording(run.id)
     recording.refresh()

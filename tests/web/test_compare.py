@@ -16,16 +16,16 @@ from django.contrib.auth.models import AnonymousUser
 from django.test import Client
 from django.urls import reverse
 
-from kubeviz.web.hub import hubs
 from kubeviz.web.models import Comparison, ComparisonRun, Policy, Run, Scenario, Visibility
+from kubeviz.web.playback.compare_recording import CompareRecording
+from kubeviz.web.playback.comparison_moment import rollout_at, seq_at
+from kubeviz.web.playback.hub import hubs
 from kubeviz.web.routing import websocket_urlpatterns
 from kubeviz.web.services import comparisons as service
 from kubeviz.web.services import dispatch
 from kubeviz.web.services.builtins import load_builtins
-from kubeviz.web.services.compare_recording import CompareRecording
 from kubeviz.web.services.comparison_divergences import comparison_divergences
 from kubeviz.web.services.comparison_metrics import engine_comparison, metrics_from_dict
-from kubeviz.web.services.comparison_moment import rollout_at, seq_at
 from kubeviz.web.services.comparison_results import results_context
 from kubeviz.web.services.divergence_bar import divergence_context
 from kubeviz.web.services.engine import load_run_inputs

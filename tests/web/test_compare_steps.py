@@ -20,20 +20,20 @@ from django.contrib.auth.models import AnonymousUser
 from django.test import Client
 
 from kubeviz.web.models import Cluster, Comparison, Policy, Run, RunStatus
-from kubeviz.web.routing import websocket_urlpatterns
-from kubeviz.web.services import comparisons as service
-from kubeviz.web.services import dispatch
-from kubeviz.web.services.builtins import load_builtins
-from kubeviz.web.services.compare_recording import CompareRecording, page_context
-from kubeviz.web.services.comparison_divergences import comparison_divergences
-from kubeviz.web.services.comparison_moment import moment_context
-from kubeviz.web.services.comparison_steps import (
+from kubeviz.web.playback.compare_recording import CompareRecording, page_context
+from kubeviz.web.playback.comparison_moment import moment_context
+from kubeviz.web.playback.comparison_steps import (
     Decisions,
     StepByError,
     Steps,
     default_step_by,
     parse_step_by,
 )
+from kubeviz.web.routing import websocket_urlpatterns
+from kubeviz.web.services import comparisons as service
+from kubeviz.web.services import dispatch
+from kubeviz.web.services.builtins import load_builtins
+from kubeviz.web.services.comparison_divergences import comparison_divergences
 from kubeviz.web.services.comparisons import Column, columns_of
 from kubeviz.web.services.scenarios import Upload, create_scenario
 from kubeviz.web.services.shared_runs import scenario_seed

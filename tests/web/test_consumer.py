@@ -13,9 +13,9 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 
-from kubeviz.web.consumers import CLOSE_FORBIDDEN, CLOSE_NOT_FOUND, MAX_MESSAGE_CHARS
-from kubeviz.web.live import hubs
 from kubeviz.web.models import Policy, Run, Scenario, TraceEvent, Visibility
+from kubeviz.web.playback.consumers.base import CLOSE_FORBIDDEN, CLOSE_NOT_FOUND, MAX_MESSAGE_CHARS
+from kubeviz.web.playback.hub import hubs
 from kubeviz.web.routing import websocket_urlpatterns
 from kubeviz.web.services.builtins import load_builtins
 from kubeviz.web.services.runner import step_loop

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from kubeviz.web.models import Policy, Run, Scenario
+from kubeviz.web.playback.comparison_moment import moment_context
 from kubeviz.web.services.comparison_divergences import comparison_divergences
-from kubeviz.web.services.comparison_moment import moment_context
 from kubeviz.web.services.comparisons import columns_of
 from kubeviz.web.services.fork_story import what_if_of
 from kubeviz.web.services.forks import create_fork

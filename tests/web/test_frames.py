@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from kubeviz.web import frames
-from kubeviz.web.frames import WHOLE_GROUP_SHARE, Frame, FrameDiff, Group, message_batches
-from kubeviz.web.node_grid import PENDING, delta_html, grid_html, names_attribute, parse_token, read_grid
+from kubeviz.web.playback import frames
+from kubeviz.web.playback.frames import WHOLE_GROUP_SHARE, Frame, FrameDiff, Group, message_batches
+from kubeviz.web.playback.node_grid import PENDING, delta_html, grid_html, names_attribute, parse_token, read_grid
 
 
 def test_a_big_frame_goes_as_several_messages_that_keep_every_fragment_in_order() -> None:
@@ -28,7 +28,7 @@ def test_message_batches_count_bytes_not_characters() -> None:
     assert len(message_batches(parts, limit=2000)) == 1
 
 
-# A big cluster's grid: values, not HTML per cell (kubeviz/web/node_grid.py)
+# A big cluster's grid: values, not HTML per cell (kubeviz/web/playback/node_grid.py)
 
 
 def grid_frame(tokens: list[str], layout: str = "grid:1") -> Frame:

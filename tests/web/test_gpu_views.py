@@ -8,9 +8,9 @@ from typing import Any, cast
 
 from django.template.loader import render_to_string
 
-from kubeviz.web.node_grid import parse_token, read_grid
-from kubeviz.web.node_view import GRID_AFTER, NodeMemo, card_context, node_group
-from kubeviz.web.rendering import gpu_text, pod_chip
+from kubeviz.web.playback.node_grid import parse_token, read_grid
+from kubeviz.web.playback.node_view import GRID_AFTER, NodeMemo, card_context, node_group
+from kubeviz.web.playback.rendering import gpu_text, pod_chip
 from kubeviz.web.services import comparison_gpu
 from kubeviz.web.services.comparison_gpu import GpuLine, gpu_chart, gpu_results
 from kubeviz.web.services.comparison_metrics import metrics_from_dict

@@ -10,11 +10,10 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 
-from kubeviz.web.frames import Frame, Part
-from kubeviz.web.hub import Hub
-from kubeviz.web.live import hubs
-from kubeviz.web.services.playhead import Playhead, Timeline
-from kubeviz.web.services.recording import RunRecording
+from kubeviz.web.playback.frames import Frame, Part
+from kubeviz.web.playback.hub import Hub, hubs
+from kubeviz.web.playback.playhead import Playhead, Timeline
+from kubeviz.web.playback.recording import RunRecording
 from tests.web.test_consumer import finished_run_sync, open_socket, queued_run_sync, send
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -23,7 +23,7 @@ from django.utils.html import escape
 from kubeviz.lessons import Lesson, Moment, lessons
 from kubeviz.lessons.asking import decision_start
 from kubeviz.web.models import Run, RunStatus, TraceEvent
-from kubeviz.web.rendering import short_pod
+from kubeviz.web.services.formats import short_pod
 from scheduler_core.results.replay import narrate
 
 from .test_lessons import open_lesson, quiet_start, record  # noqa: F401 -- the fixture, for every test here
@@ -128,7 +128,7 @@ def answer_marks(event: dict[str, Any]) -> list[tuple[str, Any]]:
 
 
 def narration_of(event: dict[str, Any]) -> str | None:
-    from kubeviz.web.rendering import format_time
+    from kubeviz.web.services.formats import format_time
 
     line = narrate(event)
     return None if line is None else f'<span class="t">{format_time(event["t_ms"])}</span> {escape(line)}'

@@ -16,10 +16,10 @@ from channels.testing import WebsocketCommunicator
 from channels_redis.core import RedisChannelLayer
 from django.contrib.auth.models import AnonymousUser
 
-from kubeviz.web import live
 from kubeviz.web.channel_layer import ResilientRedisChannelLayer
-from kubeviz.web.live import hubs
 from kubeviz.web.models import Run
+from kubeviz.web.playback.consumers.base import PlaybackConsumer
+from kubeviz.web.playback.hub import hubs
 from kubeviz.web.services.runner import step_loop
 from tests.processes import free_port, start_redis_server, stop
 from tests.web.test_consumer import application, finished_run_sync, position, queued_run_sync
@@ -44,7 +44,7 @@ async def test_a_connect_that_fails_after_joining_the_hub_leaves_nothing_registe
     monkeypatch: pytest.MonkeyPatch, step: str
 ) -> None:
     run = await database_sync_to_async(finished_run_sync)()
-    monkeypatch.setattr(live.PlaybackConsumer, step, fails)
+    monkeypatch.setattr(PlaybackConsumer, step, fails)
     communicator = communicator_for(run.id)
     with pytest.raises(ConnectionError):  # at the handshake, or (the first frame) right after it
         await communicator.connect(timeout=TIMEOUT)

@@ -1,4 +1,4 @@
-"""One viewer's playhead (kubeviz.web.services.playhead): pure logic, no Django, no clock.
+"""One viewer's playhead (kubeviz.web.playback.playhead): pure logic, no Django, no clock.
 
 Most timelines here are a run page's: events 0..20, scheduling decisions at 3, 7 and 12.
 """
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from kubeviz.web.services.playhead import (
+from kubeviz.web.playback.playhead import (
     DEFAULT_SPEED,
     MAX_RATE,
     SPEEDS,

@@ -11,8 +11,8 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 
-from kubeviz.web.live import hubs
-from kubeviz.web.presenting import presentations
+from kubeviz.web.playback.hub import hubs
+from kubeviz.web.playback.presenting import presentations
 from tests.web.test_consumer import (
     TIMEOUT,
     create_user_sync,

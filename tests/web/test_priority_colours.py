@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from kubeviz.web.rendering import priority_hue, priority_tone
+from kubeviz.web.playback.rendering import priority_hue, priority_tone
 from scheduler_core.documents.scenario import builtin_scenario, builtin_scenario_names
 
 RUN_CSS = Path(__file__).resolve().parents[2] / "static" / "kubeviz" / "run.css"

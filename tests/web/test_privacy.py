@@ -21,8 +21,8 @@ from django.test import Client
 from django.urls import reverse
 
 from kubeviz.web import access
-from kubeviz.web.consumers import CLOSE_FORBIDDEN
 from kubeviz.web.models import Comparison, Policy, Run, Scenario, TraceEvent, Visibility
+from kubeviz.web.playback.consumers.base import CLOSE_FORBIDDEN
 from kubeviz.web.routing import websocket_urlpatterns
 from kubeviz.web.services import comparisons, dispatch
 from kubeviz.web.services.builtins import load_builtins

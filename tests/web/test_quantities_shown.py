@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubeviz.web.rendering import _requests_text
+from kubeviz.web.playback.rendering import _requests_text
 from kubeviz.web.services.scenarios import _node_row
 from scheduler_core.api.model import Node
 from scheduler_core.api.quantity import to_resource_int

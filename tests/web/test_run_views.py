@@ -13,15 +13,16 @@ from django.test import Client
 from django.urls import reverse
 
 from kubeviz.web import charts
-from kubeviz.web.live import hubs
 from kubeviz.web.models import Policy, Run, RunStatus, Scenario, Snapshot, TraceEvent, Visibility
-from kubeviz.web.node_grid import PENDING, parse_token, read_grid
-from kubeviz.web.node_view import NodeMemo, node_group
-from kubeviz.web.rendering import format_time, node_dom_id, priority_hue
+from kubeviz.web.playback.hub import hubs
+from kubeviz.web.playback.node_grid import PENDING, parse_token, read_grid
+from kubeviz.web.playback.node_view import NodeMemo, node_group
+from kubeviz.web.playback.recording import RunRecording
+from kubeviz.web.playback.rendering import node_dom_id, priority_hue
 from kubeviz.web.services import runner
 from kubeviz.web.services.builtins import ENGINE_DIR
 from kubeviz.web.services.event_pages import EVENTS_MAX_LIMIT
-from kubeviz.web.services.recording import RunRecording
+from kubeviz.web.services.formats import format_time
 from kubeviz.web.services.runner import step_loop
 from kubeviz.web.services.runs import cancel_run
 from kubeviz.web.services.view_state import advance, latest_state, state_at
@@ -517,7 +518,7 @@ def zone_counts(body: str) -> dict[str, int]:
 
 
 def test_a_60_node_cluster_is_shown_as_a_grid_of_cells(client: Client, builtins: None) -> None:
-    """The grid is data, one token per node (kubeviz/web/node_grid.py), drawn by playback.js."""
+    """The grid is data, one token per node (kubeviz/web/playback/node_grid.py), drawn by playback.js."""
     run = recorded_cluster(60, 4)
     html = page(client, run, seq=run.last_seq)
     body = nodes_body(html)

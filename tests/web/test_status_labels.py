@@ -12,8 +12,8 @@ import pytest
 from django.test import Client
 
 from kubeviz.web.models import Run, RunStatus
-from kubeviz.web.run_frames import _cycle, recording_context, render_playhead, stopped_message
-from kubeviz.web.services.playhead import Playhead, Timeline
+from kubeviz.web.playback.playhead import Playhead, Timeline
+from kubeviz.web.playback.run_frames import _cycle, recording_context, render_playhead, stopped_message
 from scheduler_core import cli
 from scheduler_core.results.replay import ViewState
 

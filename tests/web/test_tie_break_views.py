@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 from django.template.loader import render_to_string
 
-from kubeviz.web.rendering import cycle_context
+from kubeviz.web.playback.rendering import cycle_context
 from scheduler_core.results.replay import ViewState, narrate
 from scheduler_core.scheduler.profile import default_policy
 from scheduler_core.simulation.simulation import Simulation

@@ -1,12 +1,12 @@
 """The comparison page's divergence bar at a moment: every divergence in time order, the current
 one with why, its score rows, and previous / next from the viewer's position (a virtual time, or
-a decision number when the comparison steps by decision: services/comparison_steps.py)."""
+a decision number when the comparison steps by decision: playback/comparison_steps.py)."""
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
-from .. import rendering
+from . import formats
 
 __all__ = ["Positions", "divergence_context"]
 
@@ -31,7 +31,7 @@ class _ByTime:
         return t_ms
 
     def where(self, position: int, t_ms: int) -> str:
-        return f"t={rendering.format_time(t_ms)}"
+        return f"t={formats.format_time(t_ms)}"
 
 
 def _current_divergence(positions: list[int], index: int | None, position: int) -> int:
@@ -55,7 +55,7 @@ def _moments(div: dict[str, Any], steps: Positions) -> list[dict[str, Any]]:
             {
                 "policy": policy,
                 "t_ms": moment["t_ms"],
-                "t": rendering.format_time(moment["t_ms"]),
+                "t": formats.format_time(moment["t_ms"]),
                 "seq": moment["seq"],
                 "position": at,
                 "where": steps.where(at, moment["t_ms"]),
@@ -89,7 +89,7 @@ def divergence_context(
     if what_if is not None:
         at = what_if.get("position", what_if["t_ms"])
         t = what_if["t_ms"]
-        story = what_if | {"t": rendering.format_time(t), "position": at, "where": steps.where(at, t)}
+        story = what_if | {"t": formats.format_time(t), "position": at, "where": steps.where(at, t)}
     if divs is None:
         return {"pending": True, "what_if": story}
     if not divs:
@@ -126,9 +126,9 @@ def divergence_context(
         {
             "index": i,
             "number": i + 1,
-            "t": rendering.format_time(div["t_ms"]),
+            "t": formats.format_time(div["t_ms"]),
             "where": where(i),
-            "pod": rendering.short_pod(div["pod"]),
+            "pod": formats.short_pod(div["pod"]),
             "attempt": div["attempt"],
             "mechanism": div.get("mechanism", ""),
             "current": i == current_index,
@@ -142,19 +142,19 @@ def divergence_context(
         "what_if": story,
         "count": len(divs),
         "first": {
-            "t": rendering.format_time(first["t_ms"]),
+            "t": formats.format_time(first["t_ms"]),
             "where": where(0),
-            "pod": rendering.short_pod(first["pod"]),
+            "pod": formats.short_pod(first["pod"]),
         },
         "index": current_index,
         "number": current_index + 1,
         "list": listed,
         "current": {
-            "t": rendering.format_time(current["t_ms"]),
+            "t": formats.format_time(current["t_ms"]),
             "t_ms": current["t_ms"],
             "where": where(current_index),
             "position": positions[current_index],
-            "pod": rendering.short_pod(current["pod"]),
+            "pod": formats.short_pod(current["pod"]),
             "attempt": current["attempt"],
             "why": current["why"],
             "mechanism": current.get("mechanism", ""),

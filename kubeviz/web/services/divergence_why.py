@@ -21,7 +21,7 @@ from typing import Any
 from scheduler_core.results import Decision, decisions
 from scheduler_core.scheduler import Preference, score_preferences
 
-from .. import rendering
+from . import formats
 
 __all__ = ["TRACE_TYPES", "explain"]
 
@@ -107,11 +107,11 @@ def _taker(events: Sequence[dict[str, Any]], node: str, pod: str, before_seq: in
 
 
 def _short(pod: str) -> str:
-    return rendering.short_pod(pod)
+    return formats.short_pod(pod)
 
 
 def _at(e: dict[str, Any]) -> str:
-    return f"t={rendering.format_time(e['t_ms'])}"
+    return f"t={formats.format_time(e['t_ms'])}"
 
 
 def _totals(cycle: _Cycle) -> dict[str, float]:

@@ -18,8 +18,8 @@ from typing import Any
 
 from scheduler_core.simulation import ForkAction, ForkError
 
-from .. import rendering
 from ..models import Run, TraceEvent
+from . import formats
 from .comparisons import Column
 from .forks import setup_end
 
@@ -101,7 +101,7 @@ def _placed(after: _After, pods: list[str], avoid: str | None) -> str:
 
 
 def _sentence(fork: ForkAction, action: dict[str, Any], after: _After, moved: int, setup: bool = False) -> str:
-    t = rendering.format_time(action["t_ms"])
+    t = formats.format_time(action["t_ms"])
     at = f"at event {action['fork_seq']} (t={t})"
     if setup:  # forked during the set-up: it acted once the set-up was done (docs/forks.md)
         at = f"after the set-up (forked at event {action['fork_seq']}, t={t})"
@@ -150,13 +150,13 @@ def _sentence(fork: ForkAction, action: dict[str, Any], after: _After, moved: in
             changes.append(f"{_plural(len(after.deleted), 'pod')} deleted")
         return text + (": " + "; ".join(changes) if changes else "")
     if fork.action == "deletePod":
-        text = f"{rendering.short_pod(target)} was deleted {at}"
+        text = f"{formats.short_pod(target)} was deleted {at}"
         deleted = [p for p in after.made_by if p == target or p.endswith("/" + target)]
         new = after.replacements(deleted)
         if new:
             first = new[0]
             node = after.bound.get(first)
-            text += f"; its replacement {rendering.short_pod(first)} " + (
+            text += f"; its replacement {formats.short_pod(first)} " + (
                 f"went to {node}" if node else "never found a node"
             )
         return text

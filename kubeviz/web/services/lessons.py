@@ -25,7 +25,7 @@ from kubeviz.lessons.asking import ask_points
 from ..models import Policy, Run, RunStatus, Scenario, TraceEvent
 from . import dispatch
 from .comparisons import BUILTIN_COMPARISONS
-from .recording import DECISION_STOPS
+from .decisions import DECISION_STOPS
 from .shared_runs import scenario_seed, shared_key, shared_run
 
 __all__ = [

@@ -46,7 +46,7 @@ from scheduler_core.trace import (
 )
 
 from ..models import Run, TraceEvent
-from ..rendering import format_time, short_pod
+from .formats import format_time, short_pod
 
 __all__ = ["BadPodName", "PodStory", "Chapter", "StoryLine", "parse_pod_key", "story_chapters", "pod_story"]
 

@@ -1,7 +1,8 @@
 """Comparing policies: the form, the side-by-side page, a moment of it, exports, built-ins, the list.
 
-The work is in :mod:`kubeviz.web.services.comparisons` and the comparison modules beside it;
-these views check who may see what and pick the template. A comparison's id is its shareable URL.
+The work is in :mod:`kubeviz.web.services.comparisons` and the comparison modules beside it,
+a moment's page in :mod:`kubeviz.web.playback.compare_recording`; these views check who may see
+what and pick the template. A comparison's id is its shareable URL.
 """
 
 from __future__ import annotations
@@ -18,12 +19,12 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from ..access import signed_in, visible_comparisons, visible_policies, visible_scenarios
 from ..models import Comparison
+from ..playback.compare_recording import page_context
+from ..playback.comparison_steps import StepByError, parse_step_by, step_title
 from ..services import comparisons as service
 from ..services import limits
 from ..services.clusters import cluster_choices
-from ..services.compare_recording import page_context
 from ..services.comparison_exports import export_csv, export_dict
-from ..services.comparison_steps import StepByError, parse_step_by, step_title
 from ..services.dispatch import QUEUE_DOWN, RunQueueUnavailable
 from .params import query_number
 from .refusals import queue_response
@@ -88,7 +89,7 @@ def compare_new(request: HttpRequest) -> HttpResponse:
 def compare_detail(request: HttpRequest, comparison_id: UUID) -> HttpResponse:
     """The side-by-side page at its start, paused (``?t_ms=``: at a virtual time; ``?decision=``:
     at a decision number; ``?div=``: at a divergence; ``?by=time|decision``: how the playhead
-    counts, services/comparison_steps.py); the viewer's playback websocket takes it from there."""
+    counts, playback/comparison_steps.py); the viewer's playback websocket takes it from there."""
     comparison = _visible_comparison(request, comparison_id)
     try:
         by = parse_step_by(request.GET.get("by"))

@@ -4,7 +4,7 @@ The player is the run page (views/runs.run_page_context, web/runs/detail.html, i
 with a lesson panel beside it; static/kubeviz/lesson.js drives the playhead from moment to
 moment. ``?m=N`` opens the page at moment N, where it stops before the learner answers. A
 lesson that compares two policies shows both runs side by side, each at the event the moment
-names (services/lesson_columns.py); lesson.js fetches the columns of each moment
+names (playback/lesson_columns.py); lesson.js fetches the columns of each moment
 (:func:`columns`).
 """
 
@@ -22,12 +22,12 @@ from django.views.decorators.http import require_GET
 from kubeviz.lessons import Lesson, LessonError, lessons
 from kubeviz.lessons import lesson as find_lesson
 
-from ..frames import in_page
 from ..models import Run, RunStatus
+from ..playback.frames import in_page
+from ..playback.lesson_columns import columns_at
+from ..playback.run_frames import RECORDING, recording_context
 from ..request_types import HtmxHttpRequest
-from ..run_frames import RECORDING, recording_context
 from ..services.dispatch import RunQueueUnavailable
-from ..services.lesson_columns import columns_at
 from ..services.lessons import LessonPlan, LessonUnavailable, comparison_key, lesson_runs, located, script
 from .params import query_number
 from .runs import run_page_context

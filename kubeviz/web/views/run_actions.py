@@ -1,5 +1,5 @@
-"""Starting a run (watching it is playback over the websocket: kubeviz/web/live.py), and
-deleting one of your own.
+"""Starting a run (watching it is playback over the websocket:
+kubeviz/web/playback/consumers/base.py), and deleting one of your own.
 
 Built-in scenarios under built-in policies get the shared run; anything else is a new run of
 the requester's, within the limits of services/limits.py and the stored-events quota of

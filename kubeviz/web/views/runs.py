@@ -1,9 +1,9 @@
 """Watching runs: the run list, the run page, one node's card at a moment, and the stored trace.
 
 The run page shows the frame at the viewer's starting position (``?seq=N``, else t=0) from
-:mod:`kubeviz.web.run_frames`; from then on the viewer's playback websocket
-(:mod:`kubeviz.web.live`) sends what changes. Everything is read from stored snapshots and
-events, never by rerunning the engine.
+:mod:`kubeviz.web.playback.run_frames`; from then on the viewer's playback websocket
+(:mod:`kubeviz.web.playback.consumers.base`) sends what changes. Everything is read from stored
+snapshots and events, never by rerunning the engine.
 """
 
 from __future__ import annotations
@@ -21,19 +21,19 @@ from django.utils.html import format_html
 from django.views.decorators.http import require_GET
 
 from ..access import can_cancel, can_delete_run, listed_runs, signed_in, visible_runs
-from ..frames import in_page
-from ..live import hubs
 from ..models import Run, TraceEvent
-from ..node_view import card_context
-from ..rendering import format_time
-from ..run_frames import render_playhead, render_recording
+from ..playback.frames import in_page
+from ..playback.hub import hubs
+from ..playback.node_view import card_context
+from ..playback.playhead import DEFAULT_SPEED, SPEEDS, Playhead, speed_label
+from ..playback.recording import RunRecording
+from ..playback.run_frames import render_playhead, render_recording
 from ..services import quota
 from ..services.engine import run_cluster
 from ..services.event_pages import EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT
 from ..services.forks import fork_context, fork_label, fork_parent_label
+from ..services.formats import format_time
 from ..services.limits import user_requester
-from ..services.playhead import DEFAULT_SPEED, SPEEDS, Playhead, speed_label
-from ..services.recording import RunRecording
 from .params import query_number
 
 RUN_LIST_SIZE = 50
@@ -153,10 +153,11 @@ def node(request: HttpRequest, run_id: UUID) -> HttpResponse:
 
 def _shared_recording(run_id: UUID) -> RunRecording | None:
     """The recording this process's websocket viewers of the run share, if any (its hub in
-    :data:`kubeviz.web.live.hubs`, keyed ``run:<id>`` as :class:`~kubeviz.web.consumers.RunConsumer`
-    names it). Its view-state cursors sit at the viewers' moments, so the card of a clicked cell
-    needs no snapshot read (at 5,000 nodes a fresh state costs a quarter of a second or more);
-    its lock keeps the websocket's use and this one apart."""
+    :data:`kubeviz.web.playback.hub.hubs`, keyed ``run:<id>`` as
+    :class:`~kubeviz.web.playback.consumers.run.RunConsumer` names it). Its view-state cursors
+    sit at the viewers' moments, so the card of a clicked cell needs no snapshot read (at 5,000
+    nodes a fresh state costs a quarter of a second or more); its lock keeps the websocket's use
+    and this one apart."""
     hub = hubs.hubs.get(f"run:{run_id}")
     source = getattr(hub, "source", None)
     if isinstance(source, RunRecording) and source.run is not None:

@@ -27,9 +27,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import rendering
 from ..models import Run, TraceEvent
-from .comparisons import Column
+from ..services.comparisons import Column
+from ..services.formats import format_time
 from .playhead import Timeline
 
 __all__ = [
@@ -204,8 +204,8 @@ class Steps:
     def where(self, position: int, t_ms: int) -> str:
         """ "t=50.0s", or "decision 7 (t=0.0s)": a moment as the bar and its buttons say it."""
         if self.by == "time":
-            return f"t={rendering.format_time(t_ms)}"
-        return f"decision {position} (t={rendering.format_time(t_ms)})"
+            return f"t={format_time(t_ms)}"
+        return f"decision {position} (t={format_time(t_ms)})"
 
     def column_step(self, run: Run, position: int) -> dict[str, Any] | None:
         """By decision, a column's own count at the moment: "decision 7 of 12" (of its 12), or
@@ -224,11 +224,11 @@ class Steps:
         """The page's clock. By time: that time. By decision: the decision number and the virtual
         time each column is at ("t = 0.0s", or "t = 5.0s – 7.0s" when the columns differ)."""
         if self.by == "time":
-            return {"by": "time", "t_ms": position, "t": rendering.format_time(position)}
+            return {"by": "time", "t_ms": position, "t": format_time(position)}
         low, high = (min(times), max(times)) if times else (0, 0)
-        t = rendering.format_time(high)
+        t = format_time(high)
         if low != high:
-            t = f"{rendering.format_time(low)} – {t}"
+            t = f"{format_time(low)} – {t}"
         return {"by": "decision", "t_ms": high, "t": t, "decision": position, "decisions": max(0, timeline.end)}
 
 

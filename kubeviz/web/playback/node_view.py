@@ -4,8 +4,9 @@ Up to ``GRID_AFTER`` nodes every node gets a card (bars, pods, nominated and res
 Past that, one small cell per node, coloured by allocation and grouped by zone, with the
 current pod's chosen / nominated / reserved / rejected nodes marked; hovering shows the
 numbers, a click opens the node's card (``GET /runs/<id>/node/?name=…&seq=…``), a search box
-finds a node. The grid travels as data, one short token per cell (:mod:`kubeviz.web.node_grid`),
-and the browser draws it, so page height and bytes no longer grow with the cluster.
+finds a node. The grid travels as data, one short token per cell
+(:mod:`kubeviz.web.playback.node_grid`), and the browser draws it, so page height and bytes no
+longer grow with the cluster.
 
 Cards are memoised by what they show, so a frame re-renders only the nodes that changed and
 equal fragments are the same ``str`` objects (cheap for :class:`FrameDiff`).
@@ -199,7 +200,7 @@ def node_group(
 def _grid_group(
     state: ViewState, memo: NodeMemo, prefix: str, section_id: str, upcoming: Sequence[tuple[str, str]]
 ) -> Group:
-    """A big cluster: the grid as data (:mod:`kubeviz.web.node_grid`), one token per cell."""
+    """A big cluster: the grid as data (:mod:`kubeviz.web.playback.node_grid`), one token per cell."""
     layout = node_grid.grid_layout(state, upcoming, ZONE_LABEL)
     key = ("layout", prefix, tuple(layout))
     found = memo.get(key)

@@ -1,12 +1,12 @@
 """The comparison page's websocket (``ws/compare/<uuid:comparison_id>/``): one viewer's playback
 of every column at once, on one virtual clock.
 
-The protocol is :mod:`kubeviz.web.live`'s, with positions in virtual milliseconds — or, with
-``?by=decision`` in the socket's URL, decision numbers (every column after its own n-th
-scheduling decision: services/comparison_steps.py) — plus ``{"action": "divergence", "value":
-i}``: jump to the i-th attempt the policies decided differently. ``cancel`` stops every run of
-the comparison and is its owner's alone; the shared built-in comparisons belong to nobody, so no
-visitor can stop them.
+The protocol is :mod:`.base`'s (:class:`~.base.PlaybackConsumer`), with positions in virtual
+milliseconds — or, with ``?by=decision`` in the socket's URL, decision numbers (every column after
+its own n-th scheduling decision: playback/comparison_steps.py) — plus ``{"action":
+"divergence", "value": i}``: jump to the i-th attempt the policies decided differently.
+``cancel`` stops every run of the comparison and is its owner's alone; the shared built-in
+comparisons belong to nobody, so no visitor can stop them.
 """
 
 from __future__ import annotations
@@ -18,17 +18,18 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
 
-from .access import can_cancel_comparison, can_present, comparison_access
-from .frames import Frame
-from .grants import grants
-from .live import CLOSE_FORBIDDEN, CLOSE_NOT_FOUND, MAX_MESSAGE_CHARS, PlaybackConsumer, Source
-from .models import ComparisonRun, Run
-from .run_frames import render_playhead
-from .services.compare_recording import CompareRecording
-from .services.comparison_controls import cancel_comparison
-from .services.comparison_steps import StepByError, parse_step_by
-from .services.numbers import BadNumber, whole_number
-from .services.playhead import PlayheadError, Timeline
+from ...access import can_cancel_comparison, can_present, comparison_access
+from ...grants import grants
+from ...models import ComparisonRun, Run
+from ...services.comparison_controls import cancel_comparison
+from ...services.numbers import BadNumber, whole_number
+from ..compare_recording import CompareRecording
+from ..comparison_steps import StepByError, parse_step_by
+from ..frames import Frame
+from ..hub import Source
+from ..playhead import PlayheadError, Timeline
+from ..run_frames import render_playhead
+from .base import CLOSE_FORBIDDEN, CLOSE_NOT_FOUND, MAX_MESSAGE_CHARS, PlaybackConsumer
 
 __all__ = ["CompareConsumer", "CLOSE_NOT_FOUND", "CLOSE_FORBIDDEN", "MAX_MESSAGE_CHARS"]
 

@@ -1,8 +1,9 @@
 """The run page's websocket (``ws/runs/<uuid:run_id>/``): one viewer's playback of a run.
 
-The protocol is :mod:`kubeviz.web.live`'s: the viewer's controls move their own playhead over
-the stored recording; ``cancel`` stops the computation and is the owner's alone. Query string
-(what the page passes): ``at`` (start position, an event seq), ``play=1``, ``speed``, ``follow=1``.
+The protocol is :mod:`.base`'s (:class:`~.base.PlaybackConsumer`): the viewer's controls move
+their own playhead over the stored recording; ``cancel`` stops the computation and is the
+owner's alone. Query string (what the page passes): ``at`` (start position, an event seq),
+``play=1``, ``speed``, ``follow=1``.
 """
 
 from __future__ import annotations
@@ -10,14 +11,15 @@ from __future__ import annotations
 from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
 
-from .access import can_cancel, can_present, run_access
-from .grants import grants
-from .live import CLOSE_FORBIDDEN, CLOSE_NOT_FOUND, MAX_MESSAGE_CHARS, PlaybackConsumer, Source
-from .models import Run
-from .run_frames import render_playhead
-from .services.playhead import Timeline
-from .services.recording import RunRecording
-from .services.runs import cancel_run
+from ...access import can_cancel, can_present, run_access
+from ...grants import grants
+from ...models import Run
+from ...services.runs import cancel_run
+from ..hub import Source
+from ..playhead import Timeline
+from ..recording import RunRecording
+from ..run_frames import render_playhead
+from .base import CLOSE_FORBIDDEN, CLOSE_NOT_FOUND, MAX_MESSAGE_CHARS, PlaybackConsumer
 
 __all__ = ["RunConsumer", "CLOSE_NOT_FOUND", "CLOSE_FORBIDDEN", "MAX_MESSAGE_CHARS"]
 

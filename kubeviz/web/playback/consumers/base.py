@@ -5,17 +5,22 @@ keys such as ``HEADERS`` are ignored). Actions move this viewer's playhead only 
 ``pause``, ``step`` / ``back`` (value ``decision``, the default, or ``event``), ``speed``
 (decisions per second, or ``max``), ``seek`` (a position), ``live`` (follow the computation) —
 except ``cancel``, which stops the computation and is the owner's alone. Present mode's controls
-(``present``, ``unpresent``, ``follow``, ``detach``, ``moment``; :mod:`kubeviz.web.presenting`) let
-one viewer's playhead lead the others who opened their link.
+(``present``, ``unpresent``, ``follow``, ``detach``, ``moment``;
+:mod:`kubeviz.web.playback.presenting`) let one viewer's playhead lead the others who opened
+their link.
 
 Server → browser: HTML fragments with ``hx-swap-oob``: on connect the whole frame at the
-viewer's position, then only the fragments that changed (:class:`~kubeviz.web.frames.FrameDiff`),
-the viewer's playhead line, and the shared recording status when it changes.
+viewer's position, then only the fragments that changed
+(:class:`~kubeviz.web.playback.frames.FrameDiff`), the viewer's playhead line, and the shared
+recording status when it changes.
 
-A :class:`~kubeviz.web.hub.Hub` is one recording watched in this process: its source (frames
-rendered once and shared), one subscription to the worker's ``run.update`` nudges, and one task
-that re-reads the computation's progress when nudged and at least every ``POLL_SECONDS``. A
-viewer's own task runs only while it plays or follows; a paused or disconnected viewer costs nothing.
+A :class:`~kubeviz.web.playback.hub.Hub` is one recording watched in this process: its source
+(frames rendered once and shared), one subscription to the worker's ``run.update`` nudges, and
+one task that re-reads the computation's progress when nudged and at least every
+``POLL_SECONDS``. A viewer's own task runs only while it plays or follows; a paused or
+disconnected viewer costs nothing.
+
+The page's consumers are its subclasses: :mod:`.run` for a run, :mod:`.compare` for a comparison.
 """
 
 from __future__ import annotations
@@ -33,27 +38,23 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.template.loader import render_to_string
 
-from .frames import Frame, FrameDiff, message_batches
-from .hub import POLL_SECONDS, Hub, Source, hubs
-from .presenting import MAX_MOMENT_CHARS, Presentation, PresenterState, presentations
-from .request_types import Viewer
-from .run_frames import stopped_message
-from .services.playhead import DEFAULT_SPEED, Playhead, PlayheadError, Timeline, parse_speed
+from ...request_types import Viewer
+from ..frames import Frame, FrameDiff, message_batches
+from ..hub import Hub, Source, hubs
+from ..playhead import DEFAULT_SPEED, Playhead, PlayheadError, Timeline, parse_speed
+from ..presenting import MAX_MOMENT_CHARS, Presentation, PresenterState, presentations
+from ..run_frames import stopped_message
 
 __all__ = [
     "PlaybackConsumer",
-    "Hub",
-    "Source",
-    "hubs",
     "CLOSE_NOT_FOUND",
     "CLOSE_FORBIDDEN",
     "MAX_MESSAGE_CHARS",
-    "POLL_SECONDS",
 ]
 
 log = logging.getLogger(__name__)
 
-# Present mode's controls (kubeviz/web/presenting.py): present (value: the private token, to take a
+# Present mode's controls (playback/presenting.py): present (value: the private token, to take a
 # presentation back after a reconnect), unpresent, follow (value: a presentation's key; default the
 # one in the page's link), detach, and moment (the presenter's lesson moment, passed on to followers).
 PRESENT_ACTIONS = frozenset({"present", "unpresent", "follow", "detach", "moment"})
@@ -325,7 +326,7 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
     async def _error(self, error: str) -> None:
         await self.send(text_data=self.render_message("", error))
 
-    # -- present mode (kubeviz/web/presenting.py) ---------------------------------------------
+    # -- present mode (playback/presenting.py) -----------------------------------------------
 
     def _presenter_state(self) -> PresenterState:
         moment = self.presenting.state.moment if self.presenting is not None else ""

@@ -14,17 +14,18 @@ from typing import Any
 
 from scheduler_core.results import ViewState
 
-from .. import rendering
 from ..models import Comparison, Run, TraceEvent
-from ..node_view import GRID_AFTER, cell_id
-from ..run_frames import frame_header
-from .comparison_divergences import comparison_divergences
+from ..services.comparison_divergences import comparison_divergences
+from ..services.comparisons import Column
+from ..services.divergence_bar import divergence_context
+from ..services.fork_story import what_if_of
+from ..services.formats import format_time
+from ..services.view_state import state_at
+from . import rendering
 from .comparison_steps import Decisions, Steps
-from .comparisons import Column
-from .divergence_bar import divergence_context
-from .fork_story import what_if_of
+from .node_view import GRID_AFTER, cell_id
 from .playhead import Timeline
-from .view_state import state_at
+from .run_frames import frame_header
 
 __all__ = [
     "StateAt",
@@ -92,11 +93,11 @@ def rollout_at(rollout: dict[str, Any], t_ms: int, stall_after_ms: int) -> dict[
         return None
     completed = rollout.get("completed_ms")
     if completed is not None and completed <= t_ms:
-        return {"status": "completed", "duration": rendering.format_time(completed - started)}
+        return {"status": "completed", "duration": format_time(completed - started)}
     last = rollout.get("last_progress_ms") or started
     if rollout.get("status") == "stalled" and t_ms >= last + stall_after_ms:
-        return {"status": "stalled", "duration": rendering.format_time(t_ms - started)}
-    return {"status": "in progress", "duration": rendering.format_time(t_ms - started)}
+        return {"status": "stalled", "duration": format_time(t_ms - started)}
+    return {"status": "in progress", "duration": format_time(t_ms - started)}
 
 
 def _column_context(
@@ -193,8 +194,8 @@ def recording_context(columns: list[Column]) -> dict[str, Any]:
     finished = sum(1 for run in runs if run.done)
     return {
         "end_ms": end,
-        "end": rendering.format_time(end),
-        "live_t": rendering.format_time(live_t),
+        "end": format_time(end),
+        "live_t": format_time(live_t),
         "done": done,
         "finished": finished,
         "total": len(runs),

@@ -35,7 +35,7 @@ from channels.db import DatabaseSyncToAsync
 from channels.layers import get_channel_layer
 
 from .frames import Frame, Part
-from .services.playhead import Playhead, Timeline
+from .playhead import Playhead, Timeline
 
 __all__ = [
     "Hub",
@@ -89,7 +89,7 @@ class Source(Protocol):
 
 
 class Watcher(Protocol):
-    """What the hub asks of a viewer (kubeviz/web/live.py's PlaybackConsumer)."""
+    """What the hub asks of a viewer (consumers/base.py's PlaybackConsumer)."""
 
     playhead: Playhead
 

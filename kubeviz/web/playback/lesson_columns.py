@@ -5,9 +5,10 @@ A lesson that compares two policies shows both runs next to each other, left the
 one virtual time for every column, and a lesson's moments are events — in the StatefulSet
 lesson the reservation, the refused batch pod and the replacement's binding all happen at
 t = 50 s, so at any virtual time the held space is either not there yet or already gone. Here
-each column is the run page's own fragments (the same :func:`~kubeviz.web.run_frames.render_frame`
-the run page and its websocket use) at the event the lesson names, so the highlights and the
-spoiler checks point into the same markup as a single-run lesson.
+each column is the run page's own fragments (the same
+:func:`~kubeviz.web.playback.run_frames.render_frame` the run page and its websocket use) at the
+event the lesson names, so the highlights and the spoiler checks point into the same markup as a
+single-run lesson.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from typing import Any
 
 from django.utils.safestring import SafeString, mark_safe
 
-from ..frames import in_page
 from ..models import Run
+from .frames import in_page
 from .recording import RunRecording
 
 __all__ = ["ColumnView", "column_view", "columns_at"]

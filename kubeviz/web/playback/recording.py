@@ -1,7 +1,7 @@
 """A run's recording as this web process serves it to every viewer: frames rendered once, shared.
 
-One :class:`RunRecording` per run and process, whatever the number of viewers
-(:mod:`kubeviz.web.live` keeps them). It holds
+One :class:`RunRecording` per run and process, whatever the number of viewers (the hubs of
+:mod:`kubeviz.web.playback.hub` keep them). It holds
 
 - the run's row as last read (status, how far the worker has got),
 - the positions of the scheduling decisions (the stops of "step one decision"),
@@ -23,18 +23,16 @@ from typing import Any
 
 from scheduler_core.results import ViewState
 
-from ..frames import Frame, Part
 from ..models import Run, TraceEvent
-from ..node_view import NodeMemo
-from ..run_frames import render_frame, render_recording
+from ..services.decisions import DECISION_STOPS
+from ..services.view_state import JUMP_AFTER, advance, state_at
+from .frames import Frame, Part
+from .node_view import NodeMemo
 from .playhead import Timeline
-from .view_state import JUMP_AFTER, advance, state_at
+from .run_frames import render_frame, render_recording
 
-__all__ = ["RunRecording", "DECISION_STOPS", "FRAME_CACHE", "CURSORS"]
+__all__ = ["RunRecording", "FRAME_CACHE", "CURSORS"]
 
-# "Step one decision" stops after each of these: a host chosen, or no node found (then
-# PostFilter's preemption, when it runs, is its own stop).
-DECISION_STOPS = ("selected", "unschedulable", "preemption")
 FRAME_CACHE = 240
 CURSORS = 6  # the live edge, a page, and a few viewers stepping on their own
 

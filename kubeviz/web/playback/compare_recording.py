@@ -7,7 +7,7 @@ column did anything. By decision (a run where everything happens in an instant),
 decision number: every column shows its run after its own n-th decision, and every step moves
 each column to its next one (:mod:`.comparison_steps`); a recording serves one way of stepping.
 Frames (every column, the clock and the divergence bar at one moment) are rendered once and
-shared, like a run's (:mod:`kubeviz.web.services.recording`); each column's view state comes from
+shared, like a run's (:mod:`kubeviz.web.playback.recording`); each column's view state comes from
 that run's shared cursors.
 """
 
@@ -22,19 +22,20 @@ from django.template.loader import render_to_string
 from scheduler_core.results import ViewState
 
 from ..access import can_cancel_comparison
-from ..frames import Frame, Part, in_page
-from ..hub import hubs
 from ..models import Comparison, Run, TraceEvent
-from ..node_view import NodeMemo, node_group
 from ..request_types import Viewer
-from ..run_frames import render_playhead
-from .comparison_divergences import comparison_divergences
+from ..services.comparison_divergences import comparison_divergences
+from ..services.comparison_results import RESULTS_TEMPLATE, results_context
+from ..services.comparisons import Column, columns_of
+from ..services.decisions import DECISION_STOPS
 from .comparison_moment import column_prefix, moment_context, recording_context, seq_at
-from .comparison_results import RESULTS_TEMPLATE, results_context
 from .comparison_steps import Decisions, Steps, default_reason, default_step_by, playhead_where, read_new, slider_label
-from .comparisons import Column, columns_of
+from .frames import Frame, Part, in_page
+from .hub import hubs
+from .node_view import NodeMemo, node_group
 from .playhead import DEFAULT_SPEED, Playhead, Timeline
-from .recording import DECISION_STOPS, FRAME_CACHE, RunRecording
+from .recording import FRAME_CACHE, RunRecording
+from .run_frames import render_playhead
 
 __all__ = ["CompareRecording", "render_column_parts", "page_context"]
 

@@ -3,11 +3,11 @@
 A :class:`Frame` is a list of HTML fragments, each an element with an ``id`` and
 ``hx-swap-oob`` so htmx's websocket extension swaps it in place. Frames are rendered once per
 recording and position and shared by every viewer at that position (the cache lives in
-:mod:`kubeviz.web.services.recording`). A :class:`FrameDiff` remembers what one viewer was
+:mod:`kubeviz.web.playback.recording`). A :class:`FrameDiff` remembers what one viewer was
 last sent and yields only the fragments that differ, so consecutive frames cost a few hundred
 bytes. Nodes are a :class:`Group`: the whole node view when its layout changed (or most of it
 did), else only the node cards that changed, or for a big cluster's grid one element carrying
-the changed cells' values (:mod:`kubeviz.web.node_grid`).
+the changed cells' values (:mod:`kubeviz.web.playback.node_grid`).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ class Group:
     ``html`` is the whole container (oob); ``layout`` changes whenever the set or order of
     children changes. Cards: ``cells`` maps each child's id to its oob html. A grid: ``values``
     holds one token per cell, in layout order, and a diff is one element ``delta_id`` carrying
-    the changed ones (:func:`~kubeviz.web.node_grid.delta_html`).
+    the changed ones (:func:`~kubeviz.web.playback.node_grid.delta_html`).
     """
 
     id: str

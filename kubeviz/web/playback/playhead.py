@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .numbers import BadNumber, whole_number
+from ..services.numbers import BadNumber, whole_number
 
 __all__ = [
     "ACTIONS",

@@ -1,8 +1,9 @@
 """Turning a run's :class:`~scheduler_core.results.ViewState` into what the run page's partials show.
 
-The run page and the frames its playback websocket sends (:mod:`kubeviz.web.run_frames`), and
-the comparison columns, render the same partials from the same contexts, built here. Everything
-is plain data (dicts, lists, strings); the templates escape it.
+The run page and the frames its playback websocket sends (:mod:`kubeviz.web.playback.run_frames`),
+and the comparison columns, render the same partials from the same contexts, built here.
+Everything is plain data (dicts, lists, strings); the templates escape it. A time and a pod's
+name are written by :mod:`kubeviz.web.services.formats`, as everywhere else.
 """
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ from typing import Any
 from scheduler_core.api import format_amount
 from scheduler_core.results import ViewState
 
-from .charts import ChartSeries, format_seconds, line_chart, node_bars_chart
-from .models import Run, RunStatus
+from ..charts import ChartSeries, format_seconds, line_chart, node_bars_chart
+from ..models import Run, RunStatus
+from ..services.formats import format_time, short_pod
 
 __all__ = [
     "cycle_context",
-    "format_time",
     "lanes_context",
     "narration_context",
     "node_dom_id",
@@ -57,22 +58,7 @@ DECIDED_BY = {
 }
 
 
-# -- small formatters -------------------------------------------------------------------
-
-
-def format_time(t_ms: int | float | None) -> str:
-    """Virtual time for people: ``12.0s``, ``2m 05.0s``, ``1h 02m 05s``."""
-    if t_ms is None:
-        return "—"
-    seconds = t_ms / 1000
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    minutes, rest = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{int(minutes)}m {rest:04.1f}s"
-    hours, minutes = divmod(int(minutes), 60)
-    return f"{hours}h {minutes:02d}m {int(rest):02d}s"
-
+# -- small formatters (a time, a pod's name: services/formats.py) -----------------------
 
 PRIORITY_BANDS = 19  # half-decades from 1 to 10^9; 0 and below are band 0, 10^9 and above the last
 PRIORITY_TONES = 4  # background lightness steps: static/kubeviz/run.css .tone-0 … .tone-3
@@ -101,11 +87,6 @@ def priority_tone(priority: int | None) -> str:
 def node_dom_id(name: str) -> str:
     """A stable element id for a node card (node names are DNS subdomains; anything else becomes -)."""
     return "node-" + "".join(c if c.isascii() and (c.isalnum() or c in "-_.") else "-" for c in name)
-
-
-def short_pod(key: str) -> str:
-    ns, _, name = key.partition("/")
-    return name if ns == "default" and name else key
 
 
 def _requests_text(requests: dict[str, int]) -> str:

@@ -1,5 +1,5 @@
-"""The run page's fragments for one moment (a :class:`~kubeviz.web.frames.Frame`), the shared
-recording status, and one viewer's playhead line.
+"""The run page's fragments for one moment (a :class:`~kubeviz.web.playback.frames.Frame`), the
+shared recording status, and one viewer's playhead line.
 
 Three kinds of fragment, three owners: a frame depends only on the run and the position (so it
 is rendered once and shared); the recording status depends on the computation (rendered once per
@@ -16,11 +16,12 @@ from django.utils.html import format_html
 
 from scheduler_core.results import ViewState
 
+from ..models import Run, RunStatus, TraceEvent
+from ..services.formats import format_time
 from . import rendering
 from .frames import Frame, Part
-from .models import Run, RunStatus, TraceEvent
 from .node_view import GRID_AFTER, ZONE_LABEL, NodeMemo, node_group
-from .services.playhead import Playhead, Timeline, speed_label
+from .playhead import Playhead, Timeline, speed_label
 
 __all__ = [
     "render_frame",
@@ -42,7 +43,7 @@ RECORDING = "web/runs/partials/recording.html"
 def frame_header(state: ViewState) -> dict[str, Any]:
     return {
         "seq": state.seq,
-        "t": rendering.format_time(state.t_ms),
+        "t": format_time(state.t_ms),
         "t_ms": state.t_ms,
         "cycle": state.cycle,
         "counts": state.counts,
@@ -125,11 +126,11 @@ def recording_context(run: Run) -> dict[str, Any]:
     if run.status == RunStatus.QUEUED:
         text = "waiting for a worker"
     elif run.status == RunStatus.RUNNING:
-        text = f"{run.last_seq + 1} events computed, virtual time {rendering.format_time(run.t_ms)}"
+        text = f"{run.last_seq + 1} events computed, virtual time {format_time(run.t_ms)}"
     elif run.status == RunStatus.FAILED:
         text = f"{run.last_seq + 1} events recorded before the failure"
     else:
-        text = f"{run.last_seq + 1} events, {rendering.format_time(run.t_ms)} of virtual time" + (
+        text = f"{run.last_seq + 1} events, {format_time(run.t_ms)} of virtual time" + (
             " (cancelled by its owner)" if cancelled else ""
         )
     return {
@@ -189,7 +190,7 @@ def render_playhead(
     elif unit == "event":
         where = f"event {playhead.position} of {timeline.end} · decision {done} of {total}"
     else:
-        where = f"t = {rendering.format_time(playhead.position)} of {rendering.format_time(timeline.end)}"
+        where = f"t = {format_time(playhead.position)} of {format_time(timeline.end)}"
     if at_end:
         where += " · the end"
     return format_html(
