@@ -3,7 +3,7 @@
 Controllers (``controllers/``) own pods the way Kubernetes' do: they stamp pods from a
 template, give them ownerReferences and controller-style names, and react to pods
 becoming ready or disappearing. They never touch the scheduler; they only use
-:class:`ClusterAPI`, which the simulation implements.
+:class:`ClusterAPI`, which the API server (``cluster/api_server.py``) implements.
 """
 
 from __future__ import annotations
@@ -168,7 +168,7 @@ WORKLOAD_KINDS = {"deployment": "Deployment", "replicaset": "ReplicaSet", "state
 
 
 class ClusterAPI(Protocol):
-    """What a controller may do to the cluster (the simulation implements it).
+    """What a controller may do to the cluster (``cluster/api_server.ApiServer`` implements it).
 
     Pods created here go through the scheduler like any other; deletions are graceful
     (the pod's terminationGracePeriodSeconds). ``requeue_at`` asks for another sync of the

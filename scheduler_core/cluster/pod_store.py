@@ -1,6 +1,6 @@
 """The API server's pod objects, and what the run records about each one.
 
-The simulation (the API server), the kubelet (kubelet.py) and kubectl drain (drain.py) all ask
+The API server (api_server.py), the kubelet (kubelet.py) and kubectl drain (drain.py) all ask
 the same questions of a pod: does the object still exist, is it the same object (a StatefulSet
 replacement reuses the name), is it ready, which controller owns it. This store answers them
 from one place, so none of those parts needs the whole simulation.

@@ -44,7 +44,7 @@ class ClusterChanges:
         self,
         cache: ClusterCache,
         handlers: EventHandlers,
-        queue: Callable[[], PodQueue],
+        queue: PodQueue,
         trace: Trace,
         usage_changed: Callable[[], None],
     ) -> None:
@@ -128,7 +128,7 @@ class ClusterChanges:
         if labels == old:
             return
         node = pod.node_name or None
-        queue = self._queue()
+        queue = self._queue
         if node is not None:
             events = pod_scheduling_properties_change(old, labels, pod.requests, pod.requests)
             updated = copy.copy(pod)  # the new object, as AssignedPodUpdated sees it
@@ -168,7 +168,7 @@ class ClusterChanges:
         """The trace's account of ``event``: who listens and what it does to each parked pod.
         ``as_event``: the event the queue is handed instead (QueueingHints: the general
         AssignedPodUpdate for each kind of change of an assigned pod)."""
-        queue = self._queue()
+        queue = self._queue
         if not isinstance(queue, SchedulingQueue):  # the legacy FIFO moves nobody on events
             return {"event": event.label, "listeners": [], "parked": []}
         handed = as_event or event

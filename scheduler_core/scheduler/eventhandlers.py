@@ -6,8 +6,8 @@ unschedulable pods that the change may help (``MoveAllToActiveOrBackoffQueue`` w
 pre-check). An update is first classified by what changed (``framework/events.go``:
 ``PodSchedulingPropertiesChange``, ``NodeSchedulingPropertiesChange``), and only plugins that
 registered that kind of change hear of it. Unassigned pods go into the queue and out of it.
-Here the simulation makes the change and calls the handler at the same instant; there is no
-informer delay.
+Here the API server (``cluster/api_server.py``) makes the change and calls the handler at the
+same instant; there is no informer delay.
 """
 
 from __future__ import annotations

@@ -56,10 +56,10 @@ def make_reservation(pod: Pod, node: str) -> Pod:
 class Reservations:
     """The reservations held during a run, and when each is set and released.
 
-    The simulation tells it what happens to pods: a deletion that starts (``deletion_started``,
+    The API server tells it what happens to pods: a deletion that starts (``deletion_started``,
     only when the policy asks for upgrade-aware reservation), a pod object that is gone
-    (``pod_removed``), a pod the scheduler assumed (``pod_assumed``), a workload deleted
-    (``workload_deleted``). Placeholders are nominated through the queue's ``nominator``.
+    (``pod_removed``); the scheduler, a pod it assumed (``pod_assumed``); the timeline, a
+    workload deleted (``workload_deleted``). Placeholders are nominated through the queue's ``nominator``.
     """
 
     def __init__(self, nominator: Nominator, trace: Trace) -> None:

@@ -4,8 +4,13 @@
 first, then a rotating window of ``numFeasibleNodesToFind`` nodes with the two-pass
 nominated-pods rule), PreScore/Score, selectHost — and returns a :class:`CycleResult` that
 both the trace and ``explain`` read. :meth:`Scheduler.schedule_one` adds the side effects:
-PostFilter on a FitError, assume, Reserve, Permit, the failure handler, and hands the
-binding to the simulation, which completes it after the policy's bind latency.
+PostFilter on a FitError (acting on its ``PostFilterResult``), assume, Reserve, Permit, the
+failure handler, and returns the binding to do. The simulation's clock holds it for the
+policy's bind latency, then :meth:`Scheduler.complete_binding` runs the binding cycle.
+
+What the scheduler asks of the API server — delete a preemption victim, is a pod still there,
+record a binding — goes through :class:`ApiClient` (upstream's clientset), which the simulation
+sets to its ``cluster/api_server.ApiServer``.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -25,6 +30,7 @@ from ..trace.events import FilterFields, FilterResultRow, SelectedFields
 from ..trace.stream import Trace
 from .cache import ClusterCache, NodeInfo, Snapshot
 from .config import Policy
+from .eventhandlers import as_assigned
 from .framework import (
     Code,
     CycleState,
@@ -38,12 +44,14 @@ from .framework import (
     Status,
     append_post_filter_message,
 )
+from .framework.events import ASSIGNED_POD_DELETE
 from .framework.runtime import Framework, ScoreResult
 from .queue.pod_queue import PodQueue
 from .tie_break import TIE_BREAK_SHUFFLED_FIRST_FIT, NodeOrder
 
 __all__ = [
     "Scheduler",
+    "ApiClient",
     "CycleResult",
     "BindRequest",
     "num_feasible_nodes_to_find",
@@ -189,6 +197,35 @@ class BindRequest:
     info: QueuedPodInfo
 
 
+class ApiClient(Protocol):
+    """What the scheduler asks of the API server (upstream's ``sched.client``)."""
+
+    def delete_pod(self, pod: Pod, reason: str) -> None:
+        """Delete a preemption victim (prepareCandidate); it terminates over its grace period."""
+        ...
+
+    def pod_exists(self, pod: Pod) -> bool:
+        """The pod object is still there, so a binding to it can be stored."""
+        ...
+
+    def record_binding(self, pod: Pod, node: str) -> None:
+        """The binding is stored (the pods/binding POST, here after the binding cycle's plugins)."""
+        ...
+
+
+class _NoApiServer:
+    """A scheduler built on its own (in tests) deletes nothing, and every binding is stored."""
+
+    def delete_pod(self, pod: Pod, reason: str) -> None:
+        pass
+
+    def pod_exists(self, pod: Pod) -> bool:
+        return True
+
+    def record_binding(self, pod: Pod, node: str) -> None:
+        pass
+
+
 class Scheduler:
     def __init__(
         self,
@@ -210,8 +247,8 @@ class Scheduler:
         # (the simulation sets it before the first pod); None: upstream's random tie-break.
         self.node_order: NodeOrder | None = None
         self.last_message: dict[str, str] = {}  # pod key -> last FailedScheduling message
-        # how victims are deleted (the simulation sets it): evict(victim, preemptor)
-        self.evict: Callable[[Pod, Pod], None] = lambda victim, preemptor: None
+        # the API server it deletes victims and stores bindings through (the simulation sets it)
+        self.client: ApiClient = _NoApiServer()
         # told when a pod is assumed (the simulation releases upgrade-aware reservations)
         self.on_assumed: Callable[[Pod, str], None] = lambda pod, node: None
         self._init_own_state()
@@ -430,7 +467,7 @@ class Scheduler:
         )
         if decision.chosen is not None:
             for victim in decision.chosen.victims:
-                self.evict(victim, pod)
+                self.client.delete_pod(victim, f"preempted by {pod.key}")
 
     def clear_nomination(self, pod: Pod, reason: str) -> None:
         """ClearNominatedNodeName: status patch; the nominator forgets it, the pod stays queued."""
@@ -467,8 +504,38 @@ class Scheduler:
                 self.queue.nominator.add(pod, nominated)
                 self.trace.emit("nomination_set", pod=pod.key, node=nominated)
 
+    def complete_binding(self, req: BindRequest) -> None:
+        """bindingCycle, once the binding has taken the policy's bind latency: the pod or its
+        node may have gone meanwhile; otherwise :meth:`finish_binding`, and the API server
+        stores the binding. A failure is handleBindingCycleError."""
+        pod, node = req.pod, req.node
+        if not self.client.pod_exists(pod):
+            self.handle_binding_failure(req, f'pods "{pod.name}" not found')
+            self.queue.delete(pod, emit=False)
+            return
+        if self.cache.node(node) is None:
+            self.handle_binding_failure(req, f'node "{node}" not found')
+            self._retry_others_after_binding_failure(req)
+            return
+        status = self.finish_binding(req)
+        if not status.ok:
+            self.handle_binding_failure(req, status.message())
+            self._retry_others_after_binding_failure(req)
+            return
+        self.queue.done(pod)  # the binding cycle is over (schedule_one.go ScheduleOne)
+        self.client.record_binding(pod, node)
+
+    def _retry_others_after_binding_failure(self, req: BindRequest) -> None:
+        """handleBindingCycleError (schedule_one.go): the failed pod's room is free again, as if
+        an assigned pod were deleted; every other pod may retry (the event's object is the
+        assumed pod, bound to the node)."""
+        pod = req.pod
+        self.queue.move_all_to_active_or_backoff(
+            ASSIGNED_POD_DELETE, lambda p: p is not pod, as_assigned(pod, req.node), None
+        )
+
     def finish_binding(self, req: BindRequest) -> Status:
-        """The binding cycle after its latency: PreBind → Bind → FinishBinding → PostBind."""
+        """The binding cycle's plugins: PreBind → Bind → FinishBinding → PostBind."""
         fwk, pod, node = req.framework, req.pod, req.node
         status = fwk.run_pre_bind(req.state, pod, node)
         if status.ok:

@@ -42,7 +42,7 @@ class RunEnding:
     """Whether and how one run has ended (``finished``, ``end``, ``end_reason``).
 
     Collaborators: the trace (its length is the event limit's measure), the cluster's
-    ``ChangeWatch``, the event loop (what is still due), the queue (``queue()``: who waits), the
+    ``ChangeWatch``, the event loop (what is still due), the queue (who waits), the
     kubelet (orphans wait too), the drains, the pod store and the last failure messages (for
     the reason), the usage snapshots (the closing ``node_usage``) and the clock (``now()``).
     The run limits ``max_events`` and ``max_virtual_ms`` may be changed until the run ends.
@@ -59,7 +59,7 @@ class RunEnding:
         last_message: Mapping[str, str],
         usage: UsageSnapshots,
         *,
-        queue: Callable[[], PodQueue],
+        queue: PodQueue,
         now: Callable[[], int],
         end_ms: int | None,
         max_events: int,
@@ -101,7 +101,7 @@ class RunEnding:
 
     def waiting(self) -> list[Pod]:
         """The queued pods (activeQ, backoffQ, unschedulable), in queue order."""
-        return [info.pod for info in self._queue().pending_pods()]
+        return [info.pod for info in self._queue.pending_pods()]
 
     def _steady(self) -> bool:
         """Nothing still due can change the cluster, and every retry due would fail the way the
@@ -117,7 +117,7 @@ class RunEnding:
         of no help to it, so its leftover-flush retry is not waited for — as when nothing at all
         is due.
         """
-        queue = self._queue()
+        queue = self._queue
         if self._loop.may_change() or queue.has_active():
             return False
         tried = self._changes.tried_since_change

@@ -11,7 +11,7 @@ so that it never has to read the engine's pod store.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,7 +116,7 @@ class UsageSnapshots:
     moves on once ``every_ms`` has passed since the last and something was placed, bound,
     finished or removed meanwhile, and one at the end."""
 
-    def __init__(self, cache: ClusterCache, queue: Callable[[], PodQueue], trace: Trace) -> None:
+    def __init__(self, cache: ClusterCache, queue: PodQueue, trace: Trace) -> None:
         self._cache = cache
         self._queue = queue
         self._trace = trace
@@ -140,7 +140,7 @@ class UsageSnapshots:
         self._last_ms = now_ms
         self._changes = 0
         compact: dict[str, dict[str, Any]] = {}
-        for row in node_usage(self._cache, self._queue()):
+        for row in node_usage(self._cache, self._queue):
             compact[row["node"]] = {"requested": row["requested"], "pods": row["pods"], "nominated": row["nominated"]}
             if "gpu_free" in row:
                 compact[row["node"]]["gpu_free"] = row["gpu_free"]

@@ -1,12 +1,14 @@
 """A discrete-event simulation of a cluster and its scheduler on a virtual clock.
 
-The simulation is the API server: it holds the pod objects (``pod_store.PodStore``) and hands
-each change to the parts that react to it: the scheduler's informer handlers
+The simulation wires the parts of a run together and is the engine's front door. The API
+server (``cluster/api_server.ApiServer``) holds the pods, nodes and bindings and hands each
+change to the parts that watch it: the scheduler's informer handlers
 (``event_handlers.EventHandlers``: cache and queue moves), the upgrade-aware reservations
-(``reservation.Reservations``) and the controllers (``controllers.ControllerManager``, which act
-through it as ``workloads.ClusterAPI``). The kubelets (``kubelet.Kubelet``: a bound pod starts,
-runs, finishes; orphans wait for their node) and ``kubectl drain`` (``drain.NodeDrains``) are its
-clients.
+(``reservation.Reservations``), the kubelets (``kubelet.Kubelet``: a bound pod starts, runs,
+finishes; orphans wait for their node), the controllers (``controllers.ControllerManager``, which
+act through it as ``workloads.ClusterAPI``), ``kubectl drain`` (``drain.NodeDrains``) and PodGC.
+The scheduler (``schedule_one.Scheduler``) deletes victims and stores bindings through it; its
+binding cycle is the scheduler's own, run when the bind latency has passed.
 
 The rest lives beside it, wired here. The loop (``event_loop.EventLoop``) holds what is due —
 timeline actions, bind completions, pods becoming ready, pod completions, the end of graceful
@@ -17,7 +19,9 @@ scheduling cycle if activeQ has a pod. :meth:`Simulation.step` does exactly one 
 :meth:`Simulation.run` repeats it until the run ends (``run_ending.RunEnding``: steady or
 quiescent, the scenario's end time, or a run limit). After every step the controllers
 reconcile. Timeline actions are ``timeline_actions.TimelineActions``; a policy switch is
-``policy_switch``; node-usage snapshots and the summary are ``run_summary``.
+``policy_switch`` (it replaces the policy, the profiles and the scheduler, and keeps the queue,
+so the parts built over the queue hold it, not a getter); node-usage snapshots and the summary
+are ``run_summary``.
 
 Its front door, for callers that record or watch a run (the web): :meth:`Simulation.subscribe`
 hands every event, those already emitted first; :meth:`Simulation.cancel` ends the run with the
@@ -26,31 +30,22 @@ engine's own ``run_finished``; :meth:`Simulation.facts` gives the counts a progr
 
 from __future__ import annotations
 
-import copy
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..api.model import Node, Pod, PodDisruptionBudget, PriorityClass
+from ..api.model import Pod
 from ..api.scenario_types import Scenario, TimelineAction
+from ..cluster.api_server import PODGC, SYNC, TERMINATED, ApiServer
 from ..cluster.change_watch import ChangeWatch
 from ..cluster.controllers import ControllerManager
-from ..cluster.disruption import update_pdb_status
 from ..cluster.drain import NodeDrains
-from ..cluster.kubelet import RUNNING, SUCCEEDED, Kubelet, pod_added_fields
+from ..cluster.kubelet import RUNNING, SUCCEEDED, Kubelet
 from ..cluster.pod_store import PodStore
-from ..cluster.podgc import REASON as PODGC_REASON
-from ..cluster.podgc import PodGC
-from ..scheduler.cache import ClusterCache, NodeInfo
+from ..scheduler.cache import ClusterCache
 from ..scheduler.changes import ClusterChanges
 from ..scheduler.config import Policy
-from ..scheduler.eventhandlers import (
-    ASSIGNED_POD_DELETE,
-    ASSIGNED_POD_UPDATE,
-    EventHandlers,
-    as_assigned,
-    node_scheduling_properties_change,
-)
+from ..scheduler.eventhandlers import EventHandlers
 from ..scheduler.fastpath import FastScheduler
 from ..scheduler.framework import Handle
 from ..scheduler.framework.runtime import Framework
@@ -61,7 +56,6 @@ from ..scheduler.queue.pod_queue import PodQueue
 from ..scheduler.reservation import Reservations
 from ..scheduler.schedule_one import BindRequest, CycleResult, Scheduler
 from ..scheduler.tie_break import TIE_BREAK_SHUFFLED_FIRST_FIT, NodeOrder
-from ..trace import events as te
 from ..trace.stream import DETAIL_FULL, DETAIL_SUMMARY, Event, Trace
 from .event_loop import EventLoop
 from .policy_switch import build_queue, policy_switch_problem, switch_policy
@@ -145,16 +139,26 @@ class Simulation:
         # pod key -> why it is pending: the scheduler's last FailedScheduling message, or the
         # kubelet's for an orphan. One map for the run, so it outlives a policy switch.
         self._last_message: dict[str, str] = {}
-        self.priority_classes: dict[str, PriorityClass] = {pc.name: pc for pc in scenario.priority_classes}
-        self.pdb_list: list[PodDisruptionBudget] = list(scenario.pdbs)
-        self._binding: dict[str, BindRequest] = {}
-        self.controllers = ControllerManager(self)
-        self.podgc = PodGC()
+        # The getters read what a policy switch replaces: the scheduler and the policy.
+        self.api = ApiServer(
+            self.store,
+            self.cache,
+            self.trace,
+            rng=self.rng,
+            now=lambda: self.now_ms,
+            wake_at=self.loop.at,
+            pdbs=list(scenario.pdbs),
+            priority_classes={pc.name: pc for pc in scenario.priority_classes},
+            pending_messages=self._last_message,
+            node_order=lambda: self.scheduler.node_order,
+            upgrade_aware=lambda: self.policy.upgrade_aware_reservation,
+        )
+        self.controllers = ControllerManager(self.api)
 
         self._fast = fast
         self.profiles = self.build_profiles(self.policy)
         self.queue: PodQueue = build_queue(self.policy, self.profiles, self.trace)
-        self.usage = UsageSnapshots(self.cache, lambda: self.queue, self.trace)
+        self.usage = UsageSnapshots(self.cache, self.queue, self.trace)
         self.handlers = EventHandlers(self.cache, self.queue, lambda pod: pod.scheduler_name in self.profiles)
         self.reservations = Reservations(self.queue.nominator, self.trace)
         self.scheduler = self.build_scheduler()
@@ -171,21 +175,31 @@ class Simulation:
             usage_changed=self.usage.changed,
         )
         self.changes = ClusterChanges(
-            self.cache, self.handlers, lambda: self.queue, self.trace, usage_changed=self.usage.changed
+            self.cache, self.handlers, self.queue, self.trace, usage_changed=self.usage.changed
         )
         self.drains = NodeDrains(
             self.cache,
             self.store,
             self.trace,
             self._changes,
-            cordon=lambda node: self.set_unschedulable(node, True),
-            delete=lambda pod, reason: self.delete_pod(pod, reason=reason),
-            pdbs=self.pdbs,
+            cordon=lambda node: self.api.set_unschedulable(node, True),
+            delete=self.api.delete_pod,
+            pdbs=self.api.pdbs,
             now=lambda: self.now_ms,
             retry_at=lambda t_ms, node: self.loop.at(t_ms, "drain", node),
         )
+        self.api.connect(
+            queue=self.queue,
+            handlers=self.handlers,
+            changes=self.changes,
+            reservations=self.reservations,
+            usage_changed=self.usage.changed,
+            kubelet=self.kubelet,
+            controllers=self.controllers,
+            drains=self.drains,
+        )
         self.actions = TimelineActions(
-            self,
+            self.api,
             self.trace,
             self.store,
             self.cache,
@@ -193,8 +207,6 @@ class Simulation:
             self.reservations,
             self.changes,
             self.drains,
-            pdbs=self.pdb_list,
-            priority_classes=self.priority_classes,
         )
         self.ending = RunEnding(
             self.trace,
@@ -205,7 +217,7 @@ class Simulation:
             self.store,
             self._last_message,
             self.usage,
-            queue=lambda: self.queue,
+            queue=self.queue,
             now=lambda: self.now_ms,
             end_ms=scenario.end_ms,
             max_events=max_events,
@@ -223,22 +235,21 @@ class Simulation:
         loop.on("bind", self._complete_binding, step=STEP_BIND, priority=_BIND)
         loop.on(RUNNING, self.kubelet.running, step=STEP_LIFECYCLE, priority=_LIFECYCLE)
         loop.on(SUCCEEDED, self.kubelet.succeeded, step=STEP_LIFECYCLE, priority=_LIFECYCLE)
-        loop.on("terminated", self._terminated, step=STEP_LIFECYCLE, priority=_LIFECYCLE)
-        loop.on("podgc", self._collect_orphans, step=STEP_LIFECYCLE, priority=_LIFECYCLE)
+        loop.on(TERMINATED, self.api.terminated, step=STEP_LIFECYCLE, priority=_LIFECYCLE)
+        loop.on(PODGC, self.api.collect_orphans, step=STEP_LIFECYCLE, priority=_LIFECYCLE)
         # A controller's timer: the controllers sync after every step anyway.
-        loop.on("sync", lambda _: None, step=STEP_LIFECYCLE, priority=_LIFECYCLE)
-        loop.timer(
-            lambda: self.queue.next_backoff_flush_ms(), lambda: self.queue.flush_backoff_completed(), step=STEP_FLUSH
-        )
+        loop.on(SYNC, lambda _: None, step=STEP_LIFECYCLE, priority=_LIFECYCLE)
+        queue = self.queue
+        loop.timer(queue.next_backoff_flush_ms, queue.flush_backoff_completed, step=STEP_FLUSH)
         # Alone, a leftover flush could still move a pod, but the cluster it would retry against
         # no longer changes: it keeps the run going only up to an end time.
         loop.timer(
-            lambda: self.queue.next_leftover_flush_ms(),
-            lambda: self.queue.flush_unschedulable_leftover(),
+            queue.next_leftover_flush_ms,
+            queue.flush_unschedulable_leftover,
             step=STEP_FLUSH,
             alone_until=lambda: self.scenario.end_ms,
         )
-        loop.timer(lambda: self.now_ms if self.queue.has_active() else None, self._schedule_one, step=STEP_CYCLE)
+        loop.timer(lambda: self.now_ms if queue.has_active() else None, self._schedule_one, step=STEP_CYCLE)
 
     # -- the front door ------------------------------------------------------------------
 
@@ -332,7 +343,7 @@ class Simulation:
             handle.nominated_pods_for_node = self._nominated_pods_for_node
             handle.namespace_labels = lambda ns: self.scenario.namespaces.get(ns, {})
             handle.workload_selectors = self.controllers.workload_selectors
-            handle.pdbs = self.pdbs
+            handle.pdbs = self.api.pdbs
             handle.now_ms = lambda: self.now_ms
             handle.rng = self.rng
             handle.workload_pods = self.workload_pods
@@ -349,7 +360,7 @@ class Simulation:
             scheduler_cls = FastScheduler
         scheduler = scheduler_cls(self.cache, self.queue, self.profiles, self.policy, self.rng, self.trace)
         scheduler.last_message = self._last_message
-        scheduler.evict = self._evict
+        scheduler.client = self.api
         scheduler.on_assumed = self.reservations.pod_assumed
         return scheduler
 
@@ -373,11 +384,8 @@ class Simulation:
         return self._workload_pods
 
     def _nominated_pods_for_node(self, node: str) -> list[Pod]:
+        # The first profiles are built before the queue they configure: read it when asked.
         return self.queue.nominator.pods_for_node(node)
-
-    def _evict(self, victim: Pod, preemptor: Pod) -> None:
-        """Preemption deletes a victim; it terminates over its grace period."""
-        self.delete_pod(victim, reason=f"preempted by {preemptor.key}")
 
     def _start(self) -> None:
         sc = self.scenario
@@ -391,12 +399,12 @@ class Simulation:
             pods=len(sc.pods),
         )
         for node in sc.nodes:
-            self.add_node(node, initial=True)
+            self.api.add_node(node, initial=True)
         self.draw_node_order()
         for service in sc.services:
             self.controllers.add_service(service)
         for pod in sc.pods:
-            self.add_pod(pod)
+            self.api.add_pod(pod)
         for workload in sc.workloads:
             self.controllers.add(workload)
         self.controllers.sync()
@@ -512,214 +520,22 @@ class Simulation:
             end_reason=self.ending.end_reason,
         )
 
-    # -- the cluster API controllers use (workloads.ClusterAPI) ---------------------------
-
-    def create_pod(self, pod: Pod, by: str) -> None:
-        self.add_pod(pod)
-
-    def owned_pods(self, owner_uid: str) -> list[Pod]:
-        return self.store.owned(owner_uid)
-
-    def pod_ready(self, pod: Pod) -> bool:
-        return self.store.is_ready(pod)
-
-    def requeue_at(self, t_ms: int) -> None:
-        self.loop.at(max(t_ms, self.now_ms), "sync", None)
-
-    def pdbs(self) -> list[PodDisruptionBudget]:
-        """The disruption controller's view, computed when it is read."""
-        update_pdb_status(self.pdb_list, self.pods.values(), now_ms=self.now_ms)
-        return self.pdb_list
-
     # -- scheduling ----------------------------------------------------------------------
 
     def _schedule_one(self) -> CycleResult | None:
+        """One scheduling cycle; a binding it asks for arrives after the policy's bind latency."""
         info_before = self.queue.scheduling_cycle
         result, bind = self.scheduler.schedule_one()
         if self.queue.scheduling_cycle != info_before and result is not None:
             attempts = self.store.attempts
             attempts[result.pod.key] = attempts.get(result.pod.key, 0) + 1
         if bind is not None:
-            self._binding[bind.pod.key] = bind
+            self.api.binding_started(bind.pod)
             self.loop.at(self.now_ms + self.policy.bind_latency_ms, "bind", bind)
             self.usage.changed()
         return result
 
     def _complete_binding(self, req: BindRequest) -> None:
-        self._binding.pop(req.pod.key, None)
-        if not self.store.holds(req.pod):
-            self.scheduler.handle_binding_failure(req, f'pods "{req.pod.name}" not found')
-            self.queue.delete(req.pod, emit=False)
-            return
-        if self.cache.node(req.node) is None:
-            self.scheduler.handle_binding_failure(req, f'node "{req.node}" not found')
-            self._retry_others_after_binding_failure(req)
-            return
-        status = self.scheduler.finish_binding(req)
-        if not status.ok:
-            self.scheduler.handle_binding_failure(req, status.message())
-            self._retry_others_after_binding_failure(req)
-            return
-        self.queue.done(req.pod)  # the binding cycle is over (schedule_one.go ScheduleOne)
-        if req.pod.gpu is not None:
-            self.trace.emit("bound", pod=req.pod.key, node=req.node, gpus=list(req.pod.gpu_index))
-        else:
-            self.trace.emit("bound", pod=req.pod.key, node=req.node)
-        self.kubelet.bound(req.pod)
-
-    def _retry_others_after_binding_failure(self, req: BindRequest) -> None:
-        """handleBindingCycleError (schedule_one.go): the failed pod's room is free again, as if
-        an assigned pod were deleted; every other pod may retry (the event's object is the
-        assumed pod, bound to the node)."""
-        pod = req.pod
-        self.queue.move_all_to_active_or_backoff(
-            ASSIGNED_POD_DELETE, lambda p: p is not pod, as_assigned(pod, req.node), None
-        )
-
-    # -- pods ----------------------------------------------------------------------------
-
-    def add_pod(self, pod: Pod) -> None:
-        """Create a pod: the scheduler queues it, or — created with spec.nodeName — the kubelet
-        runs it, or waits for the node it names."""
-        self.store.add(pod, self.now_ms)
-        if pod.priority_class_name and pod.priority_class_name in self.priority_classes and not pod.priority:
-            pod.priority = self.priority_classes[pod.priority_class_name].value
-        self._last_message.pop(pod.key, None)
-        if pod.node_name and self.cache.node(pod.node_name) is None:
-            node = pod.node_name
-            self.kubelet.hold_orphan(pod)
-            self._orphaned(node)
-            return
-        if pod.node_name:
-            # The scheduler never sees it (eventhandlers.go, assignedPod); the kubelet runs it.
-            self.cache.add_pod(pod, pod.node_name)
-        self.trace.emit("pod_added", **pod_added_fields(pod, pod.node_name or None))
-        if pod.node_name:
-            self.kubelet.bound(pod)
-        else:
-            self.handlers.add_unassigned_pod(pod)
-            if pod.nominated_node_name and self.queue.where(pod) != "none":
-                # a snapshot's nominated pod: the nominator holds its place from now on
-                # (snapshot_time.apply_snapshot_nominations)
-                self.trace.emit("nomination_set", pod=pod.key, node=pod.nominated_node_name)
-
-    def delete_pod(self, pod: Pod, reason: str = "deleted", grace_ms: int | None = None) -> None:
-        """Delete a pod: pending pods vanish; placed pods terminate after their grace period."""
-        if not self.store.live(pod):
-            return
-        if self.policy.upgrade_aware_reservation:
-            self.reservations.deletion_started(pod, reason)
-        if not pod.node_name and pod.key not in self._binding:
-            self.handlers.delete_unassigned_pod(pod)
-            self.store.forget(pod)
-            self.trace.emit("pod_deleted", pod=pod.key, node=None, reason=reason)
-            self.controllers.on_pod_event(pod)
-            return
-        grace = pod.termination_grace_ms if grace_ms is None else grace_ms
-        if grace == 0:
-            # A grace period of 0 deletes the object at once (pkg/registry/core/pod/strategy.go
-            # CheckGracefulDelete, then the store's immediate delete): no deletionTimestamp
-            # update, the informers see the deletion itself, and the name is free again.
-            self._remove_pod(pod, reason=reason)
-            return
-        pod.deletion_timestamp_ms = self.now_ms
-        self.store.set_not_ready(pod)
-        started: te.PodDeletionStartedFields = {
-            "pod": pod.key,
-            "node": pod.node_name or None,
-            "grace_ms": grace,
-            "reason": reason,
-        }
-        if self.queue.queueing_hints:  # the update is a MoveAll for the hints to judge
-            started["events"] = [self.changes.note(ASSIGNED_POD_UPDATE, None, old=pod, new=pod)]
-        self.trace.emit("pod_deletion_started", **started)
-        self.loop.at(self.now_ms + grace, "terminated", pod)
-        # The deletion timestamp is a pod update the scheduler's informer sees (AssignedPodUpdate).
-        self.handlers.assigned_pod_updated(pod)
-        self.controllers.on_pod_event(pod)
-
-    def _terminated(self, pod: Pod) -> None:
-        """A graceful termination ended: the pod object goes."""
-        self._remove_pod(pod, reason="terminated")
-
-    def _remove_pod(self, pod: Pod, reason: str, node: str | None = None) -> None:
-        """The pod object is gone (graceful termination ended, deleted with grace 0, or PodGC
-        deleted it). ``node``: the node it names when the cache does not have it (an orphan)."""
-        if not self.store.holds(pod):
-            return
-        node = pod.node_name or self.cache.pod_nodes.get(pod.key) or node
-        self.store.forget(pod)
-        self.usage.changed()
-        deleted: te.PodDeletedFields = {"pod": pod.key, "node": node, "reason": reason}
-        if self.queue.queueing_hints and node:
-            deleted["events"] = [self.changes.note(ASSIGNED_POD_DELETE, None, old=as_assigned(pod, node))]
-        self.trace.emit("pod_deleted", **deleted)
-        # Hold the place before the deletion wakes the pending pods (reservation.py).
-        self.reservations.pod_removed(pod, node)
-        self.handlers.delete_pod_from_cache(pod, was_assigned=bool(node), node=node)
-        self.controllers.on_pod_event(pod)
-
-    # -- nodes ---------------------------------------------------------------------------
-
-    def add_node(self, node: Node, initial: bool = False) -> None:
-        info = self.cache.add_node(node)
-        self.trace.emit(
-            "node_added",
-            node=node.name,
-            allocatable=dict(node.allocatable),
-            labels=dict(node.labels),
-            taints=[{"key": t.key, "value": t.value, "effect": t.effect} for t in node.taints],
-            unschedulable=node.unschedulable,
-        )
-        if not initial:
-            if self.scheduler.node_order is not None:
-                self.scheduler.node_order.add(node.name)
-            self.cache.snapshot()  # refresh image states
-            self.kubelet.node_joined(node.name)
-            self.handlers.node_added(info)
-
-    def set_unschedulable(self, name: str, value: bool) -> None:
-        info = self._node_info(name)
-        if info.node.unschedulable == value:
-            return
-        old = copy.copy(info.node)
-        info.node.unschedulable = value
-        info.generation += 1
-        self.trace.emit("node_updated", node=name, change="cordon" if value else "uncordon", unschedulable=value)
-        self.handlers.node_updated(info, node_scheduling_properties_change(old, info.node), old)
-
-    def remove_node(self, name: str) -> None:
-        """deleteNodeFromCache moves nobody (eventhandlers.go): the cache forgets the node, and
-        its bound pods stay bound to it in the API server until PodGC deletes them as orphans
-        (podgc.py); no kubelet runs them meanwhile."""
-        info = self._node_info(name)
-        stranded = [pod for pod in info.pods if self.store.holds(pod) and pod.node_name == name]
-        self.cache.remove_node(name)
-        self.drains.node_removed(name)
-        self.kubelet.node_left(name, stranded)
-        self.trace.emit("node_removed", node=name)
-        if stranded:
-            self._orphaned(name)
-
-    def _orphaned(self, node: str) -> None:
-        """A pod names ``node``, which the cluster does not have: PodGC's pass deletes it."""
-        due = self.podgc.node_missing(node, self.now_ms)
-        if due is not None:
-            self.loop.at(due, "podgc", node)
-
-    def _collect_orphans(self, node: str) -> None:
-        """PodGC's pass for ``node`` (gcOrphaned): if it is still missing, its pods are marked
-        Failed and deleted with grace 0, oldest first (byEvictionAndCreationTimestamp); each
-        deletion is an AssignedPodDelete to the scheduler."""
-        if not self.podgc.take(node, self.now_ms) or self.cache.node(node) is not None:
-            return
-        created = self.store.created_ms
-        for pod in sorted(self.kubelet.pods_naming(node), key=lambda p: (created.get(p.key, 0), p.name)):
-            pod.phase = "Failed"
-            self._remove_pod(pod, reason=PODGC_REASON, node=node)
-
-    def _node_info(self, name: str) -> NodeInfo:
-        info = self.cache.node(name)
-        if info is None:
-            raise KeyError(f"node {name!r} not found")
-        return info
+        """The binding arrives: the scheduler's binding cycle completes it (Scheduler.complete_binding)."""
+        self.api.binding_arrived(req.pod)
+        self.scheduler.complete_binding(req)

@@ -10,11 +10,12 @@ each.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Protocol
+from typing import Any
 
 from ..api.model import Node, Pod, PodDisruptionBudget, PriorityClass
 from ..api.scenario_types import TimelineAction
 from ..api.workloads import WORKLOAD_KINDS, Deployment, Job, ReplicaSet, Service, StatefulSet
+from ..cluster.api_server import ApiServer
 from ..cluster.controllers import ControllerManager
 from ..cluster.drain import NodeDrains
 from ..cluster.pod_store import PodStore
@@ -23,33 +24,19 @@ from ..scheduler.changes import ClusterChanges
 from ..scheduler.reservation import Reservations
 from ..trace.stream import Trace
 
-__all__ = ["ApiServer", "TimelineActions", "CREATE_ACTIONS"]
+__all__ = ["TimelineActions", "CREATE_ACTIONS"]
 
 # The actions that create objects (the others act on a target).
 CREATE_ACTIONS = ("create", "addNode")
 
 
-class ApiServer(Protocol):
-    """The object changes an action asks of the API server (the simulation implements it)."""
-
-    def add_pod(self, pod: Pod) -> None: ...
-
-    def add_node(self, node: Node) -> None: ...
-
-    def remove_node(self, name: str) -> None: ...
-
-    def set_unschedulable(self, name: str, value: bool) -> None: ...
-
-    def delete_pod(self, pod: Pod, reason: str = "deleted", grace_ms: int | None = None) -> None: ...
-
-
 class TimelineActions:
     """Carries out timeline actions now (:meth:`apply`).
 
-    Collaborators: the API server (object changes), the trace, the pod store and the scheduler's
-    cache (what exists), the controllers, the upgrade-aware reservations (a deleted workload's
-    reservations go), the cluster changes (labels, taints, allocatable), the drains, and the
-    run's PDBs and PriorityClasses (a create adds to them).
+    Collaborators: the API server (object changes; a create adds to its PDBs and
+    PriorityClasses), the trace, the pod store and the scheduler's cache (what exists), the
+    controllers, the upgrade-aware reservations (a deleted workload's reservations go), the
+    cluster changes (labels, taints, allocatable) and the drains.
     """
 
     def __init__(
@@ -62,9 +49,6 @@ class TimelineActions:
         reservations: Reservations,
         changes: ClusterChanges,
         drains: NodeDrains,
-        *,
-        pdbs: list[PodDisruptionBudget],
-        priority_classes: dict[str, PriorityClass],
     ) -> None:
         self._api = api
         self._trace = trace
@@ -74,8 +58,6 @@ class TimelineActions:
         self._reservations = reservations
         self._changes = changes
         self._drains = drains
-        self._pdbs = pdbs
-        self._priority_classes = priority_classes
         # What each action other than a create does, given the action and its target's name.
         self._handlers: dict[str, Callable[[TimelineAction, str], object]] = {
             "delete": self._delete,
@@ -141,9 +123,9 @@ class TimelineActions:
         elif isinstance(obj, Node):
             self._api.add_node(obj)
         elif isinstance(obj, PodDisruptionBudget):
-            self._pdbs.append(obj)
+            self._api.pdb_list.append(obj)
         elif isinstance(obj, PriorityClass):
-            self._priority_classes[obj.name] = obj
+            self._api.priority_classes[obj.name] = obj
         elif isinstance(obj, Service):
             self._controllers.add_service(obj)
         elif isinstance(obj, (Deployment, ReplicaSet, StatefulSet, Job)):

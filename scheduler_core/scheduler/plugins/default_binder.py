@@ -1,7 +1,8 @@
 """DefaultBinder (plugins/defaultbinder/default_binder.go).
 
-Upstream it POSTs a pods/binding; here binding is the simulation's job (it completes after
-the policy's bind latency on the virtual clock), so the plugin only approves it.
+Upstream it POSTs a pods/binding; here the binding completes after the policy's bind latency on
+the virtual clock, when the scheduler's binding cycle (``Scheduler.complete_binding``) has the
+API server store it, so the plugin only approves it.
 """
 
 from __future__ import annotations

@@ -240,9 +240,9 @@ spec:
     - {at: 10500ms, action: drainNode, target: node/a}
 """
     sim = Simulation(load_scenario(text, "drain.yaml"))
-    (pdb,) = sim.pdb_list
+    (pdb,) = sim.api.pdb_list
     while not any(e["type"] == "eviction" for e in sim.trace.events):
         assert sim.step() is not None
     assert pdb.disrupted_pods == {"web-a": 10_000}
-    sim.pdbs()  # the controller's next sync: web-a is being deleted, so its entry goes
+    sim.api.pdbs()  # the controller's next sync: web-a is being deleted, so its entry goes
     assert pdb.disrupted_pods == {}

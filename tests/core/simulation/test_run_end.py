@@ -123,7 +123,7 @@ def test_a_preemptor_waits_for_its_victims_graceful_termination_and_is_bound():
     low = make_pod("low", cpu="1", priority=0, termination_grace_ms=30_000)
     sim = Simulation(Scenario(name="preempt", nodes=[node], pods=[low]))
     sim.run(until_ms=0)
-    sim.add_pod(make_pod("high", cpu="1", priority=1000))
+    sim.api.add_pod(make_pod("high", cpu="1", priority=1000))
     sim.run()
     assert [e["pod"] for e in sim.trace.events if e["type"] == "pod_deleted"] == ["default/low"]
     assert bound_node(sim, "default/high") == "only"

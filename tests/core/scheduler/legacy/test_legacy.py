@@ -59,7 +59,7 @@ def legacy_sim(scenario: Scenario) -> Simulation:
         queue, scheduler = build_legacy(sim.policy, sim.cache, sim.trace, sim.rng, sim.profiles)
         for info in old.pending_pods():
             queue.add(info.pod)
-        scheduler.evict = sim._evict
+        scheduler.client = sim.api
         sim.queue, sim.scheduler = queue, scheduler
     return sim
 
@@ -434,7 +434,7 @@ def test_no_preemption_a_high_priority_pod_on_a_full_cluster_stays_pending():
     sim = legacy_sim(scenario)
     sim.run(until_ms=0)
     urgent = make_pod("urgent", cpu="1", priority=1_000_000)
-    sim.add_pod(urgent)
+    sim.api.add_pod(urgent)
     sim.run()
     outcome = bound_nodes(sim)
     assert outcome["default/low"] == "only"
