@@ -30,7 +30,7 @@ from .documents.clusters import (
 from .documents.durations import parse_duration_ms
 from .documents.errors import LoadError
 from .documents.scenario import builtin_scenario_names, load_scenario_file
-from .documents.yamlsource import DEFAULT_READ_CPU_SECONDS, CpuAllowance, read_text_file
+from .documents.yamlsource import DEFAULT_READ_CPU_SECONDS, cpu_budget, read_text_file
 from .gputrace import import_cli
 from .results.comparison import Comparison, compare
 from .results.explanation import ExplainError, explain
@@ -178,8 +178,9 @@ def _policy_args(parser: argparse.ArgumentParser) -> None:
 
 
 def read_cpu_seconds() -> float:
-    """The CPU budget for reading one command's documents: KUBEVIZ_READ_CPU_SECONDS (the web app's
-    setting too; 0 turns it off), else DEFAULT_READ_CPU_SECONDS."""
+    """The CPU budget for each read of a document (a scenario, a cluster, a policy, the GPU trace's
+    two CSVs): KUBEVIZ_READ_CPU_SECONDS (the web app's setting too; 0 turns it off), else
+    DEFAULT_READ_CPU_SECONDS."""
     raw = os.environ.get("KUBEVIZ_READ_CPU_SECONDS", "").strip()
     try:
         seconds = float(raw) if raw else DEFAULT_READ_CPU_SECONDS
@@ -188,25 +189,25 @@ def read_cpu_seconds() -> float:
     return seconds if seconds >= 0 and seconds == seconds else DEFAULT_READ_CPU_SECONDS
 
 
-def _resolve_scenario(arg: str, reading: CpuAllowance, cluster: Cluster | None = None) -> Scenario:
+def _resolve_scenario(arg: str, reading: float, cluster: Cluster | None = None) -> Scenario:
     """The scenario file or built-in name, on ``cluster`` when one is given (ClusterError if it has nodes)."""
     found = resolve_builtin(arg, "scenario", builtin_scenario_names())
     path = found if isinstance(found, Path) else _BUILTIN_SCENARIOS / f"{found}.yaml"
-    with reading.spend():
+    with cpu_budget(reading):
         return load_on_cluster(read_text_file(path), path.name, cluster)
 
 
-def _resolve_policy(arg: str | None, reading: CpuAllowance) -> Policy | None:
+def _resolve_policy(arg: str | None, reading: float) -> Policy | None:
     if arg is None:
         return None
     found = resolve_builtin(arg, "policy", builtin_policy_names())
-    with reading.spend():
+    with cpu_budget(reading):
         return load_policy_file(found) if isinstance(found, Path) else builtin_policy(found)
 
 
-def _resolve_cluster(arg: str, reading: CpuAllowance) -> Cluster:
+def _resolve_cluster(arg: str, reading: float) -> Cluster:
     found = resolve_builtin(arg, "cluster", builtin_cluster_names())
-    with reading.spend():
+    with cpu_budget(reading):
         return load_cluster_file(found) if isinstance(found, Path) else builtin_cluster(found)
 
 
@@ -220,11 +221,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
 def _main(argv: Sequence[str] | None, out: TextIO) -> int:
     args = build_parser().parse_args(argv)
-    # Every document one command reads (scenario, cluster, policies, GPU trace files) shares one
-    # budget, however the reads are spread out (``compare`` reloads the scenario for every run).
-    reading = CpuAllowance(read_cpu_seconds())
+    # Each read of a document (scenario, cluster, each policy, the GPU trace files) has the budget
+    # to itself: a budget bounds what one hostile file costs, so ``compare``, which reloads the
+    # scenario for every run, does not run out because it reads the same good file many times.
+    reading = read_cpu_seconds()
     if args.command == import_cli.COMMAND:
-        with reading.spend():
+        with cpu_budget(reading):
             return import_cli.run(args)
     try:
         if args.command == "policies":
@@ -315,7 +317,7 @@ def _simulate(scenario: Scenario, policy: Policy | None, args: argparse.Namespac
 
 
 def _compare(
-    args: argparse.Namespace, scenario: Scenario, out: TextIO, reading: CpuAllowance, cluster: Cluster | None = None
+    args: argparse.Namespace, scenario: Scenario, out: TextIO, reading: float, cluster: Cluster | None = None
 ) -> int:
     if not 2 <= len(args.policy) <= 6:
         print("error: --policy: give 2 to 6 policies to compare", file=sys.stderr)

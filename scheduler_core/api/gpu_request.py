@@ -64,10 +64,16 @@ class GpuRequest:
 
 
 def _whole_number(value: str, key: str) -> int:
+    """ASCII digits only (``"²".isdigit()`` is True and ``int()`` refuses it), and never so many
+    that ``int()`` raises or costs: the annotations' ranges are small."""
     text = value.strip()
-    if not text.isdigit():
-        raise ValueError(f"{key}: must be a whole number, not {value!r}")
-    return int(text)
+    shown = repr(text if len(text) <= 20 else text[:19] + "…")
+    if not (text.isascii() and text.isdigit()):
+        raise ValueError(f"{key}: must be a whole number, not {shown}")
+    digits = text.lstrip("0") or "0"
+    if len(digits) > 9:
+        raise ValueError(f"{key}: must be a whole number of at most 9 digits, not {shown}")
+    return int(digits)
 
 
 def gpu_request_of(annotations: Mapping[str, str]) -> GpuRequest | None:

@@ -6,6 +6,12 @@ scheduler works on integers: CPU in millicores (``MilliValue``) and every other
 resource in base units (``Value``). Both round *up* to the next integer, as
 ``k8s.io/apimachinery/pkg/api/resource/quantity.go`` does, so ``"0.1m"`` of CPU is
 1 millicore and ``"1.5"`` bytes is 2 bytes. Floats never appear.
+
+Every amount fits an int64, as upstream: "No matter which of the three exponent forms is used,
+no quantity may represent a number greater than 2^63-1 in magnitude" (quantity.go). Upstream
+caps such a quantity; :func:`to_resource_int` refuses it (:data:`MAX_AMOUNT`), in the unit the
+scheduler keeps, so ``cpu: "9223372036854775807"`` (that many cores, past 2^63-1 millicores) is
+refused too: the engine's columns of amounts are int64 (numpy), and a larger one failed the run.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import math
 import re
 from fractions import Fraction
 
-__all__ = ["QuantityError", "parse_quantity", "cpu_millis", "base_units", "to_resource_int"]
+__all__ = ["MAX_AMOUNT", "QuantityError", "parse_quantity", "cpu_millis", "base_units", "to_resource_int"]
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {
@@ -35,6 +41,7 @@ _QUANTITY = re.compile(
     r"(?:(?P<exp>[eE][+-]?[0-9]+)|(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]?))$"
 )
 _MAX_LEN = 64
+MAX_AMOUNT = 2**63 - 1  # int64: what any quantity may be, in millicores for cpu, base units otherwise
 
 
 class QuantityError(ValueError):
@@ -87,8 +94,22 @@ def base_units(value: object) -> int:
 
 
 def to_resource_int(resource: str, value: object) -> int:
-    """The integer the scheduler keeps for ``resource``: millicores for cpu, base units otherwise."""
-    return cpu_millis(value) if resource == "cpu" else base_units(value)
+    """The integer the scheduler keeps for ``resource``: millicores for cpu, base units otherwise.
+
+    Raises QuantityError when it does not fit an int64 (:data:`MAX_AMOUNT`) either way.
+    """
+    amount = cpu_millis(value) if resource == "cpu" else base_units(value)
+    if abs(amount) > MAX_AMOUNT:
+        unit = " millicores" if resource == "cpu" else ""
+        raise QuantityError(
+            f"{_shown(value)} is too large: a quantity is at most {MAX_AMOUNT}{unit} (2^63-1), as in Kubernetes"
+        )
+    return amount
+
+
+def _shown(value: object) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return f'"{text if len(text) <= 40 else text[:39] + "…"}"'
 
 
 def format_quantity(resource: str, amount: int) -> str:

@@ -67,7 +67,6 @@ from .yamlsource import (
     MAX_PATH_BYTES,
     MAX_TEXT_BYTES,
     MAX_VALUES,
-    CpuAllowance,
     CpuBudgetExceeded,
     Document,
     Watcher,
@@ -79,9 +78,11 @@ from .yamlsource import (
     index_path,
     key_path,
     load_documents,
+    lone_surrogate,
     not_utf8,
     parent_path,
     read_text_file,
+    surrogate_message,
 )
 
 __all__ = [
@@ -90,7 +91,6 @@ __all__ = [
     "BUILTIN_SCENARIOS_DIR",
     "Cluster",
     "ClusterError",
-    "CpuAllowance",
     "CpuBudgetExceeded",
     "DEFAULT_ARRIVAL_INTERVAL_MS",
     "DEFAULT_CLUSTER",
@@ -142,6 +142,7 @@ __all__ = [
     "load_on_cluster",
     "load_scenario",
     "load_scenario_file",
+    "lone_surrogate",
     "nodes_document",
     "not_utf8",
     "parent_path",
@@ -152,4 +153,5 @@ __all__ = [
     "resolve_builtin",
     "resolve_cluster",
     "shape_document",
+    "surrogate_message",
 ]

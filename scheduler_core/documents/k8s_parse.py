@@ -62,6 +62,7 @@ from .validation import (
     dns1123_label_errors,
     dns1123_subdomain_errors,
     label_value_errors,
+    qualified_name_errors,
 )
 from .yamlsource import describe, index_path, key_path
 
@@ -158,10 +159,19 @@ def _name(r: Reader, value: Any, path: str, rule: str = SUBDOMAIN) -> str:
 
 
 def parse_resources(r: Reader, value: Any, path: str) -> dict[str, int]:
-    """``{cpu: 500m, memory: 1Gi}`` → ``{"cpu": 500, "memory": 1073741824}`` (cpu in millicores)."""
+    """``{cpu: 500m, memory: 1Gi}`` → ``{"cpu": 500, "memory": 1073741824}`` (cpu in millicores).
+
+    As the API server validates them (pkg/apis/core/validation validateResourceName,
+    k8s.io/apimachinery/pkg/api/resource): a resource's name is a qualified name
+    (``example.com/foo``, not ``../x``), and its amount fits an int64.
+    """
     out: dict[str, int] = {}
     for name, amount in r.mapping(value, path).items():
         item_path = key_path(path, name)
+        errors = qualified_name_errors(name)
+        if errors:
+            r.error(item_path, f"{quoted(name)} is not a valid resource name: {'; '.join(errors)}")
+            continue
         try:
             parsed = to_resource_int(name, amount)
         except QuantityError as exc:
@@ -220,11 +230,17 @@ def _node_requirement(r: Reader, value: Any, path: str, *, fields: bool) -> Node
         r.error(values_path, f"must be non-empty when operator is {op}")
     elif op in ("Exists", "DoesNotExist") and values:
         r.error(values_path, f"must be empty when operator is {op}")
-    elif op in ("Gt", "Lt") and (len(values) != 1 or not re.fullmatch(r"-?[0-9]+", values[0])):
-        r.error(values_path, f"must be a single integer when operator is {op}")
+    elif op in ("Gt", "Lt") and (len(values) != 1 or not _int64_text(values[0])):
+        r.error(values_path, f"must be a single integer (64-bit) when operator is {op}")
     if fields and op == "In" and len(values) != 1:
         r.error(values_path, "must have exactly one value for matchFields")
     return NodeSelectorRequirement(key, op, values)
+
+
+def _int64_text(text: str) -> bool:
+    """Digits with an optional minus that fit an int64: what upstream's ``strconv.ParseInt(v, 10, 64)``
+    takes for Gt and Lt (component-helpers nodeaffinity); longer text is never handed to ``int()``."""
+    return len(text) <= 20 and re.fullmatch(r"-?[0-9]+", text) is not None and -(2**63) <= int(text) < 2**63
 
 
 def _node_selector_term(r: Reader, value: Any, path: str) -> NodeSelectorTerm:

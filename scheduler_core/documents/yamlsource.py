@@ -54,7 +54,6 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_VALUES",
     "MAX_PATH_BYTES",
-    "CpuAllowance",
     "CpuBudgetExceeded",
     "DEFAULT_READ_CPU_SECONDS",
     "Document",
@@ -66,6 +65,8 @@ __all__ = [
     "index_path",
     "key_path",
     "load_documents",
+    "lone_surrogate",
+    "surrogate_message",
     "parent_path",
     "decode_text",
     "not_utf8",
@@ -205,25 +206,6 @@ def _deadline(at: float | None, seconds: float) -> Iterator[None]:
         yield
     finally:
         _DEADLINE.reset(token)
-
-
-class CpuAllowance:
-    """One CPU budget spent over several blocks: the CLI reads its documents between runs
-    (``compare`` reloads the scenario for every policy), and all its reading shares one budget."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.left = seconds
-
-    @contextmanager
-    def spend(self) -> Iterator[None]:
-        """Loads inside this block draw on what is left (give up when it is gone)."""
-        start = time.thread_time()
-        try:
-            with _deadline(start + max(0.0, self.left) if self.seconds else None, self.seconds):
-                yield
-        finally:
-            self.left -= time.thread_time() - start
 
 
 def check_cpu(source: str = "", line: int | None = None, path: str = "") -> None:
@@ -668,6 +650,10 @@ def load_documents(text: str, source: str = "input.yaml", *, watcher: Watcher | 
         size = len(text.encode("utf-8", "surrogatepass"))
         shown, limit = describe_sizes(size, MAX_TEXT_BYTES)
         raise LoadError.single(source, None, "", f"text is {shown}; the limit is {limit}")
+    lone = lone_surrogate(text)
+    if lone is not None:
+        line, message = lone
+        raise LoadError.single(source, line, "", message)
     reader = _Reader(source, watcher)
     try:
         return reader.read(text)
@@ -681,6 +667,33 @@ def load_documents(text: str, source: str = "input.yaml", *, watcher: Watcher | 
         if isinstance(exc, ReaderError):
             raise _reader_problem(source, text, exc) from None
         raise _yaml_problem(source, exc, _python_wording(text, exc)) from None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate(text: str) -> tuple[int, str] | None:
+    """(line, what is wrong) at the first lone surrogate of ``text``, or None when it has none.
+
+    A JSON string may hold ``"\\ud800"`` (half of a UTF-16 pair): Python decodes it to a str
+    that no encoder takes, and libyaml's raised UnicodeEncodeError (a 500). Every text a reader
+    is handed is looked at once, before it is parsed.
+    """
+    match = _SURROGATE.search(text)
+    if match is None:
+        return None
+    at = match.start()
+    line = text.count("\n", 0, at) + 1
+    column = at - (text.rfind("\n", 0, at) + 1) + 1
+    return line, surrogate_message(ord(match.group()), column)
+
+
+def surrogate_message(code: int, column: int) -> str:
+    """The words every door uses for a lone surrogate (the API's fields, the forms, the readers)."""
+    return (
+        f"character {column} is U+{code:04X}, a lone surrogate (half of a UTF-16 pair, not a character): "
+        "the text is not valid Unicode"
+    )
 
 
 def _refuse_depth(source: str, prefix: str) -> None:

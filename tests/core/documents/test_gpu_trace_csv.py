@@ -138,7 +138,7 @@ BAD_PODS = [
     ),
     (
         f"{POD_HEADER}\np-1,1.5,1024,1,500,,LS,Running,10,20,10\n",
-        "pods.csv:2: column 2 (cpu_milli): must be a whole number of millicores, not '1.5'",
+        "pods.csv:2: column 2 (cpu_milli): must be a whole number of millicores 0..1000000000, not '1.5'",
     ),
     (f"{POD_HEADER}\np-1,1000,1024,1,500,,LS,Running,10,20\n", "pods.csv:2: 10 fields, but the header has 11"),
     (
@@ -174,7 +174,10 @@ def test_a_bad_pod_row_is_named_by_line_and_column(text: str, expected: str) -> 
             "nodes.csv:2: column 5 (model): 'T4' given for a node without GPUs (gpu is 0); leave it empty",
         ),
         ("n-1,1000,1024,16,T4", "nodes.csv:2: column 4 (gpu): must be a whole number 0..8, not '16'"),
-        ("n-1,1000,x,1,T4", "nodes.csv:2: column 3 (memory_mib): must be a whole number of MiB, not 'x'"),
+        (
+            "n-1,1000,x,1,T4",
+            "nodes.csv:2: column 3 (memory_mib): must be a whole number of MiB 0..1099511627776, not 'x'",
+        ),
         ("n-1,1000,1024,1,T 4", "nodes.csv:2: column 5 (model): GPU model 'T 4' is not a valid label value"),
         ("node.one,1000,1024,1,T4", "nodes.csv:2: column 1 (sn): 'node.one' is not a valid name"),
         (",1000,1024,1,T4", "nodes.csv:2: column 1 (sn): must not be empty"),

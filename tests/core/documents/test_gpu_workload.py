@@ -165,7 +165,8 @@ def test_a_bad_row_in_a_scenario_names_the_document_line() -> None:
     assert problem.line is not None
     assert text.splitlines()[problem.line - 1].strip().startswith("openb-pod-0002,12k,")
     assert str(problem).endswith(
-        "spec.gpuTrace.podsCsv: CSV line 4, column 2 (cpu_milli): must be a whole number of millicores, not '12k'"
+        "spec.gpuTrace.podsCsv: CSV line 4, column 2 (cpu_milli): "
+        "must be a whole number of millicores 0..1000000000, not '12k'"
     )
 
 
