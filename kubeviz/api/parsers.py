@@ -1,10 +1,15 @@
-"""JSON request bodies of a bounded shape: at most MAX_BODY_DEPTH levels of nesting.
+"""JSON request bodies of a bounded shape: at most MAX_BODY_DEPTH levels of nesting, and text
+that is Unicode.
 
 The API's bodies are flat (a document travels as text in one string field), so a body nested
 deeper is hostile or a mistake. REST framework's JSONParser lets Python's decoder raise
 RecursionError near 1,000 levels -- a 500 -- and accepts anything shallower, which code further
 on might walk recursively. This parser answers both with a 400 naming the top-level field where
 the nesting is, in REST framework's error shape (``{"scenario": ["nested more than 32 ..."]}``).
+
+JSON's ``"\\ud800"`` escape decodes to a lone surrogate, a str no encoder takes: the YAML reader
+and the database raised UnicodeEncodeError (a 500). A body holding one anywhere is a 400 naming
+the top-level field and where in it the surrogate is (:func:`lone_surrogate_field`).
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser, get_encoding  # type: ignore[attr-defined]
 from rest_framework.utils.json import strict_constant
 
-__all__ = ["MAX_BODY_DEPTH", "BoundedJSONParser", "deepest_field", "too_deep"]
+from scheduler_core.documents import lone_surrogate
+
+__all__ = ["MAX_BODY_DEPTH", "BoundedJSONParser", "deepest_field", "lone_surrogate_field", "too_deep"]
 
 MAX_BODY_DEPTH = 32
 BODY = "non_field_errors"  # where REST framework puts errors of the body as a whole
@@ -83,6 +90,31 @@ def deepest_field(text: str, limit: int = MAX_BODY_DEPTH) -> str:
     return key if key is not None else BODY
 
 
+def lone_surrogate_field(value: Any) -> tuple[str, str] | None:
+    """(top-level field, message) for the first string of ``value`` holding a lone surrogate, or
+    None. A key holding one is reported under BODY (its name cannot be sent back as text)."""
+    top = value.items() if isinstance(value, Mapping) else [(BODY, value)]
+    for name, item in top:
+        if not isinstance(name, str) or lone_surrogate(name) is not None:
+            return BODY, "a field's name is not valid Unicode: it holds a lone surrogate (half of a UTF-16 pair)"
+        stack: list[Any] = [item]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, str):
+                found = lone_surrogate(current)
+                if found is not None:
+                    line, message = found
+                    return name, f"line {line}, {message}" if "\n" in current else message[0].upper() + message[1:]
+            elif isinstance(current, Mapping):
+                for key, child in current.items():
+                    if lone_surrogate(str(key)) is not None:
+                        return name, "a key inside it is not valid Unicode: it holds a lone surrogate"
+                    stack.append(child)
+            elif isinstance(current, list):
+                stack.extend(current)
+    return None
+
+
 class BoundedJSONParser(JSONParser):
     """REST framework's JSONParser, refusing bodies nested past MAX_BODY_DEPTH with a 400 naming the field."""
 
@@ -99,4 +131,7 @@ class BoundedJSONParser(JSONParser):
             raise ParseError(f"JSON parse error - {exc}") from None
         if too_deep(data):
             raise ParseError({deepest_field(text): [_message()]})
+        lone = lone_surrogate_field(data)
+        if lone is not None:
+            raise ParseError({lone[0]: [lone[1]]})
         return data

@@ -131,6 +131,7 @@ class RunSerializer(serializers.ModelSerializer[Run]):
     scenario: serializers.SlugRelatedField[Scenario] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     policy: serializers.SlugRelatedField[Policy] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     status = serializers.CharField(read_only=True)
+    error = serializers.CharField(source="shown_error", read_only=True)
 
     class Meta:
         model = Run

@@ -18,6 +18,7 @@ from scheduler_core.documents import (
     DEFAULT_TARGET_PERCENT,
     MAX_NODES,
     PROTOCOLS,
+    lone_surrogate,
     not_utf8,
     parse_duration_ms,
 )
@@ -51,6 +52,14 @@ class DocumentTextField(forms.CharField):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(strip=False, **kwargs)
         self.validators = [v for v in self.validators if not isinstance(v, ProhibitNullCharactersValidator)]
+
+    def validate(self, value: Any) -> None:
+        """A lone surrogate (JSON's ``"\\ud800"``, through the API) is no text a reader can take."""
+        super().validate(value)
+        found = lone_surrogate(value) if isinstance(value, str) else None
+        if found is not None:
+            line, message = found
+            raise forms.ValidationError(f"The text is not valid Unicode: line {line}, {message}.")
 
 
 def visibility_field(what: str) -> forms.ChoiceField:

@@ -35,6 +35,8 @@ class Cluster(models.Model):
         help_text="kubectl get nodes (and pods) -o yaml output, a kubeviz Scenario document or Node manifests."
     )
     summary = models.JSONField(default=dict, blank=True)  # nodes, zones, pods, cpu, memory
+    # The file it was uploaded as: its page names the document's lines by it, as the upload did.
+    source_name = models.CharField(max_length=200, default="cluster.yaml", validators=[VisibleName("file name")])
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE)
     visibility = models.CharField(max_length=10, choices=Visibility.choices, default=Visibility.PUBLIC)
     builtin = models.BooleanField(default=False)
@@ -171,6 +173,12 @@ class Run(models.Model):
         return f"run-{self.id}"
 
     @property
+    def shown_error(self) -> str:
+        """Why the run failed, as anyone who may see it is told: ``error`` up to its first blank line
+        (runs failed before the rule kept a traceback after one; only the server log has it now)."""
+        return self.error.split("\n\n", 1)[0]
+
+    @property
     def done(self) -> bool:
         return self.status in (RunStatus.FINISHED, RunStatus.FAILED)
 
@@ -248,3 +256,32 @@ class ComparisonRun(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["comparison", "column", "seed"], name="unique_comparison_column_seed")
         ]
+
+
+class Presentation(models.Model):
+    """One presentation of present mode (kubeviz/web/playback/presenting.py): a presenter's playhead
+    that whoever opens its link follows, on whichever web process their socket lands.
+
+    The row is what every process reads: the recording it presents, who may take it back (a hash
+    of the presenter's private token), where the presenter's playhead was at their last move, how
+    many sockets present it now and when a presenter was last connected (refreshed while one is).
+    The moves themselves travel on the channel layer, to a group per presentation; the row is
+    how a process joining late, or one that missed a message, finds the presenter."""
+
+    key = models.CharField(max_length=40, unique=True)  # public: the follow link's ?presenter=<key>
+    token_hash = models.CharField(max_length=64, unique=True)  # sha256 of the presenter's private token
+    recording = models.CharField(max_length=200)  # the hub's key: run:<id>, compare:<id>:<unit>
+    client_key = models.CharField(max_length=64, db_index=True)  # limits' salted hash: address or user
+    signed_in = models.BooleanField(default=False)  # started by a signed-in user (bound per user)
+    position = models.BigIntegerField(default=0)
+    playing = models.BooleanField(default=False)
+    follow = models.BooleanField(default=False)
+    speed = models.FloatField(default=2.0)
+    moment = models.CharField(max_length=40, blank=True)  # a lesson's moment
+    moved_at = models.FloatField(default=0.0)  # wall-clock seconds of the presenter's last move
+    presenters = models.PositiveIntegerField(default=0)  # sockets presenting it now, on every process
+    seen_at = models.DateTimeField(db_index=True)  # a presenter was last connected
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"presentation {self.key} of {self.recording}"

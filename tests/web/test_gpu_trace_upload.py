@@ -61,7 +61,7 @@ def test_a_bad_row_names_file_line_and_column_and_saves_nothing(logged_in_client
         .replace(b"openb-pod-0002,12000,24576,1,1000", b"openb-pod-0002,12000,24576,3,500")
     )
     response = post(logged_in_client, pods)
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert "pods.csv:4: column 5 (gpu_milli): a share below 1000 needs num_gpu 1, not 3" in response.content.decode()
     assert "nothing was saved" in response.content.decode()
     assert not Scenario.objects.filter(name="my-trace").exists()
@@ -70,7 +70,7 @@ def test_a_bad_row_names_file_line_and_column_and_saves_nothing(logged_in_client
 @pytest.mark.django_db
 def test_form_fields_are_checked(logged_in_client: Client) -> None:
     response = post(logged_in_client, target_percent="0", arrival_interval="soon")
-    assert response.status_code == 200
+    assert response.status_code == 400
     text = response.content.decode()
     assert "Ensure this value is greater than or equal to 1." in text
     assert "soon" in text

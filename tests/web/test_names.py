@@ -138,7 +138,7 @@ def test_the_upload_form_refuses_the_name_field(signed_in: Client) -> None:
     response = signed_in.post(
         reverse("scenario-new"), {"name": SPOOF, "visibility": "public", "text": scenario_document("fine")}
     )
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert "The name holds U+202E RIGHT-TO-LEFT OVERRIDE at character 1" in response.content.decode()
     assert not Scenario.objects.exists()
 
@@ -149,7 +149,7 @@ def test_the_upload_form_refuses_a_metadata_name_when_the_name_is_empty(signed_i
         reverse("scenario-new"), {"name": "", "visibility": "public", "text": scenario_document(SPOOF)}
     )
     html = response.content.decode()
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert "scenario.yaml:4 metadata.name: holds U+202E RIGHT-TO-LEFT OVERRIDE at character 1" in html
     assert not Scenario.objects.exists()
     # A name of the form's own wins over the document's, which is then not used.

@@ -4,6 +4,8 @@ Viewers steer only their own playhead, over the websocket (tests/web/test_consum
 
 from __future__ import annotations
 
+import html
+import re
 from typing import Any
 
 import pytest
@@ -28,6 +30,16 @@ def private_scenario(owner: Any, slug: str = "mine") -> Scenario:
 
 def create(client: Client, **data: Any) -> Any:
     return client.post(reverse("run-create"), data)
+
+
+def refusal(response: Any) -> str:
+    """The sentence of a refused run form: a UTF-8 page (views/refusals.bad_request)."""
+    assert response["Content-Type"] == "text/html; charset=utf-8"
+    found = re.search(
+        r'<section class="panel refused" role="alert">\s*<h1>[^<]*</h1>\s*<p>([^<]*)</p>', response.content.decode()
+    )
+    assert found, response.content.decode()[:2000]
+    return html.unescape(found.group(1))
 
 
 # run-create
@@ -91,7 +103,7 @@ def test_create_refuses_bad_input_and_starts_nothing(
 ) -> None:
     response = create(client, **data)
     assert response.status_code == status
-    assert response.content.decode().startswith(field)
+    assert refusal(response).startswith(field)
     assert not Run.objects.exists()
     assert started == []
 
@@ -139,7 +151,7 @@ def test_someone_elses_private_policy_cannot_be_used(
     )
     response = create(logged_in_client, scenario="mixed-small", policy="secret", seed="1")
     assert response.status_code == 404
-    assert response.content.decode().startswith("policy:")
+    assert refusal(response).startswith("policy:")
 
 
 @pytest.mark.django_db(transaction=True)

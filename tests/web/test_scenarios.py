@@ -361,7 +361,7 @@ def test_invalid_upload_shows_problems_at_their_lines_and_saves_nothing(logged_i
     before = Scenario.objects.count()
     response = post_upload(logged_in_client, text=INVALID)
     html = response.content.decode()
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert Scenario.objects.count() == before
     assert "nothing was saved" in html
     assert "scenario.yaml:8 spec.nodes[0].allocatable.cpu: &quot;4x&quot; is not a quantity" in html
@@ -397,7 +397,7 @@ def test_oversize_file_is_rejected_before_parsing(logged_in_client: Client, sett
     upload = SimpleUploadedFile("big.yaml", SMALL.encode())
     response = post_upload(logged_in_client, file=upload)
     html = response.content.decode()
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert "File: The file is" in html
     assert "the limit is 100" in html
     assert "nothing was saved" not in html  # never reached the loader
@@ -458,7 +458,7 @@ def test_real_kubernetes_examples_upload_or_explain_why_not(
             assert Scenario.objects.count() == before + 1, path.name
         else:
             html = response.content.decode()
-            assert response.status_code == 200, path.name
+            assert response.status_code == 400, path.name
             assert "nothing was saved" in html, path.name
             assert f"{path.name}:" in html, path.name
             assert Scenario.objects.count() == before, path.name
@@ -479,7 +479,7 @@ def test_a_paste_over_the_limit_is_a_form_error_without_the_text(logged_in_clien
     text = "# " + "x" * (int(2.3 * 1024 * 1024) - 3) + "\n"
     response = post_upload(logged_in_client, text=text)
     html = response.content.decode()
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert "Pasted text: The pasted text is 2.3 MiB; the limit is 2.0 MiB." in html
     assert "x" * 1000 not in html
     assert len(response.content) < 100_000
@@ -565,7 +565,7 @@ def test_hostile_uploads_are_refused_with_path_and_line_and_nothing_saved(
     monkeypatch.setattr("scheduler_core.documents.scenario.MAX_NODES", 3)
     response = post_upload(logged_in_client, text=text)
     html = response.content.decode()
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert "nothing was saved" in html
     assert escape(expected) in html
     assert Scenario.objects.count() == 0

@@ -52,7 +52,7 @@ class ClusterChoiceError(ValueError):
 
 def parse_cluster(cluster: Cluster) -> scheduler_core.documents.Cluster:
     """The stored document as the engine reads it; raises LoadError."""
-    return load_cluster(cluster.document, "cluster.yaml", cluster.name)
+    return load_cluster(cluster.document, cluster.source_name, cluster.name)
 
 
 def cluster_summary(parsed: scheduler_core.documents.Cluster) -> dict[str, Any]:
@@ -75,7 +75,12 @@ class CreatedCluster:
 
 
 def _store(
-    parsed: scheduler_core.documents.Cluster, text: str, name: str, visibility: str, owner: User | None
+    parsed: scheduler_core.documents.Cluster,
+    text: str,
+    source_name: str,
+    name: str,
+    visibility: str,
+    owner: User | None,
 ) -> CreatedCluster:
     if not name.strip():  # the forms check their own name field (names.VisibleName)
         check_document_name(parsed.name, text, parsed.source)
@@ -83,6 +88,7 @@ def _store(
         name=(name.strip() or parsed.name or "cluster")[:100],
         description=parsed.description.strip(),
         document=text,
+        source_name=source_name[:200],
         summary=cluster_summary(parsed),
         owner=owner,
         visibility=visibility,
@@ -95,7 +101,7 @@ def create_cluster(text: str, source_name: str, name: str, visibility: str, owne
     """Validate kubectl output (or a Scenario document, Node manifests) and store it; raises
     LoadError naming the field and line, storing nothing."""
     parsed = load_cluster(text, source_name)
-    return _store(parsed, text, name, visibility, owner)
+    return _store(parsed, text, source_name, name, visibility, owner)
 
 
 def create_from_shape(

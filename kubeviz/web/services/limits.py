@@ -46,6 +46,7 @@ __all__ = [
     "admission",
     "check",
     "client_address",
+    "normal_address",
     "requester",
     "user_requester",
 ]
@@ -102,18 +103,39 @@ class Requester:
 
 def client_address(request: HttpRequest) -> str:
     """The client's address: ``KUBEVIZ_CLIENT_IP_HEADER``'s last entry behind a trusted proxy,
-    else the connection's. An IPv6 client is its /64, the block one subscriber usually holds."""
-    raw = ""
+    else the connection's, normalised (:func:`normal_address`) so that one client is one key: a
+    port is dropped, an IPv6 client is its /64 (the block one subscriber usually holds). A header
+    entry that is no address is not a client of its own (each would be a new one): the
+    connection's address stands for it."""
     header = settings.KUBEVIZ_CLIENT_IP_HEADER
     if header:
         meta = header.upper().replace("-", "_")
         meta = meta if meta.startswith("HTTP_") else f"HTTP_{meta}"
-        raw = str(request.META.get(meta, "")).split(",")[-1].strip()
-    raw = raw or str(request.META.get("REMOTE_ADDR", ""))
+        forwarded = normal_address(str(request.META.get(meta, "")).split(",")[-1])
+        if forwarded is not None:
+            return forwarded
+    raw = str(request.META.get("REMOTE_ADDR", ""))
+    return normal_address(raw) or raw.strip()[:100] or "unknown"
+
+
+def normal_address(text: str) -> str | None:
+    """``203.0.113.9``, ``203.0.113.9:1001``, ``[2001:db8::1]:443``, ``for="[2001:db8::1]:443"``
+    (RFC 7239's Forwarded), ``fe80::1%eth0`` → the client key's address: an IPv4 address, or an
+    IPv6 address's /64 (an IPv4-mapped one is its IPv4 address); None when it is no address."""
+    value = text.strip()
+    if value[:4].lower() == "for=":
+        value = value[4:]
+    value = value.strip().strip('"')
+    if value.startswith("["):  # [v6] or [v6]:port
+        end = value.find("]")
+        value = value[1:end] if end > 0 else ""
+    elif value.count(":") == 1:  # v4:port (an IPv6 address has two colons or more)
+        value = value.split(":", 1)[0]
+    value = value.split("%", 1)[0]  # an IPv6 zone (fe80::1%eth0) is the same address
     try:
-        address = ipaddress.ip_address(raw)
+        address = ipaddress.ip_address(value)
     except ValueError:
-        return raw[:100] or "unknown"
+        return None
     if isinstance(address, ipaddress.IPv6Address):
         if address.ipv4_mapped is not None:
             return str(address.ipv4_mapped)

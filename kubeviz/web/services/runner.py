@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import time
-import traceback
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -31,7 +30,7 @@ from scheduler_core.simulation import Simulation
 from ..models import Run, RunStatus, Snapshot, TraceEvent
 from . import lease as leases
 from . import quota
-from .engine import build_simulation
+from .engine import LoadError, build_simulation
 from .lease import CANCELLED, Lease, LeaseLost
 from .resume import ResumeError, replay_to, stored_events
 
@@ -194,10 +193,28 @@ def step_loop(
         _fail(lease, run, f"failed: worker lost, and {err}", publish)
     except Exception as err:  # a failed run records why and tells its viewers
         log.exception("run %s failed", run_id)
-        known = (failure_reasons or {}).get(type(err))
-        first_line = (str(err).strip().splitlines() or [type(err).__name__])[0]
-        reason = known or f"failed: {first_line}"
-        _fail(lease, run, reason, publish, f"{known or err}\n\n{traceback.format_exc(limit=5)}")
+        reason, error = failure_reason(err, failure_reasons)
+        _fail(lease, run, reason, publish, error)
+
+
+def failure_reason(
+    err: BaseException, failure_reasons: Mapping[type[BaseException], str] | None = None
+) -> tuple[str, str]:
+    """(reason, error) a failed run keeps: sentences for whoever may see the run, never a traceback
+    or the server's paths (those go to the server log only). A document that does not load names
+    its problems; an error of the engine's own says so, by its kind."""
+    known = (failure_reasons or {}).get(type(err))
+    if known:
+        return known, known
+    if isinstance(err, LoadError):
+        text = str(err).strip()
+        first_line = (text.splitlines() or [type(err).__name__])[0]
+        return f"failed: {first_line}", f"failed: {text}"
+    reason = (
+        f"failed: the engine stopped on an error of its own ({type(err).__name__}); "
+        "this is a bug of kubeviz, and the server log has the details"
+    )
+    return reason, reason
 
 
 def _prepare(run: Run, lease: Lease) -> tuple[Simulation, _Recorder]:

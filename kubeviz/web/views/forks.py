@@ -16,7 +16,7 @@ from ..request_types import HtmxHttpRequest
 from ..services.dispatch import RunQueueUnavailable
 from ..services.forks import ForkError, fork_context, fork_from_form
 from ..services.limits import LimitExceeded
-from .refusals import limit_response, queue_response
+from .refusals import TEXT, limit_response, queue_response
 from .runs import run_page_context
 
 SIGN_IN = "sign in to fork a run"
@@ -27,21 +27,21 @@ def fork(request: HtmxHttpRequest, run_id: UUID) -> HttpResponse:
     """POST seq, action, target, count / replicas, policy: start the what-if run and go to it
     (``?side_by_side=1``: to the comparison of it with this run). 404 for a run the visitor may
     not see, 403 when signed out, 400 with ``field: what is wrong`` for bad input, 429 over the
-    user's limit of runs at once, 503 when the run queue cannot be reached. A browser's form
+    user's limit of runs at once, 503 when the run queue cannot be reached; text is UTF-8. A browser's form
     (it asks for HTML) gets the run page back instead, 400, at the posted event, with the error
     next to the field at fault and the fields as posted."""
     # The run first: a run the visitor may not see is not found, signed in or not.
     parent = get_object_or_404(visible_runs(request.user).select_related("scenario", "policy"), id=run_id)
     if not can_fork(parent, request.user):  # it is visible, so: signed out
-        return HttpResponseForbidden(SIGN_IN, content_type="text/plain")
+        return HttpResponseForbidden(SIGN_IN, content_type=TEXT)
     try:
         made = fork_from_form(parent, request.user, request.POST)
     except ForkError as err:
         if _wants_html(request):
             return _form_again(request, parent, err)
-        return HttpResponseBadRequest(str(err), content_type="text/plain")
+        return HttpResponseBadRequest(str(err), content_type=TEXT)
     except PermissionDenied as err:
-        return HttpResponseForbidden(str(err), content_type="text/plain")
+        return HttpResponseForbidden(str(err), content_type=TEXT)
     except LimitExceeded as refusal:
         return limit_response(request, refusal)
     except RunQueueUnavailable as error:

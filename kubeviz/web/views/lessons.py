@@ -69,7 +69,7 @@ def player(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     failed = next((run for run in runs if run.status == RunStatus.FAILED), None)
     if failed is not None:
         message = (
-            f"The lesson's run failed: {failed.error or 'no reason recorded'}. Starting that run again from "
+            f"The lesson's run failed: {failed.shown_error or 'no reason recorded'}. Starting that run again from "
             f"its scenario page ({failed.scenario.name}, policy {failed.policy.name}, seed {failed.seed}) "
             "recomputes it."
         )

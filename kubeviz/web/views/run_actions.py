@@ -10,7 +10,7 @@ from __future__ import annotations
 from uuid import UUID
 
 from django.contrib import messages
-from django.http import HttpResponse, HttpResponseBadRequest, HttpResponseNotFound
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -19,10 +19,11 @@ from ..access import visible_runs
 from ..request_types import HtmxHttpRequest
 from ..services import limits
 from ..services.dispatch import RunQueueUnavailable
+from ..services.numbers import BadNumber, whole_number
 from ..services.run_requests import RunRequestError, choose_run
 from ..services.runs import DeleteRefused, delete_run, deletion
 from ..services.shared_runs import request_run
-from .refusals import limit_response, queue_response
+from .refusals import bad_request, limit_response, queue_response
 
 # Starting a run
 
@@ -31,13 +32,14 @@ from .refusals import limit_response, queue_response
 def create(request: HtmxHttpRequest) -> HttpResponse:
     """POST scenario (slug), policy (slug, default "default"), seed (0..2**31-1, default the
     scenario's own), cluster (an id, for a scenario without nodes; default its own cluster or
-    three-zones): go to the shared run, or create and start one; 429 over a limit, 503 when
-    the run queue cannot be reached."""
+    three-zones): go to the shared run, or create and start one; 400 (404 for a name that does
+    not exist) with ``field: what is wrong`` for bad input, as a page (htmx: the sentence as
+    UTF-8 text); 429 over a limit, 503 when the run queue cannot be reached."""
     seed_text = request.POST.get("seed", "").strip()
     try:
-        seed = int(seed_text) if seed_text else None
-    except ValueError:
-        return HttpResponseBadRequest(f"seed: {seed_text!r} is not a whole number", content_type="text/plain")
+        seed = whole_number(seed_text, "seed") if seed_text else None
+    except BadNumber as refusal:
+        return bad_request(request, str(refusal))
     try:
         chosen = choose_run(
             request.user,
@@ -47,8 +49,7 @@ def create(request: HtmxHttpRequest) -> HttpResponse:
             request.POST.get("cluster", ""),
         )
     except RunRequestError as refusal:
-        status = HttpResponseNotFound if refusal.missing else HttpResponseBadRequest
-        return status(str(refusal), content_type="text/plain")
+        return bad_request(request, str(refusal), status=404 if refusal.missing else 400)
     try:
         run = request_run(limits.requester(request), chosen.scenario, chosen.policy, chosen.seed, chosen.cluster)
     except limits.LimitExceeded as refusal:

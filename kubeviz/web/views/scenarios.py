@@ -143,10 +143,13 @@ def _too_big(request: HttpRequest, sent: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @read_budget
 def upload(request: AuthenticatedHttpRequest) -> HttpResponse:
-    """Validate a document with the engine; store it only when it loads."""
+    """Validate a document with the engine; store it only when it loads. A refused one is the form
+    again with every problem, 400 (as the cluster upload and the API answer)."""
     form = ScenarioUploadForm(request.POST or None, request.FILES or None, user=request.user)
-    if request.method != "POST" or not form.is_valid():
+    if request.method != "POST":
         return _upload_page(request, form)
+    if not form.is_valid():
+        return _upload_page(request, form, status=400)
     submitted = form.upload()
     try:
         created = service.create_scenario(submitted, request.user)
@@ -160,7 +163,7 @@ def upload(request: AuthenticatedHttpRequest) -> HttpResponse:
         data = {**request.POST.dict(), "text": submitted.text if echo else "", "source_name": submitted.source_name}
         form = ScenarioUploadForm(data, user=request.user)
         return _upload_page(
-            request, form, problems=problems, lines=lines, source_name=submitted.source_name, echoed=echo
+            request, form, status=400, problems=problems, lines=lines, source_name=submitted.source_name, echoed=echo
         )
     scenario = created.scenario
     messages.success(request, f"Scenario “{scenario.name}” saved.")
@@ -206,8 +209,10 @@ def upload_gpu_trace(request: AuthenticatedHttpRequest) -> HttpResponse:
     make; nothing is stored unless both pass.
     """
     form = GpuTraceUploadForm(request.POST or None, request.FILES or None)
-    if request.method != "POST" or not form.is_valid():
+    if request.method != "POST":
         return _gpu_trace_page(request, form)
+    if not form.is_valid():
+        return _gpu_trace_page(request, form, status=400)
     data = form.cleaned_data
     (nodes_source, nodes_text), (pods_source, pods_text) = data["nodes_csv"], data["pods_csv"]
     name = data["name"]
@@ -225,7 +230,7 @@ def upload_gpu_trace(request: AuthenticatedHttpRequest) -> HttpResponse:
         upload = Upload(text=text, source_name=f"{name}.yaml", name=name, visibility=data["visibility"])
         created = service.create_scenario(upload, request.user)
     except LoadError as exc:
-        return _gpu_trace_page(request, form, problems=exc.problems)
+        return _gpu_trace_page(request, form, status=400, problems=exc.problems)
     scenario = created.scenario
     messages.success(request, f"Scenario “{scenario.name}” saved from {nodes_source} and {pods_source}.")
     for warning in created.warnings:
