@@ -12,17 +12,13 @@ from collections.abc import Sequence
 
 from .gpu_request import GpuRequest
 
-__all__ = ["tightest_gpus", "gpus_fit", "fitting_gpus"]
+__all__ = ["tightest_gpus", "fitting_gpus"]
 
 
 def fitting_gpus(free: Sequence[int], request: GpuRequest) -> list[int]:
     """Indices of the GPUs with at least ``request.milli`` free, in index order."""
     milli = request.milli
     return [i for i, f in enumerate(free) if f >= milli]
-
-
-def gpus_fit(free: Sequence[int], request: GpuRequest) -> bool:
-    return len(fitting_gpus(free, request)) >= request.count
 
 
 def tightest_gpus(free: Sequence[int], request: GpuRequest) -> tuple[int, ...] | None:

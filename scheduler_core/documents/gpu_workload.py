@@ -138,10 +138,6 @@ class GpuWorkload:
             total += row.total_gpu_milli
         return out
 
-    def pods_for(self, seed: int) -> list[Pod]:
-        """Every pod the run creates, in arrival order (fresh objects each call)."""
-        return [pod_of(row, name, self.namespace) for _, name, row in self.arrivals(seed)]
-
     def timeline(self, seed: int) -> list[TimelineAction]:
         """The run's ``create`` actions (and, replaying, ``delete``), sorted by time.
 

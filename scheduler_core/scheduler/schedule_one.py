@@ -181,10 +181,6 @@ class CycleResult:
     tied: int | None = None
     rank: int | None = None
 
-    @property
-    def fit_error(self) -> bool:
-        return self.selected is None
-
 
 @dataclass
 class BindRequest:

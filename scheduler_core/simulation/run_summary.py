@@ -18,6 +18,7 @@ from typing import Any
 from ..cluster.pod_store import PodStore
 from ..scheduler.cache import ClusterCache
 from ..scheduler.queue.pod_queue import PodQueue
+from ..trace.events import NodeUsageRow
 from ..trace.stream import Trace
 
 __all__ = ["PodOutcome", "RunSummary", "RunFacts", "UsageSnapshots", "node_usage", "summarize", "run_facts"]
@@ -139,11 +140,12 @@ class UsageSnapshots:
     def emit(self, now_ms: int) -> None:
         self._last_ms = now_ms
         self._changes = 0
-        compact: dict[str, dict[str, Any]] = {}
+        compact: dict[str, NodeUsageRow] = {}
         for row in node_usage(self._cache, self._queue):
-            compact[row["node"]] = {"requested": row["requested"], "pods": row["pods"], "nominated": row["nominated"]}
+            usage: NodeUsageRow = {"requested": row["requested"], "pods": row["pods"], "nominated": row["nominated"]}
             if "gpu_free" in row:
-                compact[row["node"]]["gpu_free"] = row["gpu_free"]
+                usage["gpu_free"] = row["gpu_free"]
+            compact[row["node"]] = usage
         self._trace.emit("node_usage", nodes=compact)
 
 

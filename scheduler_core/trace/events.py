@@ -123,8 +123,7 @@ class NodeUsageRow(TypedDict):
 
 
 class NodeUsageFields(TypedDict):
-    # Each value is a NodeUsageRow; typed loosely until run_summary.UsageSnapshots builds NodeUsageRow values.
-    nodes: dict[str, dict[str, Any]]
+    nodes: dict[str, NodeUsageRow]
 
 
 # -- pods ---------------------------------------------------------------------------------------

@@ -23,13 +23,11 @@ DefaultProvider set, whatever plugins the profile configures.
 
 from __future__ import annotations
 
-import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from ...api.model import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, PREFER_NO_SCHEDULE, Pod, tolerations_tolerate
-from ...trace.stream import Trace
-from ..cache import ClusterCache, NodeInfo, Snapshot
+from ..cache import NodeInfo, Snapshot
 from ..config import Policy
 from ..framework import Code, CycleState, SchedulingError, Status
 from ..framework.runtime import Framework, PluginScores, ScoreResult
@@ -44,17 +42,13 @@ from ..schedule_one import (
     Scheduler,
 )
 from . import priorities as prio
-from .queue import FifoQueue
 
 __all__ = [
     "LegacyScheduler",
     "NO_NODES_AVAILABLE_MSG",
-    "PREDICATES",
     "legacy_fit_error_message",
     "legacy_select_host",
     "uses_fifo_queue",
-    "build_queue",
-    "build_legacy",
 ]
 
 # generic_scheduler.go: NoNodeAvailableMsg; FitError.Error appends ": %v." of the joined histogram.
@@ -67,10 +61,6 @@ REASON_HOST_PORTS = "PodFitsHostPorts"
 REASON_NODE_SELECTOR = "MatchNodeSelector"
 REASON_TAINTS = "PodToleratesNodeTaints"
 REASON_INTER_POD_AFFINITY = "MatchInterPodAffinity"
-
-# The predicates modelled, in the order they run here (upstream ranged over a Go map; since every
-# failing predicate's reasons are kept, the order only changes the order of a node's reasons).
-PREDICATES = ("GeneralPredicates", "PodToleratesNodeTaints", "MatchInterPodAffinity")
 
 
 def legacy_fit_error_message(failed: Mapping[str, Sequence[str]]) -> str:
@@ -95,11 +85,6 @@ def legacy_select_host(names: Sequence[str], totals: Sequence[int], last_node_in
 def uses_fifo_queue(policy: Policy) -> bool:
     """Legacy mode always uses the FIFO; ``queueMode: fifo`` asks for it with the modern scheduler."""
     return policy.scheduler_mode == "legacy" or policy.queue_mode == "fifo"
-
-
-def build_queue(policy: Policy, trace: Trace | None = None) -> FifoQueue:
-    """The FIFO with v1.5's fixed 1 s → 60 s backoff (podBackoff ignored the policy's backoff)."""
-    return FifoQueue(trace=trace)
 
 
 class LegacyScheduler(Scheduler):
@@ -171,7 +156,12 @@ class LegacyScheduler(Scheduler):
     def _predicates(
         self, pod: Pod, ni: NodeInfo, state: CycleState, affinity: InterPodAffinity | None
     ) -> tuple[list[str], str]:
-        """podFitsOnNode: every predicate runs; returns the failure reasons and the first failing predicate."""
+        """podFitsOnNode: every predicate runs; returns the failure reasons and the first failing predicate.
+
+        The predicates modelled, in the order they run here: GeneralPredicates,
+        PodToleratesNodeTaints, MatchInterPodAffinity. Upstream ranged over a Go map; since every
+        failing predicate's reasons are kept, the order only changes the order of a node's reasons.
+        """
         reasons: list[str] = []
         first = ""
         general = self._pod_fits_resources(pod, ni)
@@ -303,15 +293,3 @@ class LegacyScheduler(Scheduler):
         self.trace.emit("bind_failed", pod=req.pod.key, node=req.node, reason=reason)
         self.trace.emit("forgotten", pod=req.pod.key, node=req.node)
         self._handle_failure(req.info, self.queue.scheduling_cycle, reason, set(), None)
-
-
-def build_legacy(
-    policy: Policy,
-    cache: ClusterCache,
-    trace: Trace,
-    rng: random.Random,
-    profiles: Mapping[str, Framework],
-) -> tuple[FifoQueue, LegacyScheduler]:
-    """The v1.5 pair: the FIFO (emitting into ``trace``) and the scheduler that pops it."""
-    queue = build_queue(policy, trace)
-    return queue, LegacyScheduler(cache, queue, profiles, policy, rng, trace)

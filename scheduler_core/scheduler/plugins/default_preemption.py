@@ -46,7 +46,6 @@ MSG_TERMINATING = "not eligible due to a terminating pod on the nominated node."
 MSG_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 MSG_NO_VICTIMS = "No preemption victims found for incoming pod"
 _MAX_INT32 = 2**31 - 1
-_MIN_INT64 = -(2**63)
 # pkg/scheduler/apis/config/v1/defaults.go SetDefaults_DefaultPreemptionArgs.
 DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
 DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100

@@ -298,12 +298,6 @@ class NodeResourcesFit(PreFilterPlugin, BatchFilterPlugin, ResourceAllocationPre
         state.write(_PRE_FILTER_KEY, _PreFilterState(pod.requests, checks, batchable))
         return None, SUCCESS
 
-    @staticmethod
-    def filter_checks(state: CycleState) -> tuple[tuple[str, int, str], ...] | None:
-        """The (resource, amount, reason) triples Filter checks, once PreFilter ran; None before."""
-        pre = state.get(_PRE_FILTER_KEY)
-        return pre.checks if isinstance(pre, _PreFilterState) else None
-
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         """fitsRequest; every reason is kept, in upstream's order."""
         checks = state.read(_PRE_FILTER_KEY).checks

@@ -31,7 +31,6 @@ from scheduler_core.scheduler.framework import ClusterEvent, Handle
 from scheduler_core.scheduler.legacy import (
     FifoQueue,
     LegacyScheduler,
-    build_legacy,
     legacy_fit_error_message,
     legacy_select_host,
     uses_fifo_queue,
@@ -51,16 +50,10 @@ LEGACY = builtin_policy("legacy-v1.5")
 
 
 def legacy_sim(scenario: Scenario) -> Simulation:
-    """A Simulation running the legacy pair. Until simulation.py selects it from the policy, the
-    modern queue and scheduler are swapped out before the first step (the pods re-added in order)."""
+    """A Simulation under the legacy-v1.5 policy: the run builds the legacy pair from it."""
     sim = Simulation(scenario, LEGACY)
-    if not isinstance(sim.scheduler, LegacyScheduler):
-        old = sim.queue
-        queue, scheduler = build_legacy(sim.policy, sim.cache, sim.trace, sim.rng, sim.profiles)
-        for info in old.pending_pods():
-            queue.add(info.pod)
-        scheduler.client = sim.api
-        sim.queue, sim.scheduler = queue, scheduler
+    assert isinstance(sim.scheduler, LegacyScheduler)
+    assert isinstance(sim.queue, FifoQueue)
     return sim
 
 
