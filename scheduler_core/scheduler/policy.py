@@ -105,7 +105,6 @@ _WRAPPER_SPEC_FIELDS = (
 # v1.31.13 defaults: kubeviz models the one that changes how the queue moves pods (its default
 # is config.Policy's queueing_hints).
 FEATURE_GATES = {"SchedulerQueueingHints": _DEFAULT.queueing_hints}
-_DEFAULT_WEIGHTS = dict(DEFAULT_PLUGINS)
 
 
 @dataclass

@@ -96,7 +96,8 @@ def _render_editor(
         "run_count": policy.runs.count() if policy else 0,
         "save_failed": save_failed,
     }
-    return render(request, EDIT_TEMPLATE, context)
+    # A refused save answers 400, as the same document refused by the API or an upload does.
+    return render(request, EDIT_TEMPLATE, context, status=400 if save_failed else 200)
 
 
 def _save(
