@@ -38,6 +38,10 @@ from .run_summary import UsageSnapshots
 __all__ = ["RunEnding"]
 
 
+# What finish() emits: the closing node_usage and run_finished.
+CLOSING_EVENTS = 2
+
+
 class RunEnding:
     """Whether and how one run has ended (``finished``, ``end``, ``end_reason``).
 
@@ -85,7 +89,7 @@ class RunEnding:
     def ending(self, due: Due | None) -> str | None:
         """How the run ends instead of taking step ``due`` (a ``run_finished.end`` value), or
         None when the run goes on."""
-        if self._trace.seq >= self.max_events:
+        if self._trace.seq >= self.event_budget():
             return END_EVENT_LIMIT
         if due is None:
             return END_STEADY if self.waiting() else END_QUIESCENT
@@ -98,6 +102,13 @@ class RunEnding:
         if due[0] > self.max_virtual_ms:
             return END_TIME_LIMIT
         return None
+
+    def event_budget(self) -> int:
+        """The events a run may emit before its closing ones: ``max_events`` less the closing
+        ``node_usage`` and ``run_finished``, so that a run at its limit holds ``max_events``
+        events, not one more (the set-up's events count too; a set-up past the limit ends the
+        run at its first step)."""
+        return max(0, self.max_events - CLOSING_EVENTS)
 
     def waiting(self) -> list[Pod]:
         """The queued pods (activeQ, backoffQ, unschedulable), in queue order."""

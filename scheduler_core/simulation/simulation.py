@@ -56,10 +56,10 @@ from ..scheduler.queue.pod_queue import PodQueue
 from ..scheduler.reservation import Reservations
 from ..scheduler.schedule_one import BindRequest, CycleResult, Scheduler
 from ..scheduler.tie_break import TIE_BREAK_SHUFFLED_FIRST_FIT, NodeOrder
-from ..trace.stream import DETAIL_FULL, DETAIL_SUMMARY, Event, Trace
+from ..trace.stream import DETAIL_FULL, DETAIL_SUMMARY, Event, Trace, TraceFull
 from .event_loop import EventLoop
 from .policy_switch import build_queue, policy_switch_problem, switch_policy
-from .run_end import DEFAULT_MAX_EVENTS, DEFAULT_MAX_VIRTUAL_MS, END_QUIESCENT
+from .run_end import DEFAULT_MAX_EVENTS, DEFAULT_MAX_VIRTUAL_MS, END_EVENT_LIMIT, END_QUIESCENT
 from .run_ending import RunEnding
 from .run_summary import PodOutcome, RunFacts, RunSummary, UsageSnapshots, node_usage, run_facts, summarize
 from .timeline_actions import TimelineActions
@@ -453,11 +453,21 @@ class Simulation:
         if end is not None or due is None:
             ending.finish(end or END_QUIESCENT)
             return None
-        self._advance(due[0])
-        self.steps += 1
-        done = self.loop.run(due)
-        # Controllers react to what just happened before anything else is due.
-        self.controllers.sync()
+        # The step runs under the event limit: the emit that would pass it raises TraceFull, and
+        # the run ends there, part-way through the step, with the closing events on top.
+        self.trace.limit = ending.event_budget()
+        try:
+            self._advance(due[0])
+            self.steps += 1
+            done = self.loop.run(due)
+            # Controllers react to what just happened before anything else is due.
+            self.controllers.sync()
+        except TraceFull:
+            done = None
+        finally:
+            self.trace.limit = None
+        if done is None:
+            ending.finish(END_EVENT_LIMIT)
         return done
 
     def run(

@@ -15,7 +15,7 @@ from typing import Any, Literal, Unpack, overload
 
 from . import events as te
 
-__all__ = ["Trace", "Event", "EVENT_TYPES", "DETAIL_FULL", "DETAIL_SUMMARY", "dumps"]
+__all__ = ["Trace", "TraceFull", "Event", "EVENT_TYPES", "DETAIL_FULL", "DETAIL_SUMMARY", "dumps"]
 
 Event = dict[str, Any]
 
@@ -27,6 +27,10 @@ DETAIL_SUMMARY = "summary"
 EVENT_TYPES: dict[str, tuple[str, ...]] = {
     type_: tuple(fields.__annotations__) for type_, fields in te.EVENT_FIELDS.items()
 }
+
+
+class TraceFull(Exception):
+    """An emit reached the trace's ``limit``: the event was not emitted (its seq is the argument)."""
 
 
 class Trace:
@@ -42,6 +46,9 @@ class Trace:
         self.seq = 0
         self.now_ms = 0
         self.cycle = 0
+        # While set, an emit that would give the event this seq raises TraceFull instead: how a
+        # run stops at its event limit to the event, even part-way through a step.
+        self.limit: int | None = None
 
     @property
     def full(self) -> bool:
@@ -124,6 +131,8 @@ class Trace:
     def emit(self, type_: str, **fields: Any) -> Event:
         """Append one event; the overloads above give each type's keyword fields (trace_events.py)."""
         assert type_ in EVENT_TYPES, f"unknown trace event type {type_!r}"
+        if self.limit is not None and self.seq >= self.limit:
+            raise TraceFull(self.seq)
         event: Event = {"seq": self.seq, "t_ms": self.now_ms, "cycle": self.cycle, "type": type_}
         event.update(fields)
         self.seq += 1

@@ -220,11 +220,39 @@ def test_the_event_limit_ends_the_run_with_its_reason():
     assert end["reason"].startswith("event limit: 150 trace events reached at t=0s with ")
     assert end["reason"].endswith(" pods pending")
     assert 0 < end["pending"] < 50
-    # the step that reached the limit completes; then the closing node_usage and run_finished
-    before_closing = end["seq"] - 1
-    assert 150 <= before_closing < 150 + 10
+    # exactly 150 events: the run stops part-way through the step that would pass the limit,
+    # and its closing node_usage and run_finished are the last two of the 150
+    assert end["seq"] == 149 == sim.next_seq - 1
+    assert [e["type"] for e in sim.trace.events[-2:]] == ["node_usage", "run_finished"]
     with pytest.raises(RuntimeError, match="event limit"):
         sim.inject(TimelineAction(at_ms=0, action="cordon", target="node/n0"))
+
+
+def _burst(limit: int) -> Simulation:
+    """123 set-up events; the step from seq 423 emits 62 (a new node moves every parked pod)."""
+    nodes = [make_node("n0", cpu="1")]
+    pods = [make_pod(f"p{i}", cpu="2") for i in range(60)]
+    actions = [TimelineAction(at_ms=5_000, action="addNode", objects=[make_node("big", cpu="200")])]
+    return Simulation(Scenario(name="burst", nodes=nodes, pods=pods, timeline=actions), max_events=limit)
+
+
+@pytest.mark.parametrize("limit", [126, 427, 450, 484, 485, 700])
+def test_a_step_that_emits_many_events_stops_at_the_limit_to_the_event(limit: int) -> None:
+    """One step can emit dozens of events (a cluster event moving every parked pod): the cap
+    still holds to the event, where it once let the step finish (a 2,000 cap kept 6,024)."""
+    sim = _burst(limit)
+    sim.run()
+    assert sim.next_seq == limit
+    assert finished(sim)["end"] == "event_limit"
+    assert finished(sim)["reason"].startswith(f"event limit: {limit:,} trace events reached")
+
+
+def test_a_set_up_past_the_limit_ends_the_run_at_its_first_step() -> None:
+    sim = _burst(50)
+    set_up = sim.next_seq
+    sim.run()
+    assert sim.next_seq == set_up + 2
+    assert finished(sim)["end"] == "event_limit"
 
 
 def test_limits_must_be_positive():
