@@ -194,16 +194,16 @@ def test_a_run_that_stops_at_its_quota_cap_says_so_in_its_end_reason(user: Any, 
         policy=Policy.objects.get(slug="default"),
         seed=3,
         owner=user,
-        max_events=20,
+        max_events=40,
     )
     step_loop(run.id, Published())
     run.refresh_from_db()
     assert run.status == RunStatus.FINISHED, run.error
-    # The engine stops at the cap to the event: 20 stored, the closing node_usage and
-    # run_finished the last two (a quota kept to the event, not a step's worth over it).
-    assert run.last_seq == 19
-    assert TraceEvent.objects.filter(run=run).count() == 20
-    assert run.end_reason.startswith("event limit: 20 trace events reached at t=")
+    # The engine stops at the cap to the event: 40 stored (of the 80 the run records uncapped),
+    # the closing node_usage and run_finished the last two: a quota kept to the event, not a step's worth over it.
+    assert run.last_seq == 39
+    assert TraceEvent.objects.filter(run=run).count() == 40
+    assert run.end_reason.startswith("event limit: 40 trace events reached at t=")
     assert run.end_reason.endswith("— all that your stored-events quota left for this run (KUBEVIZ_USER_EVENT_QUOTA)")
 
 
