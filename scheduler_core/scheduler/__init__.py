@@ -35,8 +35,15 @@ from .policy import (
 from .preferences import DEFAULT_PREFERENCES, Preference, plugin_name, score_preferences
 from .profile import DEFAULT_PLUGINS, default_policy, default_profile
 from .tie_break import TIE_BREAK_RANDOM, TIE_BREAK_SHUFFLED_FIRST_FIT, TIE_BREAKS, NodeOrder, describe_tie
+from .versions import DEFAULT_KUBERNETES_VERSION, GATE_DEFAULTS, KUBERNETES_VERSIONS, LOCKED_GATES, V1_31, V1_36
 
 __all__ = [
+    "DEFAULT_KUBERNETES_VERSION",
+    "GATE_DEFAULTS",
+    "KUBERNETES_VERSIONS",
+    "LOCKED_GATES",
+    "V1_31",
+    "V1_36",
     "BUILTIN_POLICIES_DIR",
     "CONFIG_API_VERSION",
     "DEFAULT_FILTER_PLUGINS",

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..api.model import DEFAULT_SCHEDULER_NAME
 from .tie_break import TIE_BREAK_RANDOM
+from .versions import DEFAULT_KUBERNETES_VERSION, gate_defaults
 
 __all__ = ["ProfileConfig", "Policy"]
 
@@ -50,6 +51,14 @@ class Policy:
     tie_break: str = TIE_BREAK_RANDOM
     bind_latency_ms: int = 0
     node_usage_every_ms: int = 10_000  # how often the trace records node usage snapshots
-    # the SchedulerQueueingHints feature gate (spec.featureGates), off by default as in v1.31
-    queueing_hints: bool = False
+    # the Kubernetes version modelled (versions.py): its gates, profile, queue and messages
+    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
+    # every gate of that version, sorted by name, after spec.featureGates (versions.GATE_DEFAULTS)
+    feature_gates: tuple[tuple[str, bool], ...] = tuple(sorted(gate_defaults(DEFAULT_KUBERNETES_VERSION).items()))
+    # the SchedulerQueueingHints gate of feature_gates, read on every event
+    queueing_hints: bool = gate_defaults(DEFAULT_KUBERNETES_VERSION)["SchedulerQueueingHints"]
     source: str = ""  # the document it came from, for display
+
+    def gate(self, name: str) -> bool:
+        """Whether feature gate ``name`` is on; a gate the version does not have is off."""
+        return dict(self.feature_gates).get(name, False)

@@ -32,6 +32,7 @@ from .framework import EXTENSION_POINTS, Handle, PluginArgsError, extension_poin
 from .plugins import REGISTRY
 from .profile import DEFAULT_PLUGINS
 from .tie_break import TIE_BREAK_RANDOM, TIE_BREAKS
+from .versions import GATE_DEFAULTS, KUBERNETES_VERSIONS, QUEUEING_HINTS, gate_defaults, locked_reason
 
 __all__ = [
     "CONFIG_API_VERSION",
@@ -98,13 +99,13 @@ _WRAPPER_SPEC_FIELDS = (
     "tieBreak",
     "bindLatency",
     "nodeUsageEvery",
+    "kubernetesVersion",
     "featureGates",
     "configuration",
 )
-# The feature gates spec.featureGates may set (pkg/features/kube_features.go), with their
-# v1.31.13 defaults: kubeviz models the one that changes how the queue moves pods (its default
-# is config.Policy's queueing_hints).
-FEATURE_GATES = {"SchedulerQueueingHints": _DEFAULT.queueing_hints}
+# The feature gates spec.featureGates may set under the default version (pkg/features/
+# kube_features.go); each version's own are versions.GATE_DEFAULTS.
+FEATURE_GATES = gate_defaults(_DEFAULT.kubernetes_version)
 
 
 @dataclass
@@ -376,8 +377,11 @@ class _PolicyReader:
         # A zero duration, like a missing one, is the default.
         bind_latency = r.duration_ms(spec.get("bindLatency"), "spec.bindLatency") or _DEFAULT.bind_latency_ms
         usage_every = r.duration_ms(spec.get("nodeUsageEvery"), "spec.nodeUsageEvery") or _DEFAULT.node_usage_every_ms
-        gates = self.feature_gates(spec.get("featureGates"), "spec.featureGates")
-        queueing_hints = gates["SchedulerQueueingHints"]
+        version = r.choice(
+            spec.get("kubernetesVersion"), "spec.kubernetesVersion", KUBERNETES_VERSIONS, _DEFAULT.kubernetes_version
+        )
+        gates = self.feature_gates(spec.get("featureGates"), "spec.featureGates", version)
+        queueing_hints = gates[QUEUEING_HINTS]
         if queueing_hints and (queue_mode != "priority" or scheduler_mode != "framework"):
             r.error(
                 "spec.featureGates.SchedulerQueueingHints",
@@ -395,21 +399,29 @@ class _PolicyReader:
             tie_break=tie_break,
             bind_latency_ms=bind_latency,
             node_usage_every_ms=usage_every,
+            kubernetes_version=version,
+            feature_gates=tuple(sorted(gates.items())),
             queueing_hints=queueing_hints,
         )
 
-    def feature_gates(self, value: Any, path: str) -> dict[str, bool]:
-        """``featureGates: {Name: bool}`` as kube-scheduler's ``--feature-gates`` takes them;
-        only the gates in FEATURE_GATES are known."""
+    def feature_gates(self, value: Any, path: str, version: str) -> dict[str, bool]:
+        """``featureGates: {Name: bool}`` as kube-scheduler's ``--feature-gates`` takes them:
+        only ``version``'s gates are known, and a gate it locks cannot change."""
         r = self.r
-        gates = dict(FEATURE_GATES)
+        known = GATE_DEFAULTS[version]
+        gates = dict(known)
         obj = r.mapping(value, path)
         for name, on in obj.items():
             gate_path = key_path(path, str(name))
-            if name not in FEATURE_GATES:
-                r.error(gate_path, f"unknown feature gate; kubeviz models {', '.join(sorted(FEATURE_GATES))}")
+            if name not in known:
+                r.error(
+                    gate_path, f"unknown feature gate under {version}; kubeviz models {', '.join(sorted(known))}"
+                )
                 continue
             gates[name] = r.boolean(on, gate_path)
+            reason = locked_reason(version, name)
+            if reason and gates[name] != known[name]:
+                r.error(gate_path, f"cannot be {str(gates[name]).lower()} under {version}: {reason}")
         return gates
 
 

@@ -440,7 +440,7 @@ def test_the_gate_is_off_by_default_and_on_when_the_policy_says_so() -> None:
     [
         (
             "featureGates: {SchedulerAsyncPreemption: true}",
-            "policy.yaml:5 spec.featureGates.SchedulerAsyncPreemption: unknown feature gate; "
+            "policy.yaml:5 spec.featureGates.SchedulerAsyncPreemption: unknown feature gate under v1.31; "
             "kubeviz models SchedulerQueueingHints",
         ),
         (
