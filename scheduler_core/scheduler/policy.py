@@ -32,7 +32,7 @@ from .framework import EXTENSION_POINTS, Handle, PluginArgsError, extension_poin
 from .plugins import REGISTRY
 from .profile import DEFAULT_PLUGINS
 from .tie_break import TIE_BREAK_RANDOM, TIE_BREAKS
-from .versions import GATE_DEFAULTS, KUBERNETES_VERSIONS, QUEUEING_HINTS, gate_defaults, locked_reason
+from .versions import GATE_DEFAULTS, KUBERNETES_VERSIONS, QUEUEING_HINTS, locked_reason
 
 __all__ = [
     "CONFIG_API_VERSION",
@@ -103,10 +103,6 @@ _WRAPPER_SPEC_FIELDS = (
     "featureGates",
     "configuration",
 )
-# The feature gates spec.featureGates may set under the default version (pkg/features/
-# kube_features.go); each version's own are versions.GATE_DEFAULTS.
-FEATURE_GATES = gate_defaults(_DEFAULT.kubernetes_version)
-
 
 @dataclass
 class _Entry:

@@ -348,6 +348,8 @@ class Simulation:
             handle.rng = self.rng
             handle.workload_pods = self.workload_pods
             handle.queueing_hints = policy.queueing_hints
+            handle.kubernetes_version = policy.kubernetes_version
+            handle.feature_gates = dict(policy.feature_gates)
             profiles[profile.scheduler_name] = Framework(profile, REGISTRY, handle)
         return profiles
 

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...api.model import Pod
+from ..versions import DEFAULT_KUBERNETES_VERSION, gate_defaults
 from .preemption import PreemptionDecision
 from .types import (
     SUCCESS,
@@ -93,6 +94,10 @@ class Handle:
         # the SchedulerQueueingHints feature gate (feature.Features.EnableSchedulingQueueHint):
         # a plugin may register other events with it on (TaintToleration does)
         self.queueing_hints = False
+        # the policy's Kubernetes version and feature gates (versions.py), for plugins whose
+        # behaviour or messages differ between versions
+        self.kubernetes_version = DEFAULT_KUBERNETES_VERSION
+        self.feature_gates: dict[str, bool] = gate_defaults(DEFAULT_KUBERNETES_VERSION)
 
     def get_snapshot(self) -> Snapshot:
         assert self.snapshot is not None, "no snapshot: plugins run inside a scheduling cycle"
