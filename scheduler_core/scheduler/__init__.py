@@ -29,19 +29,31 @@ from .policy import (
     builtin_policies,
     builtin_policy,
     builtin_policy_names,
+    kubernetes_version_problem,
     load_policy,
     load_policy_file,
+    with_kubernetes_version,
 )
 from .preferences import DEFAULT_PREFERENCES, Preference, plugin_name, score_preferences
 from .profile import DEFAULT_PLUGINS, default_policy, default_profile
 from .tie_break import TIE_BREAK_RANDOM, TIE_BREAK_SHUFFLED_FIRST_FIT, TIE_BREAKS, NodeOrder, describe_tie
-from .versions import DEFAULT_KUBERNETES_VERSION, GATE_DEFAULTS, KUBERNETES_VERSIONS, LOCKED_GATES, V1_31, V1_36
+from .versions import (
+    DEFAULT_KUBERNETES_VERSION,
+    GATE_DEFAULTS,
+    KUBERNETES_VERSIONS,
+    LOCKED_GATES,
+    QUEUEING_HINTS,
+    V1_31,
+    V1_36,
+    locked_reason,
+)
 
 __all__ = [
     "DEFAULT_KUBERNETES_VERSION",
     "GATE_DEFAULTS",
     "KUBERNETES_VERSIONS",
     "LOCKED_GATES",
+    "QUEUEING_HINTS",
     "V1_31",
     "V1_36",
     "BUILTIN_POLICIES_DIR",
@@ -75,9 +87,12 @@ __all__ = [
     "default_profile",
     "describe_tie",
     "load_policy",
+    "kubernetes_version_problem",
     "load_policy_file",
+    "locked_reason",
     "parse_fit_args",
     "parse_resource_specs",
     "plugin_name",
     "score_preferences",
+    "with_kubernetes_version",
 ]

@@ -32,7 +32,7 @@ from .framework import EXTENSION_POINTS, Handle, PluginArgsError, extension_poin
 from .plugins import REGISTRY
 from .profile import DEFAULT_PLUGINS
 from .tie_break import TIE_BREAK_RANDOM, TIE_BREAKS
-from .versions import GATE_DEFAULTS, KUBERNETES_VERSIONS, QUEUEING_HINTS, locked_reason
+from .versions import GATE_DEFAULTS, KUBERNETES_VERSIONS, QUEUEING_HINTS, V1_31, locked_reason
 
 __all__ = [
     "CONFIG_API_VERSION",
@@ -44,6 +44,8 @@ __all__ = [
     "builtin_policies",
     "builtin_policy",
     "builtin_policy_names",
+    "kubernetes_version_problem",
+    "with_kubernetes_version",
 ]
 
 MAX_BACKOFF_SECONDS = 10 * 365 * 24 * 3600  # ten years, the virtual clock's horizon
@@ -484,6 +486,49 @@ def load_policy(text: str, source: str = "policy.yaml") -> Policy:
 def load_policy_file(path: str | Path) -> Policy:
     """Read ``path`` (UTF-8, size-capped like every document) and load it; errors name the file."""
     return load_policy(read_text_file(path), Path(path).name)
+
+
+def kubernetes_version_problem(policy: Policy, version: str) -> str | None:
+    """Why ``policy`` cannot run under ``version``, or None when it can: an unknown version, or
+    a FIFO queue / legacy scheduler under a version that locks QueueingHints on (the loader's
+    own rule for ``spec.featureGates.SchedulerQueueingHints``)."""
+    if version not in KUBERNETES_VERSIONS:
+        return f"{version!r} is not a Kubernetes version kubeviz models; use {' or '.join(KUBERNETES_VERSIONS)}"
+    hints_on = GATE_DEFAULTS[version][QUEUEING_HINTS] and locked_reason(version, QUEUEING_HINTS) is not None
+    if hints_on and (policy.queue_mode != "priority" or policy.scheduler_mode != "framework"):
+        return (
+            f"{policy.name or 'the policy'} uses the v1.5-era FIFO queue or legacy scheduler, which {version} "
+            f"cannot run: QueueingHints are locked on there and the FIFO queue has no hints; keep it on {V1_31}"
+        )
+    return None
+
+
+def with_kubernetes_version(policy: Policy, version: str) -> Policy:
+    """``policy`` under another Kubernetes version: what ``spec.kubernetesVersion: <version>``
+    in its document would load to (the CLI's ``--kubernetes-version``, the fork action
+    ``switchKubernetesVersion``).
+
+    The gates start from ``version``'s defaults; a gate the policy had set away from its own
+    version's default keeps that setting when ``version`` has the gate and does not lock it.
+    The profiles do not change: what a version changes in them is built from the Handle's
+    version (simulation.build_profiles). Raises ValueError with
+    :func:`kubernetes_version_problem`'s reason."""
+    problem = kubernetes_version_problem(policy, version)
+    if problem:
+        raise ValueError(problem)
+    if version == policy.kubernetes_version:
+        return policy
+    own_defaults = GATE_DEFAULTS[policy.kubernetes_version]
+    gates = dict(GATE_DEFAULTS[version])
+    for name, on in policy.feature_gates:
+        if name in gates and on != own_defaults.get(name) and locked_reason(version, name) is None:
+            gates[name] = on
+    return replace(
+        policy,
+        kubernetes_version=version,
+        feature_gates=tuple(sorted(gates.items())),
+        queueing_hints=gates[QUEUEING_HINTS],
+    )
 
 
 def builtin_policy_names() -> list[str]:

@@ -399,6 +399,8 @@ class Simulation:
             detail=self.trace.detail,
             nodes=len(sc.nodes),
             pods=len(sc.pods),
+            kubernetes_version=self.policy.kubernetes_version,
+            feature_gates=dict(self.policy.feature_gates),
         )
         for node in sc.nodes:
             self.api.add_node(node, initial=True)

@@ -34,6 +34,8 @@ class RunStartedFields(TypedDict):
     detail: str
     nodes: int
     pods: int
+    kubernetes_version: str  # the policy's spec.kubernetesVersion (scheduler/versions.py)
+    feature_gates: dict[str, bool]  # every gate of that version, by name, after spec.featureGates
 
 
 class RunFinishedFields(TypedDict):
