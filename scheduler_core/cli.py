@@ -36,7 +36,13 @@ from .results.comparison import Comparison, compare
 from .results.explanation import ExplainError, explain
 from .results.metrics import MetricsAccumulator, format_metrics
 from .scheduler.config import Policy
-from .scheduler.policy import builtin_policies, builtin_policy, builtin_policy_names, load_policy_file
+from .scheduler.policy import (
+    builtin_policies,
+    builtin_policy,
+    builtin_policy_names,
+    load_policy_file,
+)
+from .scheduler.versions import KUBERNETES_VERSIONS
 from .simulation.run_end import DEFAULT_MAX_EVENTS, DEFAULT_MAX_VIRTUAL_MS
 from .simulation.simulation import RunSummary, Simulation
 from .trace.stream import DETAIL_FULL, DETAIL_SUMMARY
@@ -94,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cmp.add_argument("--seeds", type=int, default=1, help="run each policy on this many seeds (default 1)")
     cmp.add_argument("--seed", type=int, help="first seed (default: the scenario's)")
+    _version_arg(cmp)
     fmt = cmp.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the whole comparison as JSON")
     fmt.add_argument("--csv", action="store_true", help="print the summary table as CSV")
@@ -175,6 +182,26 @@ def _positive(text: str) -> int:
 def _policy_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy", help="policy file, or a built-in policy name (see `policies`)")
     parser.add_argument("--seed", type=int, help="random seed for tie-breaks (default: the scenario's)")
+    _version_arg(parser)
+
+
+def _version_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--kubernetes-version",
+        type=_kubernetes_version,
+        metavar="|".join(KUBERNETES_VERSIONS),
+        help="run the policy as this Kubernetes version, whatever its spec.kubernetesVersion says",
+    )
+
+
+def _kubernetes_version(text: str) -> str:
+    """``--kubernetes-version``: one of the versions kubeviz models, written ``v1.36`` (or ``1.36``)."""
+    version = text.strip() if text.strip().startswith("v") else f"v{text.strip()}"
+    if version not in KUBERNETES_VERSIONS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a Kubernetes version kubeviz models; use {' or '.join(KUBERNETES_VERSIONS)}"
+        )
+    return version
 
 
 def read_cpu_seconds() -> float:
@@ -197,12 +224,18 @@ def _resolve_scenario(arg: str, reading: float, cluster: Cluster | None = None) 
         return load_on_cluster(read_text_file(path), path.name, cluster)
 
 
-def _resolve_policy(arg: str | None, reading: float) -> Policy | None:
+def _resolve_policy(arg: str | None, reading: float, version: str | None = None) -> Policy | None:
+    """The policy file or built-in name (None: the default policy), loaded as ``version``
+    (``--kubernetes-version``) when one is given."""
     if arg is None:
-        return None
+        if version is None:
+            return None
+        arg = "default"
     found = resolve_builtin(arg, "policy", builtin_policy_names())
     with cpu_budget(reading):
-        return load_policy_file(found) if isinstance(found, Path) else builtin_policy(found)
+        if isinstance(found, Path):
+            return load_policy_file(found, kubernetes_version=version)
+        return builtin_policy(found, kubernetes_version=version)
 
 
 def _resolve_cluster(arg: str, reading: float) -> Cluster:
@@ -231,7 +264,7 @@ def _main(argv: Sequence[str] | None, out: TextIO) -> int:
     try:
         if args.command == "policies":
             for name, preset in sorted(builtin_policies().items()):
-                print(f"{name:20} {describe_policy(preset)}", file=out)
+                print(f"{name:20} {preset.kubernetes_version}  {describe_policy(preset)}", file=out)
             return 0
         if args.command == "scenarios":
             for path in sorted(_BUILTIN_SCENARIOS.glob("*.yaml")):
@@ -254,7 +287,7 @@ def _main(argv: Sequence[str] | None, out: TextIO) -> int:
         scenario = _resolve_scenario(args.scenario, reading, cluster)
         if args.command == "compare":
             return _compare(args, scenario, out, reading, cluster)
-        policy = _resolve_policy(args.policy, reading)
+        policy = _resolve_policy(args.policy, reading, args.kubernetes_version)
     except (LoadError, FileNotFoundError, IsADirectoryError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -307,11 +340,12 @@ def _simulate(scenario: Scenario, policy: Policy | None, args: argparse.Namespac
     elapsed = time.perf_counter() - started
     metrics = metrics_acc.result()
     if args.json:
-        document = {"summary": summary.as_dict(), "metrics": metrics.as_dict(), "events": sim.trace.events}
+        said = {**summary.as_dict(), "kubernetes_version": sim.policy.kubernetes_version}
+        document = {"summary": said, "metrics": metrics.as_dict(), "events": sim.trace.events}
         json.dump(document, out, separators=(",", ":"))
         out.write("\n")
     else:
-        _print_summary(summary, out, show_all=args.all, elapsed=elapsed)
+        _print_summary(summary, out, show_all=args.all, elapsed=elapsed, version=sim.policy.kubernetes_version)
         out.write("\n" + format_metrics(metrics).rstrip("\n") + "\n")
     return 0
 
@@ -327,7 +361,11 @@ def _compare(
         return 2
     policies = []
     for arg in args.policy:
-        resolved = _resolve_policy(arg, reading)
+        try:
+            resolved = _resolve_policy(arg, reading, args.kubernetes_version)
+        except LoadError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
         assert resolved is not None
         policies.append((Path(arg).stem if Path(arg).exists() else arg, resolved))
     first = scenario.seed if args.seed is None else args.seed
@@ -338,21 +376,27 @@ def _compare(
         return _resolve_scenario(path, reading, cluster)
 
     result = compare(fresh, policies, seeds)
+    versions = [policy.kubernetes_version for _, policy in policies]
     if args.json:
-        json.dump(result.as_dict(), out, separators=(",", ":"))
+        document = result.as_dict()
+        for entry, version in zip(document["policies"], versions, strict=True):
+            entry["kubernetes_version"] = version
+        json.dump(document, out, separators=(",", ":"))
         out.write("\n")
     elif args.csv:
         out.write(result.csv())
     else:
-        _print_comparison(result, out)
+        _print_comparison(result, out, versions)
     return 0
 
 
-def _print_comparison(result: Comparison, out: TextIO) -> None:
+def _print_comparison(result: Comparison, out: TextIO, versions: Sequence[str]) -> None:
     """The summary table turned on its side: one line per figure, one column per policy."""
     seeds = ", ".join(map(str, result.seeds))
     note = " (mean ± spread across seeds)" if len(result.seeds) > 1 else ""
-    out.write(f"Scenario {result.scenario} · seed{'s' if len(result.seeds) > 1 else ''} {seeds}{note}\n\n")
+    out.write(f"Scenario {result.scenario} · seed{'s' if len(result.seeds) > 1 else ''} {seeds}{note}\n")
+    ran = ", ".join(f"{r.policy} {version}" for r, version in zip(result.results, versions, strict=True))
+    out.write(f"Kubernetes: {ran}\n\n")
     table = result.table()
     gpu_table = result.gpu_table()
     if gpu_table:  # the GPU figures get their own table below
@@ -408,9 +452,9 @@ def _bar(used: int, total: int, width: int = 12) -> str:
     return "█" * filled + "░" * (width - filled)
 
 
-def _print_summary(summary: RunSummary, out: TextIO, show_all: bool, elapsed: float) -> None:
+def _print_summary(summary: RunSummary, out: TextIO, show_all: bool, elapsed: float, version: str) -> None:
     w = out.write
-    w(f"Scenario {summary.scenario} · policy {summary.policy} · seed {summary.seed}\n")
+    w(f"Scenario {summary.scenario} · policy {summary.policy} · seed {summary.seed} · Kubernetes {version}\n")
     w(
         f"{summary.steps} steps, {summary.cycles} scheduling cycles, virtual time {summary.t_ms / 1000:.1f}s "
         f"(took {elapsed:.2f}s): {summary.bound} bound, {summary.pending} pending, {summary.completed} completed\n"

@@ -32,7 +32,6 @@ from .policy import (
     kubernetes_version_problem,
     load_policy,
     load_policy_file,
-    with_kubernetes_version,
 )
 from .preferences import DEFAULT_PREFERENCES, Preference, plugin_name, score_preferences
 from .profile import DEFAULT_PLUGINS, default_policy, default_profile
@@ -94,5 +93,4 @@ __all__ = [
     "parse_resource_specs",
     "plugin_name",
     "score_preferences",
-    "with_kubernetes_version",
 ]

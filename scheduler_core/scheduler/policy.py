@@ -45,7 +45,6 @@ __all__ = [
     "builtin_policy",
     "builtin_policy_names",
     "kubernetes_version_problem",
-    "with_kubernetes_version",
 ]
 
 MAX_BACKOFF_SECONDS = 10 * 365 * 24 * 3600  # ten years, the virtual clock's horizon
@@ -453,7 +452,28 @@ def _score_weights(entries: list[_Entry], score_plugins: tuple[str, ...]) -> dic
     return {name: weights.get(name, 1) for name in score_plugins}
 
 
-def _load(text: str, source: str, policy_source: str) -> Policy:
+def _at_version(data: dict[str, Any], version: str, name: str) -> dict[str, Any]:
+    """The document ``data`` as a Policy wrapper naming ``version``: its gates the version has
+    and lets change are kept, the others dropped (an override, not the author's choice)."""
+    if data.get("kind") != "Policy":
+        data = {
+            "apiVersion": POLICY_API_VERSION,
+            "kind": "Policy",
+            "metadata": {"name": name},
+            "spec": {"configuration": data},
+        }
+    spec = dict(data.get("spec") or {}) if isinstance(data.get("spec") or {}, Mapping) else {}
+    gates = spec.get("featureGates")
+    if isinstance(gates, Mapping):
+        known = GATE_DEFAULTS[version]
+        spec["featureGates"] = {
+            k: v for k, v in gates.items() if k in known and (locked_reason(version, k) is None or v == known[k])
+        }
+    spec["kubernetesVersion"] = version
+    return {**data, "spec": spec}
+
+
+def _load(text: str, source: str, policy_source: str, kubernetes_version: str | None = None) -> Policy:
     documents = load_documents(text, source)
     if len(documents) != 1:
         line = documents[1].line if len(documents) > 1 else None
@@ -465,6 +485,15 @@ def _load(text: str, source: str, policy_source: str) -> Policy:
     problems.raise_if_any()
     reader = _PolicyReader(r)
     default_name = Path(source).stem or "policy"
+    if kubernetes_version is not None:
+        problem = _version_problem(kubernetes_version)
+        if problem:
+            raise LoadError.single(source, None, "spec.kubernetesVersion", problem)
+        own = _load(text, source, policy_source)
+        problem = kubernetes_version_problem(own, kubernetes_version)
+        if problem:
+            raise LoadError.single(source, None, "spec.kubernetesVersion", problem)
+        data = _at_version(data, kubernetes_version, own.name)
     kind = data.get("kind")
     if kind == "Policy":
         policy = reader.wrapper(data, default_name)
@@ -478,22 +507,35 @@ def _load(text: str, source: str, policy_source: str) -> Policy:
     return replace(policy, source=policy_source)
 
 
-def load_policy(text: str, source: str = "policy.yaml") -> Policy:
-    """Load a KubeSchedulerConfiguration or a ``kubeviz.dev/v1 Policy``; raises LoadError."""
-    return _load(text, source, source)
+def load_policy(text: str, source: str = "policy.yaml", *, kubernetes_version: str | None = None) -> Policy:
+    """Load a KubeSchedulerConfiguration or a ``kubeviz.dev/v1 Policy``; raises LoadError.
+
+    ``kubernetes_version`` loads it as if its ``spec.kubernetesVersion`` said that version (the
+    CLI's ``--kubernetes-version``, the fork action ``switchKubernetesVersion``): the version's
+    default profile and gates, with the document's own gates kept where that version has them
+    and lets them change. A version the policy cannot run under is a LoadError
+    (:func:`kubernetes_version_problem`)."""
+    return _load(text, source, source, kubernetes_version)
 
 
-def load_policy_file(path: str | Path) -> Policy:
+def load_policy_file(path: str | Path, *, kubernetes_version: str | None = None) -> Policy:
     """Read ``path`` (UTF-8, size-capped like every document) and load it; errors name the file."""
-    return load_policy(read_text_file(path), Path(path).name)
+    return load_policy(read_text_file(path), Path(path).name, kubernetes_version=kubernetes_version)
+
+
+def _version_problem(version: str) -> str | None:
+    if version not in KUBERNETES_VERSIONS:
+        return f"{version!r} is not a Kubernetes version kubeviz models; use {' or '.join(KUBERNETES_VERSIONS)}"
+    return None
 
 
 def kubernetes_version_problem(policy: Policy, version: str) -> str | None:
     """Why ``policy`` cannot run under ``version``, or None when it can: an unknown version, or
     a FIFO queue / legacy scheduler under a version that locks QueueingHints on (the loader's
     own rule for ``spec.featureGates.SchedulerQueueingHints``)."""
-    if version not in KUBERNETES_VERSIONS:
-        return f"{version!r} is not a Kubernetes version kubeviz models; use {' or '.join(KUBERNETES_VERSIONS)}"
+    problem = _version_problem(version)
+    if problem:
+        return problem
     hints_on = GATE_DEFAULTS[version][QUEUEING_HINTS] and locked_reason(version, QUEUEING_HINTS) is not None
     if hints_on and (policy.queue_mode != "priority" or policy.scheduler_mode != "framework"):
         return (
@@ -503,44 +545,16 @@ def kubernetes_version_problem(policy: Policy, version: str) -> str | None:
     return None
 
 
-def with_kubernetes_version(policy: Policy, version: str) -> Policy:
-    """``policy`` under another Kubernetes version: what ``spec.kubernetesVersion: <version>``
-    in its document would load to (the CLI's ``--kubernetes-version``, the fork action
-    ``switchKubernetesVersion``).
-
-    The gates start from ``version``'s defaults; a gate the policy had set away from its own
-    version's default keeps that setting when ``version`` has the gate and does not lock it.
-    The profiles do not change: what a version changes in them is built from the Handle's
-    version (simulation.build_profiles). Raises ValueError with
-    :func:`kubernetes_version_problem`'s reason."""
-    problem = kubernetes_version_problem(policy, version)
-    if problem:
-        raise ValueError(problem)
-    if version == policy.kubernetes_version:
-        return policy
-    own_defaults = GATE_DEFAULTS[policy.kubernetes_version]
-    gates = dict(GATE_DEFAULTS[version])
-    for name, on in policy.feature_gates:
-        if name in gates and on != own_defaults.get(name) and locked_reason(version, name) is None:
-            gates[name] = on
-    return replace(
-        policy,
-        kubernetes_version=version,
-        feature_gates=tuple(sorted(gates.items())),
-        queueing_hints=gates[QUEUEING_HINTS],
-    )
-
-
 def builtin_policy_names() -> list[str]:
     return sorted(p.stem for p in BUILTIN_POLICIES_DIR.glob("*.yaml"))
 
 
-def builtin_policy(name: str) -> Policy:
+def builtin_policy(name: str, *, kubernetes_version: str | None = None) -> Policy:
     """A preset from scheduler_core/policies (``Policy.source`` is "" for presets)."""
     path = BUILTIN_POLICIES_DIR / f"{name}.yaml"
     if not path.is_file():
         raise KeyError(f"no built-in policy {name!r}; built-in: {', '.join(builtin_policy_names())}")
-    return _load(path.read_text(encoding="utf-8"), path.name, "")
+    return _load(path.read_text(encoding="utf-8"), path.name, "", kubernetes_version)
 
 
 def builtin_policies() -> dict[str, Policy]:

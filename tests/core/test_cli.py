@@ -36,7 +36,7 @@ def run_cli(*args: str) -> tuple[int, str]:
 def test_simulate_prints_pods_nodes_and_counts() -> None:
     code, out = run_cli("simulate", "mixed-small")
     assert code == 0
-    assert "Scenario mixed-small · policy default · seed 1" in out
+    assert "Scenario mixed-small · policy default · seed 1 · Kubernetes v1.31" in out
     assert "default/big-report" in out
     assert "node-c1" in out
     assert "NODE" in out
@@ -246,7 +246,8 @@ def test_simulate_prints_the_scenarios_warnings_on_stderr(
         (
             ("simulate", "mixed-small", "--policy", "binpacking"),
             "error: unknown policy 'binpacking': did you mean 'bin-packing'? Built-in policies: bin-packing, default, "
-            "gpu-best-fit, gpu-clustering, gpu-dot-product, gpu-fgd, gpu-packing, gpu-random, legacy-v1.5, "
+            "gpu-best-fit, gpu-clustering, gpu-dot-product, gpu-fgd, gpu-packing, gpu-random, kubernetes-v1-31, "
+            "kubernetes-v1-36, legacy-v1.5, "
             "no-preemption, queueing-hints, rtcr-binpack, score-all-nodes, spread, upgrade-aware\n",
         ),
         (("simulate", "mixed-smal"), "error: unknown scenario 'mixed-smal': did you mean 'mixed-small'? Built-in"),
@@ -358,4 +359,85 @@ def test_simulate_warns_on_stderr_about_fields_kubernetes_does_not_know(
 def test_policies_names_the_legacy_scheduler() -> None:
     code, out = run_cli("policies")
     assert code == 0
-    assert "legacy-v1.5          NodeResourcesFit LeastAllocated, legacy scheduler (≈v1.5), queue fifo\n" in out
+    assert "legacy-v1.5          v1.31  NodeResourcesFit LeastAllocated, legacy scheduler (≈v1.5), queue fifo\n" in out
+
+
+# -- the Kubernetes version ---------------------------------------------------------------
+
+
+def test_policies_names_each_presets_kubernetes_version() -> None:
+    code, out = run_cli("policies")
+    assert code == 0
+    assert "kubernetes-v1-31     v1.31  " in out
+    assert "kubernetes-v1-36     v1.36  " in out
+
+
+@pytest.mark.parametrize(
+    ("args", "version"),
+    [
+        ((), "v1.31"),
+        (("--policy", "kubernetes-v1-36"), "v1.36"),
+        (("--kubernetes-version", "v1.36"), "v1.36"),
+        (("--policy", "kubernetes-v1-36", "--kubernetes-version", "v1.31"), "v1.31"),
+        (("--kubernetes-version", "1.36"), "v1.36"),
+    ],
+    ids=[
+        "without a policy the default version runs",
+        "a policy naming v1.36 runs v1.36",
+        "--kubernetes-version overrides the default policy's",
+        "--kubernetes-version overrides the policy's own",
+        "the v may be left out",
+    ],
+)
+def test_simulate_says_which_version_ran_in_text_json_and_trace(args: tuple[str, ...], version: str) -> None:
+    code, out = run_cli("simulate", "lesson-queue", *args)
+    assert code == 0
+    assert out.splitlines()[0].endswith(f" · Kubernetes {version}")
+    code, out = run_cli("simulate", "lesson-queue", "--json", *args)
+    data = json.loads(out)
+    assert data["summary"]["kubernetes_version"] == version
+    started = data["events"][0]
+    assert started["type"] == "run_started"
+    assert started["kubernetes_version"] == version
+    assert started["feature_gates"]["SchedulerQueueingHints"] is (version == "v1.36")
+
+
+@pytest.mark.parametrize("value", ["v1.33", "1.31.13", "latest", ""])
+def test_another_kubernetes_version_exits_2_naming_the_two(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        run_cli("simulate", "lesson-queue", "--kubernetes-version", value)
+    assert exit_.value.code == 2
+    assert "is not a Kubernetes version kubeviz models; use v1.31 or v1.36" in capsys.readouterr().err
+
+
+def test_the_fifo_scheduler_under_v1_36_exits_2_saying_why(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _ = run_cli("simulate", "lesson-queue", "--policy", "legacy-v1.5", "--kubernetes-version", "v1.36")
+    assert code == 2
+    assert "legacy-v1.5 uses the v1.5-era FIFO queue or legacy scheduler, which v1.36 cannot run" in (
+        capsys.readouterr().err
+    )
+    code, _ = run_cli(
+        "compare", "lesson-queue", "--policy", "default", "--policy", "legacy-v1.5", "--kubernetes-version", "v1.36"
+    )
+    assert code == 2
+
+
+def test_compare_across_versions_names_each_columns_version() -> None:
+    code, out = run_cli("compare", "lesson-queue", "--policy", "kubernetes-v1-31", "--policy", "kubernetes-v1-36")
+    assert code == 0
+    assert "Kubernetes: kubernetes-v1-31 v1.31, kubernetes-v1-36 v1.36\n" in out
+    code, out = run_cli(
+        "compare", "lesson-queue", "--policy", "kubernetes-v1-31", "--policy", "kubernetes-v1-36", "--json"
+    )
+    assert [(p["policy"], p["kubernetes_version"]) for p in json.loads(out)["policies"]] == [
+        ("kubernetes-v1-31", "v1.31"),
+        ("kubernetes-v1-36", "v1.36"),
+    ]
+
+
+def test_compare_kubernetes_version_applies_to_every_policy() -> None:
+    code, out = run_cli(
+        "compare", "lesson-queue", "--policy", "default", "--policy", "spread", "--kubernetes-version", "v1.36"
+    )
+    assert code == 0
+    assert "Kubernetes: default v1.36, spread v1.36\n" in out

@@ -1,4 +1,4 @@
-"""A policy under another Kubernetes version (policy.with_kubernetes_version): what the CLI's
+"""A policy loaded as another Kubernetes version (load_policy's kubernetes_version): what the CLI's
 ``--kubernetes-version`` and the fork action ``switchKubernetesVersion`` run, and the trace's
 ``run_started`` that says which version ran."""
 
@@ -6,25 +6,30 @@ from __future__ import annotations
 
 import pytest
 
+from scheduler_core.api.scenario_types import Scenario
+from scheduler_core.documents import LoadError
 from scheduler_core.scheduler import (
     GATE_DEFAULTS,
     QUEUEING_HINTS,
     V1_31,
     V1_36,
+    Policy,
     builtin_policy,
     kubernetes_version_problem,
     load_policy,
-    with_kubernetes_version,
 )
-from scheduler_core.api.scenario_types import Scenario
 from scheduler_core.simulation.simulation import Simulation
 from tests.core.builders import make_node, make_pod
 
 POP = "SchedulerPopFromBackoffQ"
 
 
-def _policy(spec: str) -> object:
-    return load_policy(f"apiVersion: kubeviz.dev/v1\nkind: Policy\nmetadata: {{name: p}}\nspec: {spec}\n")
+def _doc(spec: str) -> str:
+    return f"apiVersion: kubeviz.dev/v1\nkind: Policy\nmetadata: {{name: p}}\nspec: {spec}\n"
+
+
+def _policy(spec: str, version: str | None = None) -> Policy:
+    return load_policy(_doc(spec), kubernetes_version=version)
 
 
 @pytest.mark.parametrize(
@@ -45,22 +50,31 @@ def _policy(spec: str) -> object:
     ],
 )
 def test_switching_is_what_the_document_would_load_to(spec: str, version: str, gates: dict[str, bool]) -> None:
-    switched = with_kubernetes_version(_policy(spec), version)  # type: ignore[arg-type]
+    switched = _policy(spec, version)
     assert switched.kubernetes_version == version
     assert dict(switched.feature_gates) == gates
     assert switched.queueing_hints == gates[QUEUEING_HINTS]
 
 
 def test_a_gate_override_the_target_version_allows_is_kept() -> None:
-    """v1.36 with pop-from-backoffQ off, round trip through v1.36 itself: unchanged."""
-    policy = _policy("{kubernetesVersion: v1.36, featureGates: {SchedulerPopFromBackoffQ: false}}")
-    assert with_kubernetes_version(policy, V1_36) is policy  # type: ignore[arg-type]
-    assert dict(policy.feature_gates)[POP] is False  # type: ignore[attr-defined]
+    """v1.36 with pop-from-backoffQ off, loaded as v1.36 itself: unchanged."""
+    spec = "{kubernetesVersion: v1.36, featureGates: {SchedulerPopFromBackoffQ: false}}"
+    assert _policy(spec, V1_36) == _policy(spec)
+    assert dict(_policy(spec, V1_36).feature_gates)[POP] is False
 
 
-def test_switching_equals_loading_the_document_with_that_version() -> None:
-    loaded = _policy("{kubernetesVersion: v1.36}")
-    assert with_kubernetes_version(_policy("{}"), V1_36) == loaded  # type: ignore[arg-type]
+@pytest.mark.parametrize("version", [V1_31, V1_36])
+def test_the_override_equals_the_document_naming_that_version(version: str) -> None:
+    """Profiles included: v1.36's default profile is its own (profile.default_plugins)."""
+    assert _policy("{}", version) == _policy(f"{{kubernetesVersion: {version}}}")
+    assert _policy("{kubernetesVersion: v1.36}", version) == _policy(f"{{kubernetesVersion: {version}}}")
+
+
+def test_a_bare_configuration_is_loaded_as_the_version_too() -> None:
+    bare = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+    loaded = load_policy(bare, "bare.yaml", kubernetes_version=V1_36)
+    assert loaded.kubernetes_version == V1_36
+    assert loaded.profiles == _policy("{kubernetesVersion: v1.36}").profiles
 
 
 @pytest.mark.parametrize(
@@ -74,16 +88,17 @@ def test_switching_equals_loading_the_document_with_that_version() -> None:
 def test_what_cannot_switch_says_why(version: str, problem: str) -> None:
     legacy = builtin_policy("legacy-v1.5")
     said = kubernetes_version_problem(legacy, version)
-    assert said is not None and said.startswith(problem)
-    with pytest.raises(ValueError, match="cannot run|not a Kubernetes version"):
-        with_kubernetes_version(legacy, version)
+    assert said is not None
+    assert said.startswith(problem)
+    with pytest.raises(LoadError, match="cannot run|not a Kubernetes version"):
+        builtin_policy("legacy-v1.5", kubernetes_version=version)
     assert kubernetes_version_problem(legacy, V1_31) is None
 
 
 @pytest.mark.parametrize("version", [V1_31, V1_36])
 def test_run_started_names_the_version_and_its_gates(version: str) -> None:
     scenario = Scenario(name="one", nodes=[make_node("n1")], pods=[make_pod("p1")])
-    policy = with_kubernetes_version(builtin_policy("default"), version)
+    policy = builtin_policy("default", kubernetes_version=version)
     sim = Simulation(scenario, policy, 1)
     sim.run()
     first = sim.trace.events[0]
