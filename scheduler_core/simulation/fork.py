@@ -5,7 +5,8 @@ step by step, until event ``at_seq`` has been emitted. The fork point is the end
 that emitted it: every event that step emitted is part of the shared past, and nothing after it
 is. There the action is carried out at once, at the same virtual time, through the
 simulation's own machinery (:meth:`Simulation.apply` with a :class:`TimelineAction`, or
-:meth:`Simulation.switch_policy`), and the fork goes on from there on its own.
+:meth:`Simulation.switch_policy`, also for a switch of Kubernetes version), and the fork goes on
+from there on its own.
 
 So a fork's trace is the parent's trace up to the end of that step, byte for byte, then an
 ``action`` event carrying ``fork_seq`` (the parent's event) and ``what_if`` (the action in
@@ -28,6 +29,7 @@ from ..documents.errors import LoadError, Problem
 from ..documents.k8s_parse import MAX_REPLICAS
 from ..documents.scenario import MAX_NODES
 from ..scheduler.config import Policy
+from ..scheduler.versions import KUBERNETES_VERSIONS
 from .run_end import DEFAULT_MAX_EVENTS, DEFAULT_MAX_VIRTUAL_MS
 from .simulation import Simulation, policy_switch_problem
 
@@ -35,6 +37,7 @@ __all__ = [
     "FORK_ACTIONS",
     "FORK_FIELDS",
     "MAX_ADD_NODES",
+    "POLICY_ACTIONS",
     "ForkAction",
     "ForkError",
     "advance_to",
@@ -51,6 +54,8 @@ FORK_FIELDS: dict[str, tuple[str, ...]] = {
     "scale": ("target", "replicas"),  # target: kind/name or kind/namespace/name of a workload
     "deletePod": ("target",),  # target: name or namespace/name of a pod
     "switchPolicy": ("policy",),  # policy: the name of the policy to go on under
+    # version: the Kubernetes version (scheduler/versions.py) to go on under, the policy kept
+    "switchKubernetesVersion": ("version",),
 }
 FORK_ACTIONS = tuple(FORK_FIELDS)
 # The action in a few words (ForkAction.describe; the fork's "what_if"). {short} is the target
@@ -63,7 +68,10 @@ _SAID: dict[str, str] = {
     "scale": "scale {short} to {replicas}",
     "deletePod": "delete pod {short}",
     "switchPolicy": "switch to policy {policy}",
+    "switchKubernetesVersion": "switch to Kubernetes {version}",
 }
+# The actions that go on under another Policy (fork_from's continue_policy).
+POLICY_ACTIONS = ("switchPolicy", "switchKubernetesVersion")
 NODE_ACTIONS = ("cordon", "drain", "removeNode", "addNodes")
 MAX_ADD_NODES = 100
 # RunEnding.finish (run_ending.py) emits the last node_usage and run_finished.
@@ -72,7 +80,7 @@ CLOSING_EVENTS = 2
 
 class ForkError(LoadError):
     """A fork that cannot be made. ``field`` names the input at fault: ``action``, ``target``,
-    ``count``, ``replicas``, ``policy`` or ``seq``; ``str(err)`` reads ``field: what is wrong``."""
+    ``count``, ``replicas``, ``policy``, ``version`` or ``seq``; ``str(err)`` reads ``field: what is wrong``."""
 
     def __init__(self, field: str, message: str) -> None:
         super().__init__([Problem("", None, field, message)])
@@ -92,6 +100,7 @@ class ForkAction:
     count: int | None = None  # addNodes
     replicas: int | None = None  # scale
     policy: str = ""  # switchPolicy: a name to show; the Policy itself is fork_simulation's continue_policy
+    version: str = ""  # switchKubernetesVersion: v1.31 or v1.36; the Policy under it is continue_policy
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ForkAction:
@@ -128,7 +137,18 @@ class ForkAction:
             if not isinstance(raw_policy, str) or not raw_policy.strip():
                 raise ForkError("policy", f"{raw_policy!r} is not a policy name")
             policy = raw_policy.strip()
-        return cls(action, target, count, replicas, policy)
+        version = ""
+        if action == "switchKubernetesVersion":
+            raw_version = given.get("version")
+            versions = " or ".join(KUBERNETES_VERSIONS)
+            if raw_version is None:
+                raise ForkError("version", f"is required: the Kubernetes version to go on under, {versions}")
+            if not isinstance(raw_version, str) or raw_version.strip() not in KUBERNETES_VERSIONS:
+                raise ForkError(
+                    "version", f"{raw_version!r} is not a Kubernetes version kubeviz models; use {versions}"
+                )
+            version = raw_version.strip()
+        return cls(action, target, count, replicas, policy, version)
 
     def as_dict(self) -> dict[str, Any]:
         """The normalised form :meth:`from_dict` reads back (what the web stores)."""
@@ -149,6 +169,7 @@ class ForkAction:
             nodes="node" if self.count == 1 else "nodes",
             replicas=self.replicas,
             policy=self.policy,
+            version=self.version,
         )
 
 
@@ -246,11 +267,13 @@ def fork_simulation(
     ``action``; step the returned simulation on to run the fork. The run limits are the
     parent's (Simulation's keyword arguments), so the replay ends where the parent did.
 
-    ``continue_policy`` is the policy a ``switchPolicy`` fork goes on under (required there);
-    other actions go on under ``policy``. Raises :class:`ForkError` naming the field at fault:
-    a bad action, a target that does not exist at that moment, a switch that cannot be made
-    faithfully (:func:`~scheduler_core.simulation.simulation.policy_switch_problem`), or an ``at_seq`` past
-    the end of the run.
+    ``continue_policy`` is the policy a ``switchPolicy`` fork goes on under, and for
+    ``switchKubernetesVersion`` the run's policy loaded as that version (``load_policy(...,
+    kubernetes_version=)``; required for both); other actions go on under ``policy``.
+    Raises :class:`ForkError` naming the field at fault: a bad action, a target that does not
+    exist at that moment, a switch that cannot be made faithfully
+    (:func:`~scheduler_core.simulation.simulation.policy_switch_problem`), or an ``at_seq``
+    past the end of the run.
     """
     sim = Simulation(scenario, policy, seed, max_events=max_events, max_virtual_ms=max_virtual_ms)
     return fork_from(sim, at_seq, action, continue_policy)
@@ -275,11 +298,29 @@ def fork_from(
         problem = policy_switch_problem(policy, continue_policy)
         if problem:
             raise ForkError("policy", problem)
+    elif fork.action == "switchKubernetesVersion":
+        # The same policy under the other version: kube-scheduler upgraded (or rolled back) in
+        # place, its queue kept, as switchPolicy keeps it (policy_switch.switch_policy).
+        if continue_policy is None:
+            raise ForkError("version", "switchKubernetesVersion needs the policy loaded as that version")
+        if fork.version == policy.kubernetes_version:
+            raise ForkError("version", f"the run already runs Kubernetes {policy.kubernetes_version}")
+        if continue_policy.kubernetes_version != fork.version:
+            raise ForkError(
+                "version", f"the policy given runs {continue_policy.kubernetes_version}, not {fork.version}"
+            )
+        problem = policy_switch_problem(policy, continue_policy)
+        if problem:
+            raise ForkError("version", problem)
     elif continue_policy is not None and continue_policy != policy:
-        raise ForkError("policy", f"only switchPolicy goes on under another policy, not {fork.action}")
+        raise ForkError(
+            "policy",
+            f"only switchPolicy goes on under another policy (switchKubernetesVersion under another version), "
+            f"not {fork.action}",
+        )
     advance_to(sim, at_seq)
     mark = {"fork_seq": at_seq, "what_if": fork.describe()}
-    if fork.action == "switchPolicy":
+    if fork.action in POLICY_ACTIONS:
         assert continue_policy is not None
         sim.switch_policy(continue_policy, mark=mark)
     else:
