@@ -32,9 +32,11 @@ from ..scheduler.cache import ClusterCache, NodeInfo
 from ..scheduler.changes import ClusterChanges
 from ..scheduler.eventhandlers import (
     ASSIGNED_POD_DELETE,
+    ASSIGNED_POD_OTHER_UPDATE,
     ASSIGNED_POD_UPDATE,
     EventHandlers,
     as_assigned,
+    is_v136,
     node_scheduling_properties_change,
 )
 from ..scheduler.queue.pod_queue import PodQueue
@@ -236,7 +238,9 @@ class ApiServer:
             "reason": reason,
         }
         if self._queue.queueing_hints:  # the update is a MoveAll for the hints to judge
-            started["events"] = [self._changes.note(ASSIGNED_POD_UPDATE, None, old=pod, new=pod)]
+            # v1.36 hands the queue the change's own event: here the general (other) update
+            event = ASSIGNED_POD_OTHER_UPDATE if is_v136(self._queue) else ASSIGNED_POD_UPDATE
+            started["events"] = [self._changes.note(event, None, old=pod, new=pod)]
         self.trace.emit("pod_deletion_started", **started)
         self._wake_at(now + grace, TERMINATED, pod)
         # The deletion timestamp is a pod update the scheduler's informer sees (AssignedPodUpdate).
@@ -302,6 +306,7 @@ class ApiServer:
         (podgc.py); no kubelet runs them meanwhile."""
         info = self._node_info(name)
         stranded = [pod for pod in info.pods if self._store.holds(pod) and pod.node_name == name]
+        self._handlers.node_deleted(info.node)  # v1.36: NodeDelete, before the cache forgets it
         self._cache.remove_node(name)
         self._drains.node_removed(name)
         self._kubelet.node_left(name, stranded)

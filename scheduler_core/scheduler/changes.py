@@ -22,7 +22,8 @@ from .cache import ClusterCache
 from .eventhandlers import (
     ASSIGNED_POD_UPDATE,
     EventHandlers,
-    admits,
+    is_v136,
+    node_pre_check,
     node_scheduling_properties_change,
     pod_scheduling_properties_change,
 )
@@ -106,7 +107,7 @@ class ClusterChanges:
         self._cache.update_node(new)
         info = self._cache.node(new.name)
         assert info is not None
-        notes = [self.note(event, lambda p: admits(p, info), old=old, new=new) for event in events]
+        notes = [self.note(event, node_pre_check(self._queue, info), old=old, new=new) for event in events]
         fields: te.NodeUpdatedFields = {"node": new.name, "change": change, "unschedulable": new.unschedulable}
         if change == "labels":
             fields["labels"] = dict(new.labels)
@@ -133,7 +134,9 @@ class ClusterChanges:
             events = pod_scheduling_properties_change(old, labels, pod.requests, pod.requests)
             updated = copy.copy(pod)  # the new object, as AssignedPodUpdated sees it
             updated.labels = labels
-            if queue.queueing_hints:  # one MoveAll with the general AssignedPodUpdate per event
+            if is_v136(queue):  # v1.36: one MoveAll per event, with that event
+                notes = [self.note(event, None, old=pod, new=updated) for event in events]
+            elif queue.queueing_hints:  # one MoveAll with the general AssignedPodUpdate per event
                 notes = [self.note(event, None, old=pod, new=updated, as_event=ASSIGNED_POD_UPDATE) for event in events]
             else:
                 notes = [self.note(event, None, assigned=updated) for event in events]

@@ -8,6 +8,13 @@ pre-check). An update is first classified by what changed (``framework/events.go
 registered that kind of change hear of it. Unassigned pods go into the queue and out of it.
 Here the API server (``cluster/api_server.py``) makes the change and calls the handler at the
 same instant; there is no informer delay.
+
+Under v1.36 (``eventhandlers.go`` v1.36.2; the queue's ``v136``): one unfiltered pod handler
+(``addPod`` / ``updatePod`` / ``deletePod``) replaces v1.31's two filtered ones; QueueingHints are
+always on, so ``preCheckForNode`` is skipped (it returns nil) and each kind of change of an
+assigned pod is its own MoveAll event; a node's deletion is ``NodeDelete``; and a pending pod
+that loses its nominated node (deleted, or nominated elsewhere) wakes the pods of lower or equal
+priority with ``AssignedPodDelete`` (``getLEPriorityPreCheck``).
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from .framework.events import (
     ASSIGNED_POD_UPDATE,
     NODE_ADD,
     NODE_ALLOCATABLE_CHANGE,
+    NODE_DELETE,
     NODE_LABEL_CHANGE,
     NODE_SPEC_UNSCHEDULABLE_CHANGE,
     NODE_TAINT_CHANGE,
@@ -56,6 +64,23 @@ __all__ = [
     "NODE_LABEL_CHANGE",
     "NODE_TAINT_CHANGE",
 ]
+
+
+def is_v136(queue: object) -> bool:
+    """Whether the queue runs v1.36's rules (only the priority queue can)."""
+    return bool(getattr(queue, "v136", False))
+
+
+def node_pre_check(queue: object, info: NodeInfo) -> Callable[[Pod], bool] | None:
+    """preCheckForNode: None under v1.36, where QueueingHints are on and it returns nil."""
+    if is_v136(queue):
+        return None
+    return lambda p: admits(p, info)
+
+
+def le_priority_pre_check(priority: int) -> Callable[[Pod], bool]:
+    """getLEPriorityPreCheck (eventhandlers.go, v1.36): pods of lower or equal priority."""
+    return lambda p: p.priority <= priority
 
 
 def admits(pod: Pod, info: NodeInfo) -> bool:
@@ -95,7 +120,13 @@ class EventHandlers:
             self._queue.add(pod)
 
     def delete_unassigned_pod(self, pod: Pod) -> None:
+        """deletePodFromSchedulingQueue. v1.36: a deleted pod that had a nominated node wakes
+        the pods of lower or equal priority, which treated it as if it were assigned there."""
         self._queue.delete(pod)
+        if is_v136(self._queue) and pod.nominated_node_name:
+            self._queue.move_all_to_active_or_backoff(
+                ASSIGNED_POD_DELETE, le_priority_pre_check(pod.priority), pod, None
+            )
 
     # -- assigned pods (addPodToCache, updatePodInCache, deletePodFromCache)
 
@@ -131,7 +162,10 @@ class EventHandlers:
             old = copy.copy(pod)
             old.labels = dict(old_labels)
         for event in events:
-            if self._queue.queueing_hints:
+            if is_v136(self._queue):
+                # updateAssignedPodInCache (v1.36): MoveAll with the change's own event.
+                self._queue.move_all_to_active_or_backoff(event, None, old, pod)
+            elif self._queue.queueing_hints:
                 self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_UPDATE, None, old, pod)
             elif event.action & ActionType.UPDATE_POD_SCALE_DOWN:
                 self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_UPDATE)
@@ -149,13 +183,19 @@ class EventHandlers:
     # -- nodes (addNodeToCache, updateNodeInCache)
 
     def node_added(self, info: NodeInfo) -> None:
-        self._queue.move_all_to_active_or_backoff(NODE_ADD, lambda p: admits(p, info), None, info.node)
+        self._queue.move_all_to_active_or_backoff(NODE_ADD, node_pre_check(self._queue, info), None, info.node)
 
     def node_updated(self, info: NodeInfo, events: Sequence[ClusterEvent], old: Node | None = None) -> None:
         """updateNodeInCache: every event of the update (node_scheduling_properties_change), each
         with the pre-check against the node as it is now. ``old``: the node before, for the hints."""
         for event in events:
-            self._queue.move_all_to_active_or_backoff(event, lambda p: admits(p, info), old, info.node)
+            self._queue.move_all_to_active_or_backoff(event, node_pre_check(self._queue, info), old, info.node)
+
+    def node_deleted(self, node: Node) -> None:
+        """deleteNodeFromCache: v1.36 hands the queue NodeDelete (PodTopologySpread listens);
+        v1.31's moves nobody."""
+        if is_v136(self._queue):
+            self._queue.move_all_to_active_or_backoff(NODE_DELETE, None, node, None)
 
 
 def as_assigned(pod: Pod, node: str | None) -> Pod:

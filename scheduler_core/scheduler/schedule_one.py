@@ -15,6 +15,7 @@ sets to its ``cluster/api_server.ApiServer``.
 
 from __future__ import annotations
 
+import copy
 import heapq
 import random
 from collections import Counter
@@ -469,9 +470,14 @@ class Scheduler:
         """ClearNominatedNodeName: status patch; the nominator forgets it, the pod stays queued."""
         if pod.nominated_node_name:
             node = pod.nominated_node_name
+            before = copy.copy(pod)
             pod.nominated_node_name = ""
             self.queue.nominator.delete(pod)
             self.trace.emit("nomination_cleared", pod=pod.key, node=node, reason=reason)
+            # v1.36: the status update wakes lower-or-equal priority pods (queue hook)
+            changed = getattr(self.queue, "nominated_node_changed", None)
+            if changed is not None:
+                changed(before)
 
     def _handle_failure(
         self,

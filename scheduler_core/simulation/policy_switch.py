@@ -20,6 +20,7 @@ from ..scheduler.queue.queueing_hints import QueueingHintMap
 from ..scheduler.queue.scheduling_queue import SchedulingQueue
 from ..scheduler.schedule_one import Scheduler
 from ..scheduler.tie_break import NodeOrder
+from ..scheduler.versions import POP_FROM_BACKOFF_Q
 from ..trace.stream import Trace
 
 __all__ = ["PolicySeat", "build_queue", "switch_policy", "policy_switch_problem"]
@@ -57,6 +58,8 @@ def build_queue(policy: Policy, profiles: Mapping[str, Framework], trace: Trace)
         events_by_plugin=_queue_events(profiles),
         hints=_queue_hints(policy, profiles),
         trace=trace,
+        kubernetes_version=policy.kubernetes_version,
+        pop_from_backoff=policy.gate(POP_FROM_BACKOFF_Q),
     )
 
 
@@ -89,6 +92,8 @@ def switch_policy(run: PolicySeat, policy: Policy, *, mark: Mapping[str, Any] | 
             max_backoff_ms=policy.pod_max_backoff_seconds * 1000,
             events_by_plugin=_queue_events(run.profiles),
             hints=_queue_hints(policy, run.profiles),
+            kubernetes_version=policy.kubernetes_version,
+            pop_from_backoff=policy.gate(POP_FROM_BACKOFF_Q),
         )
     run.scheduler = run.build_scheduler()
     run.scheduler.next_start_node_index = old.next_start_node_index

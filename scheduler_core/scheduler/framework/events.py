@@ -25,6 +25,8 @@ __all__ = [
     "NODE_ALLOCATABLE_CHANGE",
     "NODE_LABEL_CHANGE",
     "NODE_TAINT_CHANGE",
+    "NODE_DELETE",
+    "UPDATE_POD_TOLERATION",
     "pod_scheduling_properties_change",
     "node_scheduling_properties_change",
 ]
@@ -44,6 +46,12 @@ NODE_SPEC_UNSCHEDULABLE_CHANGE = ClusterEvent("Node", ActionType.UPDATE_NODE_TAI
 NODE_ALLOCATABLE_CHANGE = ClusterEvent("Node", ActionType.UPDATE_NODE_ALLOCATABLE, "NodeAllocatableChange")
 NODE_LABEL_CHANGE = ClusterEvent("Node", ActionType.UPDATE_NODE_LABEL, "NodeLabelChange")
 NODE_TAINT_CHANGE = ClusterEvent("Node", ActionType.UPDATE_NODE_TAINT, "NodeTaintChange")
+# v1.36 (kube-scheduler/framework/types.go UpdatePodToleration): a pod gained a toleration. Its own
+# bit, outside UPDATE, so v1.31's masks stay as they were; no modelled change carries it yet (a
+# timeline cannot add tolerations), so only v1.36's registrations name it.
+UPDATE_POD_TOLERATION = ActionType(1024)
+# v1.36 deleteNodeFromCache: a node's deletion is an event (v1.31's moves nobody).
+NODE_DELETE = ClusterEvent("Node", ActionType.DELETE, "NodeDelete")
 
 
 def pod_scheduling_properties_change(

@@ -222,6 +222,10 @@ class QueuedPodInfo:
     pending_plugins: set[str] = field(default_factory=set)
     gated: bool = False
     seq: int = 0  # insertion order: the deterministic last tie-break of every heap
+    # v1.36 (backend/queue/scheduling_queue.go AddUnschedulableIfNotPresent): failures by a
+    # plugin's rejection and consecutive failures by an error, which time the backoff there.
+    unschedulable_count: int = 0
+    consecutive_errors_count: int = 0
 
 
 class ActionType(IntFlag):

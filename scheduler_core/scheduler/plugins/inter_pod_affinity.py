@@ -34,6 +34,7 @@ from ..framework import (
     ScorePlugin,
     Status,
 )
+from ..versions import V1_36
 
 __all__ = [
     "InterPodAffinity",
@@ -209,6 +210,21 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self.ignore_preferred_terms_of_existing_pods: bool = ignore
 
     def events_to_register_with_hints(self) -> tuple[ClusterEventWithHint, ...]:
+        if self.handle.kubernetes_version == V1_36:
+            # interpodaffinity/plugin.go EventsToRegister (v1.36.2, QueueingHints on): Pod Add |
+            # UpdatePodLabel | Delete; Node Add | UpdateNodeLabel (no taint update: no preCheck).
+            return (
+                ClusterEventWithHint(
+                    ClusterEvent("Pod", ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE, "PodChange"),
+                    is_schedulable_after_pod_change_v136,
+                    "isSchedulableAfterPodChange",
+                ),
+                ClusterEventWithHint(
+                    ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL, "NodeChange"),
+                    is_schedulable_after_node_change_v136,
+                    "isSchedulableAfterNodeChange",
+                ),
+            )
         # interpodaffinity/plugin.go EventsToRegister (v1.31.13): a pod added, deleted or
         # relabelled can satisfy or break a term (not any other pod update); a node added,
         # relabelled or retainted can enter a topology domain.
@@ -442,6 +458,69 @@ def is_schedulable_after_pod_change(pod: Pod, old: Any, new: Any) -> tuple[Queue
     if all_match(anti, old):
         return QueueingHint.QUEUE, "a scheduled pod was deleted and it matches the pod's anti-affinity"
     return QueueingHint.QUEUE_SKIP, "a scheduled pod was deleted but it doesn't match the pod's anti-affinity"
+
+
+def is_schedulable_after_pod_change_v136(pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str]:
+    """isSchedulableAfterPodChange (plugin.go, v1.36.2): the pod's own label update says Queue;
+    a pod neither scheduled nor nominated never helps; an update or an addition as in v1.31; a
+    deletion also when the pending pod matches the deleted pod's own anti-affinity."""
+    if new is not None and old is not None and (pod.uid or pod.key) == (new.uid or new.key):
+        return QueueingHint.QUEUE, "the pod's own labels have changed and it may be schedulable now"
+    for other in (new, old):
+        if other is not None and not other.node_name and not other.nominated_node_name:
+            return QueueingHint.QUEUE_SKIP, "the added/updated/deleted pod is unscheduled"
+    terms = _required_affinity_terms(pod)
+    anti = _required_anti_affinity_terms(pod)
+
+    def all_match(ts: Sequence[PodAffinityTerm], target: Pod) -> bool:
+        return _matches_all(ts, pod.namespace, target, _no_namespace_labels)
+
+    if new is not None and old is not None:
+        if not all_match(terms, old) and all_match(terms, new):
+            return QueueingHint.QUEUE, "a scheduled pod was updated to match the pod's affinity"
+        if all_match(anti, old) and not all_match(anti, new):
+            return QueueingHint.QUEUE, "a scheduled pod was updated not to match the pod's anti-affinity"
+        return (
+            QueueingHint.QUEUE_SKIP,
+            "a scheduled pod was updated, neither into the affinity nor out of the anti-affinity",
+        )
+    if new is not None:
+        if all_match(terms, new):
+            return QueueingHint.QUEUE, "a scheduled pod was added and it matches the pod's affinity"
+        return QueueingHint.QUEUE_SKIP, "a scheduled pod was added and it doesn't match the pod's affinity"
+    if all_match(anti, old):
+        return QueueingHint.QUEUE, "a scheduled pod was deleted and it matches the pod's anti-affinity"
+    if _matches_all(_required_anti_affinity_terms(old), old.namespace, pod, _no_namespace_labels):
+        return QueueingHint.QUEUE, "a scheduled pod was deleted and the pod matches the deleted pod's anti-affinity"
+    return (
+        QueueingHint.QUEUE_SKIP,
+        "a scheduled pod was deleted; no anti-affinity matches either way",
+    )
+
+
+def is_schedulable_after_node_change_v136(pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str]:
+    """isSchedulableAfterNodeChange (plugin.go, v1.36.2): for an affinity term, a new node with
+    its topology key, or an update that adds the key or changes its value; for an anti-affinity
+    term, any new node, or an update that removes the key or changes its value."""
+    for term in _required_affinity_terms(pod):
+        key = term.topology_key
+        if old is None:
+            if key in new.labels:
+                return QueueingHint.QUEUE, f"a node with the pod affinity's topologyKey {key} was added"
+            continue
+        if key not in old.labels and key in new.labels:
+            return QueueingHint.QUEUE, f"a node got the pod affinity's topologyKey {key}"
+        if key in old.labels and key in new.labels and old.labels[key] != new.labels[key]:
+            return QueueingHint.QUEUE, f"a node moved to another {key} domain of the pod affinity"
+    for term in _required_anti_affinity_terms(pod):
+        key = term.topology_key
+        if old is None:
+            return QueueingHint.QUEUE, "a node was added and it may make the pod with anti-affinity schedulable"
+        if key in old.labels and key not in new.labels:
+            return QueueingHint.QUEUE, f"a node lost the pod anti-affinity's topologyKey {key}"
+        if key in old.labels and key in new.labels and old.labels[key] != new.labels[key]:
+            return QueueingHint.QUEUE, f"a node moved to another {key} domain of the pod anti-affinity"
+    return QueueingHint.QUEUE_SKIP, "the node change doesn't touch any topologyKey of the pod's affinity/anti-affinity"
 
 
 def is_schedulable_after_node_change(pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str]:

@@ -31,6 +31,7 @@ from ..framework import (
     StaticFilterPlugin,
     Status,
 )
+from ..versions import V1_36
 from .helper import default_normalize_array, default_normalize_score
 
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
@@ -73,6 +74,15 @@ class NodeAffinity(PreFilterPlugin, StaticFilterPlugin, PreScorePlugin, ScorePlu
             self.added_preferred = added.preferred
 
     def events_to_register_with_hints(self) -> tuple[ClusterEventWithHint, ...]:
+        if self.handle.kubernetes_version == V1_36:
+            # node_affinity.go EventsToRegister (v1.36.2, QueueingHints on): Node Add | UpdateNodeLabel.
+            return (
+                ClusterEventWithHint(
+                    ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL, "NodeChange"),
+                    self.is_schedulable_after_node_change_v136,
+                    "isSchedulableAfterNodeChange",
+                ),
+            )
         # node_affinity.go EventsToRegister (v1.31.13): Node Add | Update.
         return (
             ClusterEventWithHint(
@@ -91,6 +101,20 @@ class NodeAffinity(PreFilterPlugin, StaticFilterPlugin, PreScorePlugin, ScorePlu
         if required_node_affinity_matches(pod, new):
             return QueueingHint.QUEUE, "node was created or updated, and matches with the pod's NodeAffinity"
         return QueueingHint.QUEUE_SKIP, "node was created or updated, but it doesn't match the pod's NodeAffinity"
+
+    def is_schedulable_after_node_change_v136(self, pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str]:
+        """isSchedulableAfterNodeChange (node_affinity.go, v1.36.2): the new node must match
+        the scheduler-enforced affinity and the pod's; an added node then says Queue, an
+        updated one only if the old node did not match (unmatch → match)."""
+        if self.added_required is not None and not self.added_required.matches(new):
+            return QueueingHint.QUEUE_SKIP, "the node didn't match scheduler-enforced node affinity"
+        if not required_node_affinity_matches(pod, new):
+            return QueueingHint.QUEUE_SKIP, "node was created or updated, but the pod's NodeAffinity doesn't match"
+        if old is None:
+            return QueueingHint.QUEUE, "node was created, and matches with the pod's NodeAffinity"
+        if required_node_affinity_matches(pod, old):
+            return QueueingHint.QUEUE_SKIP, "node updated, but the pod's NodeAffinity hasn't changed"
+        return QueueingHint.QUEUE, "node was updated and the pod's NodeAffinity changed to matched"
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]

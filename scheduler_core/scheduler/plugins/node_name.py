@@ -7,6 +7,7 @@ from collections.abc import Hashable
 from ...api.model import Pod
 from ..cache import NodeInfo
 from ..framework import SUCCESS, ActionType, ClusterEvent, CycleState, StaticFilterPlugin, Status
+from ..versions import V1_36
 
 ERR_REASON = "node(s) didn't match the requested node name"
 
@@ -15,6 +16,9 @@ class NodeName(StaticFilterPlugin):
     name = "NodeName"
 
     def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        if self.handle.kubernetes_version == V1_36:
+            # node_name.go EventsToRegister (v1.36.2, QueueingHints on): Node Add only.
+            return (ClusterEvent("Node", ActionType.ADD, "NodeAdd"),)
         # node_name.go EventsToRegister (v1.31.13): Node Add | Update.
         return (ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE, "NodeChange"),)
 

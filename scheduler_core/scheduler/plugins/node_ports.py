@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,6 +21,7 @@ from ..framework import (
     Status,
 )
 from ..framework.types import SKIP
+from ..versions import V1_36
 
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
 _STATE_KEY = "PreFilterNodePorts"
@@ -40,6 +42,16 @@ class NodePorts(PreFilterPlugin, FilterPlugin):
     name = "NodePorts"
 
     def events_to_register_with_hints(self) -> tuple[ClusterEventWithHint, ...]:
+        if self.handle.kubernetes_version == V1_36:
+            # node_ports.go EventsToRegister (v1.36.2, QueueingHints on): Pod Delete; Node Add only.
+            return (
+                ClusterEventWithHint(
+                    ClusterEvent("Pod", ActionType.DELETE, "AssignedPodDelete"),
+                    is_schedulable_after_pod_deleted_v136,
+                    "isSchedulableAfterPodDeleted",
+                ),
+                ClusterEventWithHint(ClusterEvent("Node", ActionType.ADD, "NodeAdd")),
+            )
         # node_ports.go EventsToRegister (v1.31.13): Pod Delete with a hint; Node Add | Update
         # without one ("the scheduling of Pods will be always retried", the same as Queue).
         return (
@@ -75,6 +87,23 @@ def _used_ports(pod: Pod) -> dict[tuple[str, str, int], int]:
         key = (port.host_ip or _ANY_IP, port.protocol or "TCP", port.host_port)
         used[key] = used.get(key, 0) + 1
     return used
+
+
+def is_schedulable_after_pod_deleted_v136(pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str]:
+    """isSchedulableAfterPodDeleted (v1.36.2): as v1.31's, but a deleted pod that was only
+    nominated to a node counts as scheduled."""
+    if not old.node_name and not old.nominated_node_name:
+        return QueueingHint.QUEUE_SKIP, "the deleted pod is unscheduled and it doesn't make the pod schedulable"
+    return is_schedulable_after_pod_deleted(pod, _as_placed(old), new)
+
+
+def _as_placed(pod: Pod) -> Pod:
+    """The pod as if on its nominated node, for v1.31's check of its ports."""
+    if pod.node_name:
+        return pod
+    placed = copy.copy(pod)
+    placed.node_name = pod.nominated_node_name
+    return placed
 
 
 def is_schedulable_after_pod_deleted(pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str]:

@@ -45,6 +45,7 @@ from ..framework import (
     filter_each,
 )
 from ..framework.node_table import SAFE_LIMIT, NodeRows, NodeTable, rows_for
+from ..versions import V1_36
 from .resource_allocation import (
     DEFAULT_RESOURCES,
     MAX_CUSTOM_PRIORITY_SCORE,
@@ -263,6 +264,23 @@ class NodeResourcesFit(PreFilterPlugin, BatchFilterPlugin, ResourceAllocationPre
         self.scorer = ResourceAllocationScorer(parsed.strategy, parsed.resources, scorer, use_requested=False)
 
     def events_to_register_with_hints(self) -> tuple[ClusterEventWithHint, ...]:
+        if self.handle.kubernetes_version == V1_36:
+            # fit.go EventsToRegister (v1.36.2): Pod Delete | UpdatePodScaleDown
+            # (InPlacePodVerticalScaling is on), Node Add | UpdateNodeAllocatable (QueueingHints
+            # on: no preCheck, so no other update); buildQueueingHintMap adds UpdateNodeTaint
+            # with the default hint, since Fit registers Node Add without it.
+            return (
+                ClusterEventWithHint(
+                    ClusterEvent("Pod", ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN, "PodChange"),
+                    is_schedulable_after_pod_event_v136,
+                    "isSchedulableAfterPodEvent",
+                ),
+                ClusterEventWithHint(
+                    ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE, "NodeChange"),
+                    is_schedulable_after_node_change_v136,
+                    "isSchedulableAfterNodeChange",
+                ),
+            )
         # fit.go EventsToRegister (v1.31.13): Pod Delete (UpdatePodScaleDown only with
         # InPlacePodVerticalScaling, alpha and off in v1.31), Node Add | Update.
         return (
@@ -463,6 +481,48 @@ def is_schedulable_after_node_change(pod: Pod, old: Any, new: Any) -> tuple[Queu
     if fits_empty_node(pod, new):
         return QueueingHint.QUEUE, "node was updated, and may fit with the pod's resource requirements"
     return QueueingHint.QUEUE_SKIP, "node was created or updated, but it doesn't have enough resource(s) for the pod"
+
+
+def is_schedulable_after_pod_event_v136(pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str]:
+    """isSchedulableAfterPodEvent (fit.go, v1.36.2): any deletion of a scheduled (or nominated)
+    pod says Queue — whether the freed room fits is not asked; a scale-down says Queue when it is
+    the pod's own, or a scheduled pod's request the pod also asks for went down
+    (isSchedulableAfterPodScaleDown)."""
+    if new is None:
+        if not old.node_name and not old.nominated_node_name:
+            return QueueingHint.QUEUE_SKIP, "the deleted pod was unscheduled and it wouldn't make the pod schedulable"
+        return QueueingHint.QUEUE, "another scheduled pod was deleted, and it may make the pod schedulable"
+    if (new.uid or new.key) == (pod.uid or pod.key):
+        return QueueingHint.QUEUE, "the pod itself got scaled down, and it may make it schedulable"
+    if not new.node_name:
+        return QueueingHint.QUEUE_SKIP, "an unscheduled pod got scaled down, which frees nothing"
+    for resource, amount in pod.requests.items():
+        if amount and old.requests.get(resource, 0) > new.requests.get(resource, 0):
+            return (
+                QueueingHint.QUEUE,
+                f"a scheduled pod's {resource} request went down: the pod may fit now",
+            )
+    return QueueingHint.QUEUE_SKIP, "a pod got scaled down, but not in a resource the pod requests"
+
+
+def is_schedulable_after_node_change_v136(pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str]:
+    """isSchedulableAfterNodeChange (fit.go, v1.36.2): QueueSkip unless the pod would fit the
+    node were it empty (isFit); a new node then says Queue, an updated one only when it gained
+    pod slots or allocatable of a resource the pod requests (haveAnyRequestedResourcesIncreased;
+    DRA-backed extended resources are not modelled)."""
+    if not fits_empty_node(pod, new):
+        return (
+            QueueingHint.QUEUE_SKIP,
+            "node was created or updated, but it doesn't have enough resource(s) for the pod",
+        )
+    if old is None:
+        return QueueingHint.QUEUE, "node was added and it might fit the pod's resource requests"
+    if new.allocatable.get(PODS, 0) > old.allocatable.get(PODS, 0):
+        return QueueingHint.QUEUE, "node was updated with more pod slots, and may now fit the pod"
+    for resource, amount in pod.requests.items():
+        if resource != PODS and amount and new.allocatable.get(resource, 0) > old.allocatable.get(resource, 0):
+            return QueueingHint.QUEUE, f"node was updated with more {resource}, and may now fit the pod's requests"
+    return QueueingHint.QUEUE_SKIP, "node was updated, but none of the pod's requested resources increased"
 
 
 def fits_empty_node(pod: Pod, node: Node | None) -> bool:

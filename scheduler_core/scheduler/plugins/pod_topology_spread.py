@@ -58,6 +58,8 @@ from ..framework import (
     ScorePlugin,
     Status,
 )
+from ..framework.events import UPDATE_POD_TOLERATION
+from ..versions import V1_36
 from .node_affinity import required_node_affinity_matches
 
 __all__ = [
@@ -178,6 +180,16 @@ def _filter_constraints(
             )
         )
     return result
+
+
+def _involved_in_spreading(incoming: Pod, pod: Pod) -> bool:
+    """common.go involvedInTopologySpreading (v1.36.2): the pod itself, or a scheduled or
+    nominated pod of its namespace."""
+    if (incoming.uid or incoming.key) == (pod.uid or pod.key):
+        return True
+    if not incoming.node_name and not incoming.nominated_node_name:
+        return False
+    return incoming.namespace == pod.namespace
 
 
 def _node_labels_match(labels: Mapping[str, str], constraints: Sequence[_Constraint]) -> bool:
@@ -410,7 +422,32 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
 
     def events_to_register_with_hints(self) -> tuple[ClusterEventWithHint, ...]:
         """podtopologyspread/plugin.go EventsToRegister (v1.31.13): Pod Add | UpdatePodLabel |
-        Delete; Node Add | Delete | UpdateNodeLabel | UpdateNodeTaint."""
+        Delete; Node Add | Delete | UpdateNodeLabel | UpdateNodeTaint. v1.36.2 (QueueingHints
+        on) adds UpdatePodToleration, with its own hints."""
+        if self.handle.kubernetes_version == V1_36:
+            return (
+                ClusterEventWithHint(
+                    ClusterEvent(
+                        "Pod",
+                        ActionType.ADD | ActionType.UPDATE_POD_LABEL | UPDATE_POD_TOLERATION | ActionType.DELETE,
+                        "PodChange",
+                    ),
+                    self.is_schedulable_after_pod_change_v136,
+                    "isSchedulableAfterPodChange",
+                ),
+                ClusterEventWithHint(
+                    ClusterEvent(
+                        "Node",
+                        ActionType.ADD
+                        | ActionType.DELETE
+                        | ActionType.UPDATE_NODE_LABEL
+                        | ActionType.UPDATE_NODE_TAINT,
+                        "NodeChange",
+                    ),
+                    self.is_schedulable_after_node_change_v136,
+                    "isSchedulableAfterNodeChange",
+                ),
+            )
         return (
             ClusterEventWithHint(
                 ClusterEvent("Pod", ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE, "PodChange"),
@@ -458,6 +495,56 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         if all(c.topology_key in node.labels for c in constraints):
             return QueueingHint.QUEUE, "a node that matches the spread constraints' topology keys was added/updated"
         return QueueingHint.QUEUE_SKIP, "the node lacks a topology key of the pod's spread constraints"
+
+    def is_schedulable_after_pod_change_v136(self, pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str]:
+        """isSchedulableAfterPodChange (plugin.go, v1.36.2): involvedInTopologySpreading counts
+        the pod itself and scheduled or nominated pods of its namespace. The pod's own update
+        says Queue for a new toleration under NodeTaintsPolicy Honor; a label change only when
+        it flips a hard constraint's selector (so the pod's own relabel is usually QueueSkip)."""
+        for other in (new, old):
+            if other is not None and not _involved_in_spreading(other, pod):
+                return QueueingHint.QUEUE_SKIP, "the pod is unscheduled or of another namespace"
+        constraints = self._constraints(pod, DO_NOT_SCHEDULE)
+        if new is not None and old is not None:
+            if (
+                (new.uid or new.key) == (pod.uid or pod.key)
+                and tuple(new.tolerations) != tuple(old.tolerations)
+                and any(c.node_taints_policy == HONOR for c in constraints)
+            ):
+                return QueueingHint.QUEUE, "the pod got a new toleration, and a constraint honours taints"
+            if dict(new.labels) == dict(old.labels):
+                return QueueingHint.QUEUE_SKIP, "the updated pod's labels did not change"
+            if any(c.matches(old.labels) != c.matches(new.labels) for c in constraints):
+                return QueueingHint.QUEUE, "a pod's label change flips a spread constraint's selector"
+            return QueueingHint.QUEUE_SKIP, "a pod's label change is unrelated to the spread constraints"
+        changed = new if new is not None else old
+        verb = "created" if new is not None else "deleted"
+        if any(c.matches(changed.labels) for c in constraints):
+            return QueueingHint.QUEUE, f"a scheduled pod that matches the spread constraints was {verb}"
+        return QueueingHint.QUEUE_SKIP, f"a scheduled pod was {verb}, but the spread constraints do not select it"
+
+    def is_schedulable_after_node_change_v136(self, pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str]:
+        """isSchedulableAfterNodeChange (plugin.go, v1.36.2): an update says Queue when it
+        changes whether the node carries every topology key, or — carrying them — changes a
+        key's value or the taints; an added node or a deleted one when it carries them all."""
+        constraints = self._constraints(pod, DO_NOT_SCHEDULE)
+        was = old is not None and _node_labels_match(old.labels, constraints)
+        now = new is not None and _node_labels_match(new.labels, constraints)
+        if old is not None and new is not None:
+            if was != now:
+                return QueueingHint.QUEUE, "the node's topology keys changed for the spread constraints"
+            keys_changed = any(old.labels.get(c.topology_key) != new.labels.get(c.topology_key) for c in constraints)
+            taints_changed = tuple(old.taints) != tuple(new.taints)
+            if now and (keys_changed or taints_changed):
+                return QueueingHint.QUEUE, "the node now has different taints or topology values"
+            return QueueingHint.QUEUE_SKIP, "the node update doesn't change the spread constraints' domains"
+        if new is not None:
+            if now:
+                return QueueingHint.QUEUE, "the created node matches the spread constraints' topology keys"
+            return QueueingHint.QUEUE_SKIP, "the created node lacks a topology key of the spread constraints"
+        if was:
+            return QueueingHint.QUEUE, "the deleted node matched the spread constraints' topology keys"
+        return QueueingHint.QUEUE_SKIP, "the deleted node lacked a topology key of the spread constraints"
 
     # constraints
 

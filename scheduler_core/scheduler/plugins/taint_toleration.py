@@ -24,6 +24,8 @@ from ..framework import (
     StaticFilterPlugin,
     Status,
 )
+from ..framework.events import UPDATE_POD_TOLERATION
+from ..versions import V1_36
 from .helper import default_normalize_array, default_normalize_score
 
 _PRE_SCORE_KEY = "PreScoreTaintToleration"
@@ -34,6 +36,21 @@ class TaintToleration(StaticFilterPlugin, PreScorePlugin, ScorePlugin):
     has_normalize = True
 
     def events_to_register_with_hints(self) -> tuple[ClusterEventWithHint, ...]:
+        if self.handle.kubernetes_version == V1_36:
+            # taint_toleration.go EventsToRegister (v1.36.2, QueueingHints on): Node Add |
+            # UpdateNodeTaint; Pod UpdatePodToleration (the pod's own new toleration).
+            return (
+                ClusterEventWithHint(
+                    ClusterEvent("Node", ActionType.ADD | ActionType.UPDATE_NODE_TAINT, "NodeChange"),
+                    is_schedulable_after_node_change,
+                    "isSchedulableAfterNodeChange",
+                ),
+                ClusterEventWithHint(
+                    ClusterEvent("Pod", UPDATE_POD_TOLERATION, "PodTolerationChange"),
+                    is_schedulable_after_pod_toleration_change_v136,
+                    "isSchedulableAfterPodTolerationChange",
+                ),
+            )
         # taint_toleration.go EventsToRegister (v1.31.13): Node Add | Update; with the
         # SchedulerQueueingHints gate on also Pod Update (a pending pod gaining a toleration).
         events = (
@@ -111,6 +128,14 @@ def is_schedulable_after_node_change(pod: Pod, old: Any, new: Any) -> tuple[Queu
     if was_untolerated and untolerated_taint(new.taints, pod.tolerations) is None:
         return QueueingHint.QUEUE, "node was created or updated, and this may make the pod schedulable"
     return QueueingHint.QUEUE_SKIP, "node was created or updated, but it doesn't change the TaintToleration decision"
+
+
+def is_schedulable_after_pod_toleration_change_v136(pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str]:
+    """isSchedulableAfterPodTolerationChange (v1.36.2): Queue when the pod that gained a
+    toleration is the pending pod itself."""
+    if (pod.uid or pod.key) == (new.uid or new.key):
+        return QueueingHint.QUEUE, "a new toleration is added for the pod, and it may make it schedulable"
+    return QueueingHint.QUEUE_SKIP, "a new toleration is added for an unrelated pod"
 
 
 def is_schedulable_after_pod_change(pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str]:

@@ -12,6 +12,11 @@ The periodic flushers run on the simulation's virtual clock at the same cadence 
 upstream (``flushBackoffQCompleted`` every 1 s, ``flushUnschedulablePodsLeftover`` every
 30 s, both counted from t=0); the simulation asks :meth:`next_flush_ms` for the next tick
 that would actually move a pod instead of waking up every second.
+
+Under v1.36 (``kubernetes_version``, ``backend/queue/scheduling_queue.go`` v1.36.2) QueueingHints
+are always on, backoffQ is v1.36's two heaps timed by failure counts (backoff_queue.py), and
+with SchedulerPopFromBackoffQ (``pop_from_backoff``) Pop takes backoffQ's head when activeQ is
+empty (``activeQueue.unlockedPop``), traced as a ``queue_move`` with trigger ``PopFromBackoffQ``.
 """
 
 from __future__ import annotations
@@ -24,7 +29,16 @@ from ...api.model import Pod
 from ...trace.events import ClusterEventNote, MoveVerdict
 from ...trace.stream import Trace
 from ..framework import ActionType, ClusterEvent, QueuedPodInfo
-from ..framework.events import pod_scheduling_properties_change
+from ..framework.events import ASSIGNED_POD_DELETE, pod_scheduling_properties_change
+from ..versions import V1_31, V1_36
+from .backoff_queue import (
+    NO_BACKOFF,
+    BackoffHeaps,
+    align_to_window,
+    backoff_count,
+    calculate_backoff_duration_ms,
+    first_tick_after,
+)
 from .pod_queue import ACTIVE, BACKOFF, NONE, UNSCHEDULABLE, Nominator, emit_queue_move, start_attempt
 from .queueing_hints import HintAnswer, InFlightEvents, QueueingHintMap, Strategy, pod_uid
 
@@ -53,6 +67,8 @@ UNSCHEDULED_POD_UPDATE = ClusterEvent("Pod", ActionType.UPDATE, "UnschedulablePo
 # The queue_move triggers of a failed attempt.
 _FAILED = "ScheduleAttemptFailure"
 _FAILED_CHANGED = "ScheduleAttemptFailure (cluster changed during the attempt)"
+# framework/events.go PopFromBackoffQ (v1.36): activeQ was empty, Pop took backoffQ's head.
+POP_FROM_BACKOFF_Q = "PopFromBackoffQ"
 
 
 class _ActiveEntry:
@@ -81,9 +97,16 @@ class SchedulingQueue:
         events_by_plugin: Mapping[str, tuple[ClusterEvent, ...]] | None = None,
         hints: QueueingHintMap | None = None,
         trace: Trace | None = None,
+        kubernetes_version: str = V1_31,
+        pop_from_backoff: bool = False,
     ) -> None:
         """``hints``: the SchedulerQueueingHints gate is on and these are the profiles' hint
-        functions; None (the default, as in v1.31) moves pods by ``events_by_plugin``."""
+        functions; None (the default, as in v1.31) moves pods by ``events_by_plugin``.
+        ``kubernetes_version`` v1.36 selects v1.36's backoffQ; ``pop_from_backoff``: its
+        SchedulerPopFromBackoffQ gate."""
+        self.v136 = kubernetes_version == V1_36
+        self.pop_from_backoff = self.v136 and pop_from_backoff
+        self._bq = BackoffHeaps()  # v1.36's backoffQ (v1.31 keeps _backoff)
         self._less = less
         self.initial_backoff_ms = initial_backoff_ms
         self.max_backoff_ms = max_backoff_ms
@@ -117,6 +140,10 @@ class SchedulingQueue:
         return self._infos.get(pod.key)
 
     def has_active(self) -> bool:
+        """Whether Pop has a pod to hand out: activeQ's, or with SchedulerPopFromBackoffQ
+        podBackoffQ's when activeQ is empty (activeQueue.unlockedPop, v1.36)."""
+        if self.pop_from_backoff and not self._active:
+            return self._bq.head(self._bq.backoff) is not None
         return bool(self._active)
 
     def pending_pods(self) -> list[QueuedPodInfo]:
@@ -126,6 +153,8 @@ class SchedulingQueue:
         return list(self._unschedulable.values())
 
     def backoff_infos(self) -> list[QueuedPodInfo]:
+        if self.v136:
+            return [e.info for e in sorted(self._bq.entries(), key=lambda e: (e.expiry, e.info.seq))]
         return [entry[2] for entry in sorted(self._backoff, key=lambda e: (e[0], e[1])) if self._valid(entry)]
 
     def reconfigure(
@@ -136,6 +165,8 @@ class SchedulingQueue:
         max_backoff_ms: int,
         events_by_plugin: Mapping[str, tuple[ClusterEvent, ...]],
         hints: QueueingHintMap | None = None,
+        kubernetes_version: str = V1_31,
+        pop_from_backoff: bool = False,
     ) -> None:
         """Keep every queued pod where it is under a new configuration (a policy switch):
         activeQ re-sorted by the new QueueSort, backoffQ re-timed from each pod's attempts and
@@ -156,10 +187,23 @@ class SchedulingQueue:
         if (hints is None) != (self.hints is None):
             self._in_flight.clear()
         self.hints = hints
+        was_v136 = self.v136
+        self.v136 = kubernetes_version == V1_36
+        self.pop_from_backoff = self.v136 and pop_from_backoff
         self._active = [_ActiveEntry(info, less) for info in active.values()]
         heapq.heapify(self._active)
-        self._backoff = [(self.backoff_expiry_ms(info), info.seq, info) for info in backing_off.values()]
-        heapq.heapify(self._backoff)
+        if not (was_v136 or self.v136):
+            self._backoff = [(self.backoff_expiry_ms(info), info.seq, info) for info in backing_off.values()]
+            heapq.heapify(self._backoff)
+            return
+        # A switch to or from v1.36 carries the backing-off pods into the other backoffQ.
+        self._backoff = []
+        self._bq.clear()
+        for info in backing_off.values():
+            if self.v136:
+                self._bq.push(info, self.backoff_expiry_ms(info), self._less if self.pop_from_backoff else None)
+            else:
+                heapq.heappush(self._backoff, (self.backoff_expiry_ms(info), info.seq, info))
 
     # -- backoff -------------------------------------------------------------------------
 
@@ -173,9 +217,24 @@ class SchedulingQueue:
         return min(duration, self.max_backoff_ms)
 
     def backoff_expiry_ms(self, info: QueuedPodInfo) -> int:
+        if self.v136:
+            return self._backoff_expiry_v136(info)
         return info.timestamp_ms + self.backoff_duration_ms(info.attempts)
 
+    def _backoff_expiry_v136(self, info: QueuedPodInfo) -> int:
+        """backoff_queue.go getBackoffTime (v1.36): none with podMaxBackoff 0 or before any
+        failure; else Timestamp + calculateBackoffDuration(count), aligned to its window."""
+        count = backoff_count(info)
+        if self.max_backoff_ms == 0 or count == 0:
+            return NO_BACKOFF
+        duration = calculate_backoff_duration_ms(count, self.initial_backoff_ms, self.max_backoff_ms)
+        return align_to_window(info.timestamp_ms + duration, self.pop_from_backoff)
+
     def is_backing_off(self, info: QueuedPodInfo) -> bool:
+        if self.v136:
+            # backoff_queue.go isPodBackingoff: !boTime.Before(alignToWindow(now)).
+            expiry = self._backoff_expiry_v136(info)
+            return not info.gated and expiry >= align_to_window(self.now_ms, self.pop_from_backoff)
         return not info.gated and self.backoff_expiry_ms(info) > self.now_ms
 
     # -- internal moves ------------------------------------------------------------------
@@ -185,12 +244,19 @@ class SchedulingQueue:
         source = self._where.get(key, NONE)
         if source == UNSCHEDULABLE:
             del self._unschedulable[key]
+        elif source == BACKOFF and self.v136:
+            self._bq.forget(self._infos[key])
         # entries left in the heaps are skipped lazily by _valid()
         self._where[key] = to
         self._infos[key] = info
-        expiry = None
+        expiry: int | None = None
         if to == ACTIVE:
             heapq.heappush(self._active, _ActiveEntry(info, self._less))
+        elif to == BACKOFF and self.v136:
+            expiry = self._backoff_expiry_v136(info)
+            self._bq.push(info, expiry, self._less if self.pop_from_backoff else None)
+            if expiry == NO_BACKOFF:
+                expiry = None
         elif to == BACKOFF:
             expiry = self.backoff_expiry_ms(info)
             heapq.heappush(self._backoff, (expiry, info.seq, info))
@@ -229,14 +295,25 @@ class SchedulingQueue:
             key = info.pod.key
             if self._where.get(key) != ACTIVE or self._infos.get(key) is not info:
                 continue  # stale entry left behind by a move or delete
-            del self._where[key]
-            del self._infos[key]
-            start_attempt(info, self.now_ms)
-            self.scheduling_cycle += 1
-            if self.hints is not None:
-                self._in_flight.popped(pod_uid(info.pod))
-            return info
+            return self._hand_out(info)
+        if self.pop_from_backoff:
+            # activeQueue.unlockedPop (v1.36): activeQ is empty, so backoffQPopper.popBackoff
+            # takes podBackoffQ's head, backing off or not; never the error heap's.
+            popped = self._bq.pop(self._bq.backoff)
+            if popped is not None:
+                emit_queue_move(self._trace, popped.pod.key, BACKOFF, ACTIVE, POP_FROM_BACKOFF_Q)
+                return self._hand_out(popped)
         return None
+
+    def _hand_out(self, info: QueuedPodInfo) -> QueuedPodInfo:
+        key = info.pod.key
+        del self._where[key]
+        del self._infos[key]
+        start_attempt(info, self.now_ms)
+        self.scheduling_cycle += 1
+        if self.hints is not None:
+            self._in_flight.popped(pod_uid(info.pod))
+        return info
 
     def add_unschedulable_if_not_present(self, info: QueuedPodInfo, pod_scheduling_cycle: int) -> None:
         """After a failed attempt: backoffQ if a move request came since the pop, else
@@ -248,6 +325,14 @@ class SchedulingQueue:
             return
         info.timestamp_ms = self.now_ms
         rejectors = info.unschedulable_plugins | info.pending_plugins
+        if self.v136:
+            # AddUnschedulableIfNotPresent (v1.36): an error counts consecutive errors; a
+            # rejection counts, and ends the run of errors.
+            if rejectors:
+                info.unschedulable_count += 1
+                info.consecutive_errors_count = 0
+            else:
+                info.consecutive_errors_count += 1
         if self.hints is not None:
             strategy, heard = self._in_flight_strategy(info)
             self.done(info.pod)
@@ -301,7 +386,9 @@ class SchedulingQueue:
     def delete(self, pod: Pod, emit: bool = True) -> None:
         key = pod.key
         where = self._where.pop(key, None)
-        self._infos.pop(key, None)
+        info = self._infos.pop(key, None)
+        if where == BACKOFF and info is not None and self.v136:
+            self._bq.forget(info)
         self._unschedulable.pop(key, None)
         self.nominator.delete(pod)
         if where is not None and emit:
@@ -313,6 +400,11 @@ class SchedulingQueue:
         one is moved only if a rejector's hint says Queue for one of the update's events
         (PodSchedulingPropertiesChange)."""
         if self.hints is not None and self._in_flight.in_flight(pod_uid(pod)):
+            if self.v136:
+                # Update (v1.36): addEventsIfPodInFlight with PodSchedulingPropertiesChange's events.
+                for event in _pod_update_events(old or pod, pod):
+                    self._in_flight.record(event, old, pod)
+                return
             self._in_flight.record(UNSCHEDULED_POD_UPDATE, old, pod)
             return
         info = self._infos.get(pod.key)
@@ -476,10 +568,22 @@ class SchedulingQueue:
             self._in_flight.record(event, old, new)
         return moved
 
+    def nominated_node_changed(self, old: Pod) -> None:
+        """updatePodInSchedulingQueue (eventhandlers.go, v1.36): a pending pod's nominated node
+        (``old``'s) was cleared or changed (hasNominatedNodeNameChanged) — as if the pod were
+        deleted from that node: MoveAll AssignedPodDelete for the pods of lower or equal priority
+        (getLEPriorityPreCheck), which treated it as assigned there. v1.31 moves nobody."""
+        if not self.v136 or not old.nominated_node_name:
+            return
+        priority = old.priority
+        self.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, lambda p: p.priority <= priority, old, None)
+
     # -- periodic flushes ----------------------------------------------------------------
 
     def flush_backoff_completed(self) -> int:
         """flushBackoffQCompleted: every pod whose backoff has expired goes to activeQ."""
+        if self.v136:
+            return self._flush_backoff_completed_v136()
         moved = 0
         while self._backoff:
             entry = self._backoff[0]
@@ -491,6 +595,21 @@ class SchedulingQueue:
             heapq.heappop(self._backoff)
             self._move(entry[2], ACTIVE, "BackoffComplete")
             moved += 1
+        return moved
+
+    def _flush_backoff_completed_v136(self) -> int:
+        """popAllBackoffCompleted (v1.36): podBackoffQ's pods done backing off, then the error
+        heap's, each to activeQ (BackoffComplete)."""
+        moved = 0
+        for heap in (self._bq.backoff, self._bq.errors):
+            while True:
+                entry = self._bq.head(heap)
+                if entry is None or self.is_backing_off(entry.info):
+                    break
+                info = self._bq.pop(heap)
+                assert info is not None
+                self._move(info, ACTIVE, "BackoffComplete")
+                moved += 1
         return moved
 
     def flush_unschedulable_leftover(self) -> int:
@@ -515,6 +634,13 @@ class SchedulingQueue:
 
     def next_backoff_flush_ms(self) -> int | None:
         """The first 1-s tick at or after the backoffQ head's expiry."""
+        if self.v136:
+            # waitUntilAlignedWithOrderingWindow: ticks at 1 s, 2 s, … after start; a pod
+            # leaves at the first tick after its expiry (isPodBackingoff).
+            heads = [e for e in (self._bq.head(self._bq.backoff), self._bq.head(self._bq.errors)) if e is not None]
+            if not heads:
+                return None
+            return min(first_tick_after(e.expiry, self.now_ms) for e in heads)
         expiry = self._next_backoff_expiry()
         if expiry is None:
             return None
