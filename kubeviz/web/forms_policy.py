@@ -17,6 +17,7 @@ from .forms import DocumentTextField, visibility_field
 from .services.names import VisibleName
 from .services.policy_catalog import FILTER_PLUGINS, GPU_POLICIES, GPU_SHARE, PREEMPTION, SCORE_PLUGINS, STRATEGIES
 from .services.policy_editor import TIE_BREAK_LABELS, TIE_BREAKS, too_big
+from .services.versions import DEFAULT_KUBERNETES_VERSION, KUBERNETES_VERSIONS, hints_lock, version_gates
 
 __all__ = ["PolicyKnobsForm", "PolicySaveForm", "MIN_SHAPE_ROWS"]
 
@@ -80,6 +81,12 @@ class PolicyKnobsForm(forms.Form):
     )
     upgrade_aware_reservation = forms.BooleanField(required=False, label="Upgrade-aware reservation")
     queueing_hints = forms.BooleanField(required=False, label="QueueingHints (feature gate)")
+    kubernetes_version = forms.ChoiceField(
+        required=False,
+        choices=[(v, v) for v in KUBERNETES_VERSIONS],
+        label="Kubernetes version",
+        help_text="Which kube-scheduler runs the policy: its default profile and feature gates (docs/policy.md).",
+    )
     tie_break = forms.ChoiceField(
         choices=[(rule, TIE_BREAK_LABELS[rule]) for rule in TIE_BREAKS],
         label="Tie-break (selectHost)",
@@ -104,6 +111,19 @@ class PolicyKnobsForm(forms.Form):
             self.fields[f"score_{name}_weight"] = _number(
                 1, 100, label=f"{name} weight", help_text=f"default {default}"
             )
+        # A version that locks QueueingHints (v1.36: GA, locked on since v1.34) shows the box
+        # checked and disabled; a disabled field takes its initial value, whatever is posted.
+        self.version = str(
+            (self.data.get("kubernetes_version") if self.is_bound else None)
+            or self.initial.get("kubernetes_version")
+            or DEFAULT_KUBERNETES_VERSION
+        )
+        self.hints_lock = hints_lock(self.version)
+        if self.hints_lock:
+            hints = self.fields["queueing_hints"]
+            hints.disabled = True
+            hints.initial = True
+            self.initial["queueing_hints"] = True
         if self.is_bound:
             indexes = [int(m[1]) for key in self.data if (m := _SHAPE_KEY.match(key))]
             shape_rows = max(indexes, default=-1) + 1
@@ -149,9 +169,16 @@ class PolicyKnobsForm(forms.Form):
         data["shape"] = shape
         data["extra_resource"] = (data.get("extra_resource") or "").strip()
         data["extra_weight"] = data.get("extra_weight") or 0
+        data["kubernetes_version"] = data.get("kubernetes_version") or DEFAULT_KUBERNETES_VERSION
+        if self.hints_lock:
+            data["queueing_hints"] = True
         return data
 
     # For the template: the dynamic fields grouped as the page shows them.
+
+    def gates(self) -> list[Any]:
+        """The feature gates of the version shown (services.versions.Gate), for the list under the select."""
+        return version_gates(self.version)
 
     def filter_fields(self) -> list[forms.BoundField]:
         return [self[f"filter_{name}"] for name in FILTER_PLUGINS]

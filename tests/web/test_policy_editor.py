@@ -44,6 +44,8 @@ PRESETS = (
     "gpu-best-fit",
     "gpu-fgd",
     "queueing-hints",
+    "kubernetes-v1-31",
+    "kubernetes-v1-36",
 )
 
 # Line 12 holds a weight of 101.
@@ -164,6 +166,7 @@ def test_the_editor_spells_no_policy_default_of_its_own(monkeypatch: pytest.Monk
         queueing_hints=not default.queueing_hints,
         tie_break="shuffled-first-fit",
         bind_latency_ms=250,
+        kubernetes_version="v1.36" if default.kubernetes_version == "v1.31" else "v1.31",
     )
     assert [name for name in editor._POLICY_SETTINGS if getattr(other, name) == getattr(default, name)] == []
     monkeypatch.setattr(editor, "_DEFAULT_POLICY", other)
@@ -667,3 +670,64 @@ def test_live_checks_run_under_the_cpu_budget(logged_in_client: Client, settings
     )
     html = logged_in_client.post(reverse("policy-validate"), {"document": document}).content.decode()
     assert "gave up after 1e-09 s of CPU time" in html
+
+
+# The Kubernetes version
+
+
+def test_the_version_select_writes_spec_kubernetes_version_and_the_default_is_left_out() -> None:
+    v136 = yaml.safe_load(editor.document_from_knobs(_knobs(kubernetes_version="v1.36", queueing_hints=True)))
+    assert v136["spec"] == {"kubernetesVersion": "v1.36"}
+    v131 = yaml.safe_load(editor.document_from_knobs(_knobs(kubernetes_version="v1.31")))
+    assert v131["spec"] == {}
+
+
+def test_switching_to_v1_31_drops_the_gates_v1_31_does_not_have() -> None:
+    base = editor.document_from_knobs(_knobs(kubernetes_version="v1.36", queueing_hints=True)).replace(
+        "kubernetesVersion: v1.36", "kubernetesVersion: v1.36\n  featureGates: {SchedulerPopFromBackoffQ: false}"
+    )
+    assert _load(base).gate("SchedulerPopFromBackoffQ") is False
+    rewritten = editor.document_from_knobs(_knobs(kubernetes_version="v1.31"), base)
+    assert yaml.safe_load(rewritten)["spec"] == {}
+    kept = editor.document_from_knobs(_knobs(kubernetes_version="v1.36", queueing_hints=True), base)
+    assert yaml.safe_load(kept)["spec"]["featureGates"] == {"SchedulerPopFromBackoffQ": False}
+
+
+def test_under_v1_36_the_hints_box_is_checked_locked_and_posting_it_off_changes_nothing() -> None:
+    form = PolicyKnobsForm(_post_data(_knobs(kubernetes_version="v1.36", queueing_hints=False)))
+    assert form.is_valid(), form.errors
+    assert form.knobs()["queueing_hints"] is True
+    assert form.fields["queueing_hints"].disabled
+    html = str(form["queueing_hints"])
+    assert "disabled" in html
+    assert "checked" in html
+    assert _load(editor.document_from_knobs(form.knobs())).kubernetes_version == "v1.36"
+
+
+def test_under_v1_31_the_hints_box_is_free() -> None:
+    form = PolicyKnobsForm(_post_data(_knobs(kubernetes_version="v1.31", queueing_hints=True)))
+    assert form.is_valid(), form.errors
+    assert not form.fields["queueing_hints"].disabled
+    assert form.knobs()["queueing_hints"] is True
+
+
+def test_the_new_page_shows_the_version_select_and_the_v1_36_lock(logged_in_client: Client) -> None:
+    page = logged_in_client.get(reverse("policy-new") + "?from=kubernetes-v1-36").content.decode()
+    assert 'name="kubernetes_version"' in page
+    assert '<option value="v1.36" selected>v1.36</option>' in page
+    assert "QueueingHints are GA and locked on since v1.34" in page
+    for gate in ("SchedulerPopFromBackoffQ", "SchedulerAsyncPreemption", "OpportunisticBatching"):
+        assert f"<code>{gate}</code> on" in page
+    page = logged_in_client.get(reverse("policy-new") + "?from=default").content.decode()
+    assert "QueueingHints are GA and locked on since v1.34" not in page
+
+
+def test_a_version_change_sends_the_knobs_back_locked(logged_in_client: Client) -> None:
+    """The knobs were drawn for v1.31; the select says v1.36: the YAML and the knobs come back."""
+    data = _post_data(_knobs(kubernetes_version="v1.36"), document="", shown_kubernetes_version="v1.31")
+    body = logged_in_client.post(reverse("policy-yaml"), data).content.decode()
+    assert "kubernetesVersion: v1.36" in body
+    assert 'id="knob-pane" hx-swap-oob="innerHTML"' in body
+    assert "QueueingHints are GA and locked on since v1.34" in body
+    same = _post_data(_knobs(kubernetes_version="v1.31"), document="", shown_kubernetes_version="v1.31")
+    assert 'hx-swap-oob="innerHTML"' not in logged_in_client.post(reverse("policy-yaml"), same).content.decode()

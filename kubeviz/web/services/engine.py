@@ -41,8 +41,11 @@ def parse_scenario(
         raise LoadError.single(source, None, "", str(exc)) from None
 
 
-def parse_policy(text: str, source: str = "policy.yaml") -> scheduler_core.scheduler.Policy:
-    return load_policy(text, source)
+def parse_policy(
+    text: str, source: str = "policy.yaml", *, kubernetes_version: str | None = None
+) -> scheduler_core.scheduler.Policy:
+    """A stored policy; ``kubernetes_version`` loads it as that version (a version switch)."""
+    return load_policy(text, source, kubernetes_version=kubernetes_version)
 
 
 def scenario_preview(scenario: scheduler_core.api.Scenario) -> dict[str, Any]:
@@ -96,7 +99,12 @@ def build_simulation(run: Run) -> Simulation:
         max_virtual_ms: int = settings.KUBEVIZ_RUN_MAX_VIRTUAL_SECONDS * 1000
         return Simulation(scenario, policy, run.seed, max_events=max_events, max_virtual_ms=max_virtual_ms)
     action = ForkAction.from_dict(run.fork_action)
-    continue_policy = parse_policy(run.policy.document) if action.action == "switchPolicy" else None
+    continue_policy = None
+    if action.action == "switchPolicy":
+        continue_policy = parse_policy(run.policy.document)
+    elif action.action == "switchKubernetesVersion":
+        # The same policy under the other version (docs/forks.md): what the fork goes on under.
+        continue_policy = parse_policy(run.policy.document, kubernetes_version=action.version)
     # The parent replays under its own cap (its events up to the fork point are the same under
     # any larger one); from the fork point on, the fork's own applies.
     sim = fork_from(_replayed_for(run), run.fork_seq, action, continue_policy)

@@ -18,6 +18,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 
+from scheduler_core.documents import LoadError
 from scheduler_core.simulation import FORK_ACTIONS, FORK_FIELDS, ForkAction, ForkError, policy_switch_problem
 
 from ..access import MAX_FORK_DEPTH, can_fork, fork_depth, visible_policies
@@ -26,6 +27,7 @@ from ..request_types import Viewer
 from . import dispatch, limits
 from .engine import build_simulation, parse_policy
 from .numbers import BadNumber, whole_number
+from .versions import KUBERNETES_VERSIONS, run_version
 from .view_state import state_at
 
 __all__ = [
@@ -54,6 +56,7 @@ ACTION_LABELS = {
     "scale": "Scale workload to",
     "deletePod": "Delete pod",
     "switchPolicy": "Switch policy to",
+    "switchKubernetesVersion": "Switch Kubernetes version to",
 }
 ACTION_CHOICES = tuple((action, ACTION_LABELS[action]) for action in FORK_ACTIONS)
 
@@ -96,6 +99,8 @@ def create_fork(parent: Run, user: Viewer, seq: int, action: Mapping[str, Any]) 
     policy = parent.policy
     if fork.action == "switchPolicy":
         policy = _switch_to(parent, user, fork.policy)
+    elif fork.action == "switchKubernetesVersion":
+        _check_version_switch(parent, fork.version)
     else:
         _check_target(parent, seq, fork)
     label = f"what if: {fork.describe()} at event {seq}"[:LABEL_MAX]
@@ -141,6 +146,18 @@ def _switch_to(parent: Run, user: Viewer, slug: str) -> Policy:
     if problem:
         raise ForkError("policy", problem)
     return policy
+
+
+def _check_version_switch(parent: Run, version: str) -> None:
+    """A switchKubernetesVersion fork goes on under the parent's policy loaded as ``version``:
+    the parent must run the other version, and its policy must run under this one."""
+    current = run_version(parent)
+    if current == version:
+        raise ForkError("version", f"the run already runs Kubernetes {version}")
+    try:
+        parse_policy(parent.policy.document, kubernetes_version=version)
+    except LoadError as exc:
+        raise ForkError("version", "; ".join(p.message for p in exc.problems)) from None
 
 
 def setup_end(run: Run) -> int:
@@ -252,7 +269,8 @@ def fork_context(
     ``fork_seq`` (the hidden input's first value; the page's JS keeps it at the playhead),
     ``fork_actions`` ((value, label) pairs), ``fork_nodes`` and ``fork_workloads`` (datalist
     suggestions: every node and workload the recording has shown so far) and
-    ``fork_policies`` (the policies the user may switch to, the run's own left out).
+    ``fork_policies`` (the policies the user may switch to, the run's own left out) and
+    ``fork_versions`` (the Kubernetes versions it may switch to, its own left out).
     """
     context: dict[str, Any] = {
         "can_fork": can_fork(run, user),
@@ -262,13 +280,14 @@ def fork_context(
         "fork_nodes": [],
         "fork_workloads": [],
         "fork_policies": [],
+        "fork_versions": [],
         "error": None,
         "values": {},
     }
     if error is not None:
         context["error"] = {"field": error.field, "message": str(err_message(error))}
     if posted is not None:
-        context["values"] = {k: str(posted.get(k) or "") for k in ("action", "target", "count", "policy")}
+        context["values"] = {k: str(posted.get(k) or "") for k in ("action", "target", "count", "policy", "version")}
     if not context["can_fork"]:
         return context
     nodes = TraceEvent.objects.filter(run=run, type="node_added").order_by("seq").values_list("data__node", flat=True)
@@ -278,6 +297,7 @@ def fork_context(
     context["fork_workloads"] = [_short_workload(key) for key in list(keys)[:DATALIST_MAX]]
     policies = visible_policies(user).exclude(id=run.policy_id).order_by("-builtin", "name")
     context["fork_policies"] = [(p.slug, p.name) for p in policies]
+    context["fork_versions"] = [v for v in KUBERNETES_VERSIONS if v != run_version(run)]
     return context
 
 

@@ -33,7 +33,9 @@ from scheduler_core.documents import LoadError, Problem, load_documents
 from scheduler_core.scheduler import (
     BUILTIN_POLICIES_DIR,
     CONFIG_API_VERSION,
+    GATE_DEFAULTS,
     POLICY_API_VERSION,
+    QUEUEING_HINTS,
     REQUESTED_TO_CAPACITY_RATIO,
     TIE_BREAK_RANDOM,
     TIE_BREAK_SHUFFLED_FIRST_FIT,
@@ -227,6 +229,7 @@ _POLICY_SETTINGS = (
     "queueing_hints",
     "tie_break",
     "bind_latency_ms",
+    "kubernetes_version",
 )
 
 
@@ -369,9 +372,15 @@ def document_from_knobs(knobs: Mapping[str, Any], base_text: str | None = None) 
     bind_latency_ms = int(knobs["bind_latency_ms"] or 0)
     if bind_latency_ms != default.bind_latency_ms:
         spec["bindLatency"] = format_ms(bind_latency_ms)
-    gates = {k: v for k, v in (base_spec.get("featureGates") or {}).items() if k != "SchedulerQueueingHints"}
-    if bool(knobs.get("queueing_hints")) != default.queueing_hints:
-        gates["SchedulerQueueingHints"] = bool(knobs.get("queueing_hints"))
+    version = str(knobs.get("kubernetes_version") or default.kubernetes_version)
+    if version != default.kubernetes_version:
+        spec["kubernetesVersion"] = version
+    # The version's own gates only: a v1.36 gate is unknown to v1.31 (versions.GATE_DEFAULTS).
+    known = GATE_DEFAULTS.get(version, {})
+    gates = {k: v for k, v in (base_spec.get("featureGates") or {}).items() if k != QUEUEING_HINTS and k in known}
+    hints_default = default.queueing_hints if version == default.kubernetes_version else known.get(QUEUEING_HINTS)
+    if bool(knobs.get("queueing_hints")) != hints_default:
+        gates[QUEUEING_HINTS] = bool(knobs.get("queueing_hints"))
     if gates:
         spec["featureGates"] = gates
     if "nodeUsageEvery" in base_spec:

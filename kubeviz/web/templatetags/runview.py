@@ -6,7 +6,16 @@ from typing import Any
 
 from django import template
 
+from ..models import Run
+from ..services.versions import policy_version, run_version
+
 register = template.Library()
+
+
+@register.filter
+def kubernetes_version(item: Any) -> str:
+    """The Kubernetes version a run or a policy runs (services.versions): ``v1.36``."""
+    return run_version(item) if isinstance(item, Run) else policy_version(item)
 
 
 @register.filter

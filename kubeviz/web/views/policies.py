@@ -268,8 +268,14 @@ def policy_render_yaml(request: AuthenticatedHttpRequest) -> HttpResponse:
     knobs_form = PolicyKnobsForm(request.POST)
     document = request.POST.get("document", "")
     knobs_ok = knobs_form.is_valid()
+    redraw = False
     if knobs_ok:
         document = editor.document_from_knobs(knobs_form.knobs(), document)
+        # Another version locks or frees the QueueingHints box and lists other gates: the knobs
+        # come back too, re-read from the new YAML.
+        redraw = request.POST.get("shown_kubernetes_version", knobs_form.version) != knobs_form.version
+        if redraw:
+            knobs_form = _knobs_form(document)
     problems = editor.validate(document)
     context = {
         "document": document,
@@ -277,6 +283,7 @@ def policy_render_yaml(request: AuthenticatedHttpRequest) -> HttpResponse:
         "notes": [],
         "form": knobs_form,
         "knobs_ok": knobs_ok,
+        "redraw_knobs": redraw,
         "source_name": editor.SOURCE_NAME,
     }
     return render(request, "web/policies/partials/render_yaml.html", context)
