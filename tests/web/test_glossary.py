@@ -235,3 +235,22 @@ def test_a_pod_chip_opens_its_story(client: Client, finished_run: Run) -> None:
     assert f'data-pod-url="{reverse("run-pod", args=[finished_run.id])}"' in body
     assert "kubeviz/pod_story.js" in body
     assert '<aside id="pod-story"' in body
+
+
+@pytest.mark.parametrize(
+    "slug",
+    [
+        "pop-from-backoffq",
+        "async-preemption",
+        "error-backoff",
+        "expected-placement",
+        "heap-order-tie-break",
+        "kubernetes-version",
+    ],
+)
+def test_the_v1_36_words_are_in_the_glossary_page_and_the_doc(client: Client, slug: str) -> None:
+    """The words a v1.31 vs v1.36 run needs, in one place: TERMS, the page and docs/glossary.md."""
+    found = glossary.term(slug)
+    page = client.get(reverse("glossary")).content.decode()
+    assert f'id="{slug}"' in page
+    assert found.name in (Path(__file__).parents[2] / "docs" / "glossary.md").read_text(encoding="utf-8")

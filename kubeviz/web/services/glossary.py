@@ -21,6 +21,8 @@ IFACE = "pkg/scheduler/framework/interface.go"
 RUNTIME = "pkg/scheduler/framework/runtime/framework.go"
 PREEMPT = "pkg/scheduler/framework/preemption/preemption.go"
 CACHE = "pkg/scheduler/internal/cache/cache.go"
+B36Q = "pkg/scheduler/backend/queue/scheduling_queue.go"  # v1.36's layout
+B36B = "pkg/scheduler/backend/queue/backoff_queue.go"
 
 
 @dataclass(frozen=True)
@@ -126,10 +128,28 @@ TERMS: tuple[Term, ...] = (
         "queue",
         "queueinghint",
         "QueueingHint",
-        "A per-plugin function (newer kube-scheduler) that looks at a cluster event and says "
-        "whether it could make a rejected pod schedulable. kubeviz models the era with hints off: "
-        "any event a rejecting plugin registered for moves the pod.",
+        "A per-plugin function that looks at a cluster event and says whether it could make a "
+        "rejected pod schedulable. Off by default in v1.31 (any event a rejecting plugin registered "
+        "for moves the pod; the SchedulerQueueingHints gate turns them on), GA and locked on in v1.36.",
         "pkg/scheduler/framework/types.go",
+    ),
+    _t(
+        "queue",
+        "pop-from-backoffq",
+        "pop from backoffQ",
+        "v1.36 (the SchedulerPopFromBackoffQ gate): when activeQ is empty, the scheduler takes the "
+        "pod whose backoff ends first from backoffQ instead of waiting. So in an idle scheduler an "
+        "event that moves a pod to backoffQ retries it at once; v1.31 waits out the backoff.",
+        B36Q,
+    ),
+    _t(
+        "queue",
+        "error-backoff",
+        "error backoff",
+        "v1.36: a pod whose attempt failed with an error (not 'fits nowhere') waits in a heap of its "
+        "own beside backoffQ, and pop from backoffQ never takes it early: it is retried only when "
+        "its backoff is over.",
+        B36B,
     ),
     # -- a cycle -----------------------------------------------------------------------
     _t(
@@ -298,6 +318,15 @@ TERMS: tuple[Term, ...] = (
         "tied node that comes first in a node order shuffled once per run wins.",
         ONE,
     ),
+    _t(
+        "score",
+        "heap-order-tie-break",
+        "heap-order tie-break",
+        "v1.36's way to pick among nodes with the same best score: the node scores go into a heap "
+        "and the node it brings to the root wins, in effect the first top node in Filter order. "
+        "v1.31's selectHost picks one of the tied nodes at random.",
+        ONE,
+    ),
     # -- assume and bind ---------------------------------------------------------------
     _t(
         "bind",
@@ -322,6 +351,15 @@ TERMS: tuple[Term, ...] = (
         "When binding fails (the node or pod went away), the cache drops the assumed pod, the room "
         "is freed and the pod goes back to the queue.",
         CACHE,
+    ),
+    _t(
+        "bind",
+        "expected-placement",
+        "expected placement",
+        "v1.36 (NominatedNodeNameForExpectation): at the start of the binding cycle the scheduler "
+        "writes the chosen node into the pod's nominatedNodeName, so others see where it is "
+        "expected to land; it is cleared once the pod is bound.",
+        ONE,
     ),
     # -- priority and preemption -------------------------------------------------------
     _t(
@@ -404,6 +442,15 @@ TERMS: tuple[Term, ...] = (
         "A pod that has been deleted and is within its grace period (30 s unless it says "
         "otherwise). Its resources still count on the node until it is gone.",
     ),
+    _t(
+        "preemption",
+        "async-preemption",
+        "async preemption",
+        "v1.36 (SchedulerAsyncPreemption): the victims are deleted in the background while the "
+        "scheduler goes on; the preemptor waits in the queue and is retried when the deletions "
+        "arrive. In v1.31 the cycle deletes the victims itself before it moves on.",
+        "pkg/scheduler/framework/preemption/executor.go",
+    ),
     # -- where a pod may go ------------------------------------------------------------
     _t(
         "constraints",
@@ -483,6 +530,15 @@ TERMS: tuple[Term, ...] = (
         "rejected",
         "A node a Filter plugin refused for the current pod; the reason is the plugin's own words.",
         RUNTIME,
+    ),
+    _t(
+        "page",
+        "kubernetes-version",
+        "Kubernetes version",
+        "Which kube-scheduler a policy runs (spec.kubernetesVersion): v1.31 or v1.36. The version "
+        "brings its default plugins and feature gates; the badge on a policy, a run and each "
+        "column says which one ran.",
+        "pkg/features/kube_features.go",
     ),
     # -- changing the cluster ----------------------------------------------------------
     _t(
