@@ -192,9 +192,12 @@ def test_pop_takes_the_backoff_head_when_active_q_is_empty():
     park_in_backoff(q, info("late", ts=NOW), info("early", ts=NOW - 500))
     assert q.has_active()
     got = q.pop()
-    assert got is not None and got.pod.name == "early"
+    assert got is not None
+    assert got.pod.name == "early"
     assert moves(q)[-1] == ("default/early", BACKOFF, ACTIVE, "PopFromBackoffQ")
-    assert q.where(got.pod) == "none" and q.scheduling_cycle == 1 and got.attempts == 2
+    assert q.where(got.pod) == "none"
+    assert q.scheduling_cycle == 1
+    assert got.attempts == 2
 
 
 def test_pop_prefers_active_q():
@@ -228,7 +231,8 @@ def test_a_deleted_backoff_pod_is_not_popped():
     i = info("gone", ts=NOW)
     park_in_backoff(q, i)
     q.delete(i.pod)
-    assert not q.has_active() and q.pop() is None
+    assert not q.has_active()
+    assert q.pop() is None
 
 
 # -- AddUnschedulableIfNotPresent -------------------------------------------------------------
