@@ -73,7 +73,7 @@ def explain(scenario: Scenario, pod_name: str, policy: Policy | None = None, see
         # The decision only: explain never deletes victims.
         pf_result, pf_status = fwk.run_post_filter(result.state, pod, result.statuses)
         if pf_status.message() and message is not None:
-            message = append_post_filter_message(message, pf_status.message())
+            message = append_post_filter_message(message, pf_status.message(), sim.policy.kubernetes_version)
         if pf_result is not None and pf_result.preemption is not None:
             preemption = pf_result.preemption.as_dict()
     filters: dict[str, dict[str, Any]] = {

@@ -30,7 +30,7 @@ from ..documents.yamlsource import Document, describe, index_path, key_path, loa
 from .config import Policy, ProfileConfig
 from .framework import EXTENSION_POINTS, Handle, PluginArgsError, extension_points_of
 from .plugins import REGISTRY
-from .profile import DEFAULT_PLUGINS
+from .profile import default_plugins
 from .tie_break import TIE_BREAK_RANDOM, TIE_BREAKS
 from .versions import GATE_DEFAULTS, KUBERNETES_VERSIONS, QUEUEING_HINTS, V1_31, locked_reason
 
@@ -129,6 +129,9 @@ def _points_of(name: str) -> list[str]:
 class _PolicyReader:
     def __init__(self, r: Reader) -> None:
         self.r = r
+        # whose default profile (profile.default_plugins) profiles start from: the wrapper's
+        # spec.kubernetesVersion, read before its configuration
+        self.version = _DEFAULT.kubernetes_version
 
     # -- plugin sets
 
@@ -204,7 +207,7 @@ class _PolicyReader:
             point: self.plugin_set(plugins_obj.get(point), key_path(plugins_path, point), point)
             for point in _POINT_FIELDS
         }
-        multi_point = _merge_multi_point(sets["multiPoint"])
+        multi_point = _merge_multi_point(sets["multiPoint"], self.version)
         plugins: dict[str, tuple[str, ...]] = {}
         for point in EXTENSION_POINTS:
             plugins[point.name] = self.expand(multi_point, sets[point.name], point.name, plugins_path)
@@ -377,6 +380,7 @@ class _PolicyReader:
         version = r.choice(
             spec.get("kubernetesVersion"), "spec.kubernetesVersion", KUBERNETES_VERSIONS, _DEFAULT.kubernetes_version
         )
+        self.version = version
         gates = self.feature_gates(spec.get("featureGates"), "spec.featureGates", version)
         queueing_hints = gates[QUEUEING_HINTS]
         if queueing_hints and (queue_mode != "priority" or scheduler_mode != "framework"):
@@ -422,14 +426,14 @@ class _PolicyReader:
         return gates
 
 
-def _merge_multi_point(custom: _PluginSet) -> list[_Entry]:
-    """default_plugins.go mergePluginSet, with the defaults as the multiPoint list."""
+def _merge_multi_point(custom: _PluginSet, version: str) -> list[_Entry]:
+    """default_plugins.go mergePluginSet, with ``version``'s defaults as the multiPoint list."""
     disabled = custom.disabled_names
     by_name = {e.name: e for e in custom.enabled}
     replaced: set[str] = set()
     merged: list[_Entry] = []
     if "*" not in disabled:
-        for name, weight in DEFAULT_PLUGINS:
+        for name, weight in default_plugins(version):
             if name in disabled:
                 continue
             entry = by_name.get(name)

@@ -46,6 +46,7 @@ from .framework import (
     append_post_filter_message,
 )
 from .framework.events import ASSIGNED_POD_DELETE
+from .framework.preemption import PreemptionExecutor
 from .framework.runtime import Framework, ScoreResult
 from .queue.pod_queue import PodQueue
 from .tie_break import TIE_BREAK_SHUFFLED_FIRST_FIT, NodeOrder
@@ -400,18 +401,23 @@ class Scheduler:
         trace = self.trace
 
         if result.selected is None:
+            goroutine: Callable[[], None] | None = None
             if result.num_all_nodes and fwk.post_filter_plugins:
                 pf_result, pf_status = fwk.run_post_filter(result.state, pod, result.statuses)
                 result.post_filter, result.post_filter_status = pf_result, pf_status
                 post_msg = pf_status.message()
                 if post_msg and result.message is not None:
-                    result.message = append_post_filter_message(result.message, post_msg)
+                    result.message = append_post_filter_message(
+                        result.message, post_msg, self.policy.kubernetes_version
+                    )
                 if pf_result is not None and pf_result.preemption is not None:
-                    self._act_on_preemption(pod, pf_result.preemption)
+                    goroutine = self._act_on_preemption(pod, pf_result.preemption)
             message = result.message or ERR_NO_NODES_AVAILABLE
             trace.emit("unschedulable", pod=pod.key, message=message, plugins=sorted(result.unschedulable_plugins))
             nominating = result.post_filter.nominating_info if result.post_filter is not None else None
             self._handle_failure(info, pod_cycle, message, result.unschedulable_plugins, nominating)
+            if goroutine is not None:
+                goroutine()  # v1.36 async preemption: the victims go once the pod is queued again
             return result, None
 
         node = result.selected
@@ -432,10 +438,18 @@ class Scheduler:
                 return result, None
         return result, BindRequest(pod=pod, node=node, state=result.state, framework=fwk, info=info)
 
-    def _act_on_preemption(self, pod: Pod, decision: PreemptionDecision) -> None:
+    def _act_on_preemption(self, pod: Pod, decision: PreemptionDecision) -> Callable[[], None] | None:
         """prepareCandidate (framework/preemption/preemption.go), for whichever PostFilter
         decided: delete the chosen candidate's victims, clear lower-priority nominations on its
-        node, and record the decision in the trace's ``preemption`` event."""
+        node, and record the decision in the trace's ``preemption`` event.
+
+        With v1.36's SchedulerAsyncPreemption (``decision.asynchronous``) the decision is traced
+        here but the work is returned, to run once the pod is back in the queue: upstream's
+        prepareCandidateAsync marks the preemptor and starts a goroutine whose API calls finish
+        after handleSchedulingFailure has requeued the pod (executor.go)."""
+        executor = decision.executor
+        if executor is not None and decision.asynchronous and decision.chosen is not None:
+            return self._start_async_preemption(pod, decision, executor)
         cleared: list[str] = []
         if decision.chosen is not None:
             node = decision.chosen.node
@@ -443,6 +457,53 @@ class Scheduler:
                 if other.priority < pod.priority:
                     self.clear_nomination(other, reason=f"preempted node taken by {pod.key}")
                     cleared.append(other.key)
+        self._emit_preemption(pod, decision, cleared)
+        if decision.chosen is not None:
+            for victim in decision.chosen.victims:
+                if executor is not None:
+                    executor.mark_preempted(victim)  # v1.36 PreemptPod: the DisruptionTarget patch
+                self.client.delete_pod(victim, f"preempted by {pod.key}")
+        return None
+
+    def _start_async_preemption(
+        self, pod: Pod, decision: PreemptionDecision, executor: PreemptionExecutor
+    ) -> Callable[[], None] | None:
+        """executor.go prepareCandidateAsync (v1.36.2). In the cycle: skip victims already being
+        deleted, mark the preemptor as preempting (its PreEnqueue gate) and trace the decision.
+        Returned, for after the requeue, the goroutine: clear lower-priority nominations on the
+        node, delete every victim but the last, register the last and delete it, unmark."""
+        assert decision.chosen is not None
+        node = decision.chosen.node
+        lower = [other for other in self.queue.nominator.pods_for_node(node) if other.priority < pod.priority]
+        self._emit_preemption(pod, decision, [other.key for other in lower], asynchronous=True)
+        victims = [v for v in decision.chosen.victims if not v.terminating]
+        if not victims:
+            return None  # every victim is already going: no goroutine, no gate
+        uid = executor.uid(pod)
+        executor.preempting.add(uid)
+        executor.pod_exists = self.client.pod_exists
+        reason = f"preempted by {pod.key}"
+
+        def goroutine() -> None:
+            for other in lower:
+                self.clear_nomination(other, reason=f"preempted node taken by {pod.key}")
+            for victim in victims[:-1]:
+                executor.mark_preempted(victim)
+                self.client.delete_pod(victim, reason)
+            last = victims[-1]
+            executor.last_victim[uid] = last
+            executor.mark_preempted(last)
+            self.client.delete_pod(last, reason)
+            executor.preempting.discard(uid)
+            executor.last_victim.pop(uid, None)
+
+        return goroutine
+
+    def _emit_preemption(
+        self, pod: Pod, decision: PreemptionDecision, cleared: list[str], asynchronous: bool = False
+    ) -> None:
+        """The trace's ``preemption`` event; ``asynchronous`` only when the victims go asynchronously."""
+        extra: dict[str, Any] = {"asynchronous": True} if asynchronous else {}
         self.trace.emit(
             "preemption",
             pod=pod.key,
@@ -461,10 +522,8 @@ class Scheduler:
             ],
             node=decision.chosen.node if decision.chosen else None,
             rejected_nodes={name: st.message() for name, st in decision.node_statuses.items()},
+            **extra,
         )
-        if decision.chosen is not None:
-            for victim in decision.chosen.victims:
-                self.client.delete_pod(victim, f"preempted by {pod.key}")
 
     def clear_nomination(self, pod: Pod, reason: str) -> None:
         """ClearNominatedNodeName: status patch; the nominator forgets it, the pod stays queued."""

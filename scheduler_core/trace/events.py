@@ -329,6 +329,8 @@ class PreemptionFields(PreemptionDecisionFields):
     victims: list[VictimRow]
     nominations_cleared: list[str]
     rejected_nodes: dict[str, str]
+    # v1.36's SchedulerAsyncPreemption only: the victims go after the pod is requeued
+    asynchronous: NotRequired[bool]
 
 
 # -- workloads ----------------------------------------------------------------------------------

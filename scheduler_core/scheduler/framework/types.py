@@ -9,6 +9,7 @@ from enum import IntEnum, IntFlag
 from typing import Any
 
 from ...api.model import Pod
+from ..versions import DEFAULT_KUBERNETES_VERSION, V1_36
 
 __all__ = [
     "Code",
@@ -122,6 +123,7 @@ class FitError:
     node_statuses: Mapping[str, Status] = field(default_factory=dict)
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
+    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION  # how the PostFilter message is joined
 
     def message(self) -> str:
         """FitError.Error: "0/N nodes are available: <count> <reason>, ...." — or the PreFilter
@@ -144,13 +146,20 @@ class FitError:
             if entries:
                 msg += f" {', '.join(entries)}."
         if self.post_filter_msg:
-            msg = append_post_filter_message(msg, self.post_filter_msg)
+            msg = append_post_filter_message(msg, self.post_filter_msg, self.kubernetes_version)
         return msg
 
 
-def append_post_filter_message(msg: str, post_filter_msg: str) -> str:
+def append_post_filter_message(msg: str, post_filter_msg: str, version: str = DEFAULT_KUBERNETES_VERSION) -> str:
     """FitError.Error adds the PostFilter message after the filter reasons. Messages seen on
-    v1.26+ clusters end in a single period ("... 3 Preemption is not helpful for scheduling.")."""
+    v1.26+ clusters end in a single period ("... 3 Preemption is not helpful for scheduling.").
+
+    Under v1.36 the join is v1.36.2's framework/types.go FitError.Error as written,
+    ``reasonMsg += fmt.Sprintf(" %v", postFilterMsg)``: no period is added, so a PostFilter
+    message that ends without one (DynamicResources' alone, "no new claims to deallocate")
+    ends the message without one."""
+    if version == V1_36:
+        return f"{msg} {post_filter_msg}"
     return f"{msg} {post_filter_msg}" + ("" if post_filter_msg.endswith(".") else ".")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..framework import Plugin, ScorePlugin
 from .default_binder import DefaultBinder
 from .default_preemption import DefaultPreemption
+from .dynamic_resources import DynamicResources
 from .gpu_best_fit import GpuBestFit
 from .gpu_clustering import GpuClustering
 from .gpu_dot_product import GpuDotProduct
@@ -47,6 +48,7 @@ _IN_TREE: tuple[type[Plugin], ...] = (
     NodeResourcesFit,
     PodTopologySpread,
     InterPodAffinity,
+    DynamicResources,  # v1.36's default profile (profile.py)
     DefaultPreemption,
     NodeResourcesBalancedAllocation,
     ImageLocality,

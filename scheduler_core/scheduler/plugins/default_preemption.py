@@ -20,7 +20,10 @@ from typing import Any
 from ...api.model import Pod, PodDisruptionBudget
 from ..cache import NodeInfo
 from ..framework import (
+    ActionType,
     Candidate,
+    ClusterEvent,
+    ClusterEventWithHint,
     Code,
     CycleState,
     FitError,
@@ -29,8 +32,11 @@ from ..framework import (
     PostFilterPlugin,
     PostFilterResult,
     PreemptionDecision,
+    QueueingHint,
     Status,
 )
+from ..framework.preemption import MSG_WAITING_FOR_PREEMPTION, PreemptionExecutor
+from ..versions import ASYNC_PREEMPTION, V1_36
 
 __all__ = [
     "DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE",
@@ -126,6 +132,37 @@ class DefaultPreemption(PostFilterPlugin):
             raise PluginArgsError(
                 "minCandidateNodesPercentage", "cannot be zero at the same time as minCandidateNodesAbsolute"
             )
+        # v1.36.2 default_preemption.go New: the plugin owns an Executor (executor.go), which
+        # deletes the victims (asynchronously with SchedulerAsyncPreemption) and remembers whom
+        # it preempted. None under v1.31: the loop's own v1.31 model acts.
+        self.executor: PreemptionExecutor | None = None
+        self.async_preemption = False
+        if handle.kubernetes_version == V1_36:
+            self.executor = PreemptionExecutor()
+            self.async_preemption = handle.feature_gates.get(ASYNC_PREEMPTION, False)
+
+    def events_to_register_with_hints(self) -> tuple[ClusterEventWithHint, ...]:
+        """default_preemption.go EventsToRegister (v1.36.2): with async preemption, Pod Delete, so
+        a pod its PreEnqueue gated can be un-gated; the hint always says QueueSkip (the plugins
+        that rejected the pod decide). Nothing otherwise (v1.31: none at all)."""
+        if not self.async_preemption:
+            return ()
+        return (
+            ClusterEventWithHint(
+                ClusterEvent("Pod", ActionType.DELETE, "AssignedPodDelete"),
+                is_pod_schedulable_after_pod_deletion,
+                "isPodSchedulableAfterPodDeletion",
+            ),
+        )
+
+    def pre_enqueue(self, pod: Pod) -> Status:
+        """default_preemption.go PreEnqueue (v1.36.2): a pod whose asynchronous preemption is
+        still deleting victims stays out of activeQ / backoffQ (UnschedulableAndUnresolvable)."""
+        if self.executor is None or not self.async_preemption:
+            return Status()
+        if self.executor.is_pod_running_preemption(self.executor.uid(pod)):
+            return Status.unresolvable(MSG_WAITING_FOR_PREEMPTION)
+        return Status()
 
     def calculate_num_candidates(self, num_nodes: int) -> int:
         n: int = num_nodes * self.min_candidate_nodes_percentage // 100
@@ -157,8 +194,13 @@ class DefaultPreemption(PostFilterPlugin):
                 return True, ""
             info = self.handle.get_snapshot().get(nominated)
             if info is not None:
+                executor = self.executor
                 for p in info.pods:
-                    if p.terminating and p.priority < pod.priority:
+                    # v1.36.2 PodEligibleToPreemptOthers: only a pod this scheduler preempted
+                    # (podTerminatingByPreemption: DisruptionTarget, PreemptionByScheduler)
+                    # holds the preemptor back; a pod deleted for another reason does not.
+                    terminating = p.terminating if executor is None else executor.terminating_by_preemption(p)
+                    if terminating and p.priority < pod.priority:
                         return False, MSG_TERMINATING
         return True, ""
 
@@ -176,7 +218,9 @@ class DefaultPreemption(PostFilterPlugin):
                 node_statuses[info.name] = Status.unresolvable(MSG_NOT_HELPFUL)
             else:
                 potential.append(info)
-        decision = PreemptionDecision(eligible=True, node_statuses=node_statuses)
+        decision = PreemptionDecision(
+            eligible=True, node_statuses=node_statuses, executor=self.executor, asynchronous=self.async_preemption
+        )
         if not potential:
             decision.reason = fit_message(node_statuses)
             return decision
@@ -277,6 +321,11 @@ class DefaultPreemption(PostFilterPlugin):
             if len(remaining) == 1:
                 return remaining[0], name
         return remaining[0], "first_candidate"
+
+
+def is_pod_schedulable_after_pod_deletion(pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str]:
+    """default_preemption.go isPodSchedulableAfterPodDeletion: always QueueSkip."""
+    return QueueingHint.QUEUE_SKIP, "the plugins that rejected the pod decide when it is requeued"
 
 
 def fit_message(node_statuses: Mapping[str, Status]) -> str:

@@ -260,6 +260,10 @@ class NodeResourcesFit(PreFilterPlugin, BatchFilterPlugin, ResourceAllocationPre
             scorer = least_resource_scorer(parsed.resources)
             self._score_columns = least_allocated
         self._statuses_by_checks: dict[tuple[tuple[str, int, str], ...], _MaskStatuses] = {}
+        # v1.36.2 fit.go fitsRequest: a request larger than the node's whole allocatable is
+        # InsufficientResource.Unresolvable, and Filter's status UnschedulableAndUnresolvable
+        # (no preemption can help there). v1.31 has no such case: always Unschedulable.
+        self._unresolvable_beyond_allocatable = handle.kubernetes_version == V1_36
         # The Fit strategies score with non-zero requests (useRequested=false).
         self.scorer = ResourceAllocationScorer(parsed.strategy, parsed.resources, scorer, use_requested=False)
 
@@ -324,6 +328,7 @@ class NodeResourcesFit(PreFilterPlugin, BatchFilterPlugin, ResourceAllocationPre
         # Checked before the "requests nothing" shortcut: every pod takes a pod slot.
         if too_many_pods(len(node_info.pods), allocatable.get(PODS, 0)):
             reasons = [REASON_TOO_MANY_PODS]
+        code = Code.UNSCHEDULABLE
         if checks:
             requested = node_info.requested
             for resource, amount, reason in checks:
@@ -332,9 +337,11 @@ class NodeResourcesFit(PreFilterPlugin, BatchFilterPlugin, ResourceAllocationPre
                         reasons = [reason]
                     else:
                         reasons.append(reason)
+                    if self._unresolvable_beyond_allocatable and amount > allocatable.get(resource, 0):
+                        code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
         if reasons is None:
             return SUCCESS
-        return Status(Code.UNSCHEDULABLE, tuple(reasons))
+        return Status(code, tuple(reasons))
 
     # -- scoring
 
@@ -374,14 +381,19 @@ class NodeResourcesFit(PreFilterPlugin, BatchFilterPlugin, ResourceAllocationPre
         sel = rows.sel
         mask: I64 = too_many_pods(columns.pod_count[sel], columns.pods_alloc[sel]).astype(np.int64)
         bit = 2
+        unresolvable = self._unresolvable_beyond_allocatable
+        beyond = 2 << len(checks)  # v1.36: the bit past the checks' marks a request beyond allocatable
         for c, (_, amount, _) in zip(index, checks, strict=True):
-            mask[insufficient(amount, columns.free[c][sel])] |= bit
+            failing = insufficient(amount, columns.free[c][sel])
+            mask[failing] |= bit
+            if unresolvable:
+                mask[failing & (amount > columns.alloc[c][sel])] |= beyond
             bit <<= 1
         statuses = self._statuses_by_checks.get(checks)
         if statuses is None:
             if len(self._statuses_by_checks) >= 256:
                 self._statuses_by_checks.clear()
-            statuses = self._statuses_by_checks[checks] = _MaskStatuses(self.name, checks)
+            statuses = self._statuses_by_checks[checks] = _MaskStatuses(self.name, checks, unresolvable)
         return mask, statuses
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> I64 | None:
@@ -402,13 +414,15 @@ class NodeResourcesFit(PreFilterPlugin, BatchFilterPlugin, ResourceAllocationPre
 class _MaskStatuses(Sequence[Status]):
     """Fit's Status for each failure bitmask ``i + 1`` of one set of checks, built when first asked."""
 
-    def __init__(self, plugin: str, checks: tuple[tuple[str, int, str], ...]) -> None:
+    def __init__(self, plugin: str, checks: tuple[tuple[str, int, str], ...], unresolvable: bool = False) -> None:
         self._plugin = plugin
         self._checks = checks
         self._built: dict[int, Status] = {}
+        # v1.36: one more bit, past the checks', says a failing request is beyond allocatable
+        self._beyond = (2 << len(checks)) if unresolvable else 0
 
     def __len__(self) -> int:
-        return (2 << len(self._checks)) - 1
+        return ((4 if self._beyond else 2) << len(self._checks)) - 1
 
     @overload
     def __getitem__(self, i: int) -> Status: ...
@@ -426,7 +440,8 @@ class _MaskStatuses(Sequence[Status]):
             mask = i + 1
             reasons = [REASON_TOO_MANY_PODS] if mask & 1 else []
             reasons.extend(reason for j, (_, _, reason) in enumerate(self._checks) if mask >> (j + 1) & 1)
-            status = self._built[i] = Status(Code.UNSCHEDULABLE, tuple(reasons), self._plugin)
+            code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if mask & self._beyond else Code.UNSCHEDULABLE
+            status = self._built[i] = Status(code, tuple(reasons), self._plugin)
         return status
 
 

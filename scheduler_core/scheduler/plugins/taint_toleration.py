@@ -29,6 +29,7 @@ from ..versions import V1_36
 from .helper import default_normalize_array, default_normalize_score
 
 _PRE_SCORE_KEY = "PreScoreTaintToleration"
+_UNTOLERATED_V1_36 = Status.unresolvable("node(s) had untolerated taint(s)")
 
 
 class TaintToleration(StaticFilterPlugin, PreScorePlugin, ScorePlugin):
@@ -78,6 +79,9 @@ class TaintToleration(StaticFilterPlugin, PreScorePlugin, ScorePlugin):
         """The first NoSchedule/NoExecute taint the pod does not tolerate rejects the node."""
         taint = untolerated_taint(node_info.node.taints, pod.tolerations)
         if taint is not None:
+            if self.handle.kubernetes_version == V1_36:
+                # v1.36.2 taint_toleration.go Filter: the taint goes to the log, not the reason.
+                return _UNTOLERATED_V1_36
             return Status.unresolvable(f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}")
         return SUCCESS
 
