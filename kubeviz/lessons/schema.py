@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_core.documents import Document, load_documents
+from scheduler_core.scheduler import builtin_policy
 
 __all__ = [
     "CONTENT",
@@ -121,6 +122,27 @@ class Lesson:
     @property
     def policies(self) -> tuple[str, ...]:
         return (self.policy,) if self.compare is None else (self.policy, self.compare)
+
+    @property
+    def kubernetes_versions(self) -> tuple[str, ...]:
+        """The Kubernetes version each of the lesson's policies runs, in column order: a lesson
+        says which scheduler it shows (its policies name their version, scheduler/versions.py)."""
+        return tuple(_policy_version(name) for name in self.policies)
+
+    @property
+    def versions_label(self) -> str:
+        """"kube-scheduler v1.31", or "v1.31 vs v1.36" for a lesson comparing two versions."""
+        versions = list(dict.fromkeys(self.kubernetes_versions))
+        return "kube-scheduler " + " vs ".join(versions)
+
+
+LEGACY_VERSION = "v1.5"  # schedulerMode legacy: the v1.5-era predicates and priorities (docs/legacy.md)
+
+
+@cache
+def _policy_version(name: str) -> str:
+    policy = builtin_policy(name)
+    return LEGACY_VERSION if policy.scheduler_mode == "legacy" else policy.kubernetes_version
 
 
 # -- loading -------------------------------------------------------------------------------

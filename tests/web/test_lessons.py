@@ -13,6 +13,7 @@ from django.urls import reverse
 from kubeviz.lessons import lesson, lessons, locate
 from kubeviz.lessons.asking import ask_points
 from kubeviz.lessons.traces import engine_traces
+from scheduler_core.scheduler import builtin_policy
 from kubeviz.web.models import Run, RunStatus, TraceEvent
 from kubeviz.web.services import dispatch
 from kubeviz.web.services import lessons as service
@@ -73,6 +74,18 @@ def test_the_lessons_page_lists_every_lesson_in_order_with_links(client: Client)
         assert x.title in html
 
 
+def test_every_lesson_says_which_scheduler_version_it_shows(client: Client) -> None:
+    html = client.get(reverse("lesson-list")).content.decode()
+    cards = re.findall(r'data-lesson="([^"]+)".*?<span class="tag lesson-version"[^>]*>([^<]+)</span>', html, re.S)
+    assert dict(cards) == {x.slug: x.versions_label for x in lessons()}
+    for x in lessons():
+        assert x.versions_label.startswith("kube-scheduler v1.")
+        for name, version in zip(x.policies, x.kubernetes_versions, strict=True):
+            policy = builtin_policy(name)
+            assert version == ("v1.5" if policy.scheduler_mode == "legacy" else policy.kubernetes_version)
+    assert lesson("v15-vs-today").versions_label.endswith(" vs v1.5")
+
+
 def test_lessons_come_first_on_the_home_page_and_in_the_nav(client: Client, builtins: None) -> None:
     html = client.get(reverse("home")).content.decode()
     nav = html[html.index("<nav>") : html.index("</nav>")]
@@ -111,6 +124,7 @@ def test_the_preemption_lesson_plays_the_moments_the_engine_trace_has(client: Cl
     assert 'id="lesson-panel"' in html
     assert 'id="run-page"' in html
     assert f'Moment <span class="lesson-n">1</span> of {len(the_lesson.moments)}' in html
+    assert f'<span class="lesson-version" title="The Kubernetes version whose scheduler this lesson shows">{the_lesson.versions_label}</span>' in html
 
 
 def test_a_later_moment_opens_the_run_where_its_question_is_asked(client: Client, builtins: None) -> None:
