@@ -74,6 +74,8 @@ def _say_cycle_start(e: te.CycleStartFields) -> str:
 
 def _say_selected(e: te.SelectedFields) -> str:
     node = e["node"]
+    if e.get("batched"):  # v1.36 OpportunisticBatching: one node filtered, none scored
+        return f"{_short(e['pod'])} → {node}: {node} was {describe_tie(e)}."
     how = "the only node that fits" if e.get("score") is None else f"best score {e['score']}"
     tie = describe_tie(e)
     how = f"{how}, {tie}" if tie else how

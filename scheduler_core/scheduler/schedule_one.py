@@ -19,7 +19,7 @@ import copy
 import heapq
 import random
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any, Protocol
@@ -45,11 +45,20 @@ from .framework import (
     Status,
     append_post_filter_message,
 )
+from .framework.batch import OpportunisticBatch
 from .framework.events import ASSIGNED_POD_DELETE
 from .framework.preemption import PreemptionExecutor
 from .framework.runtime import Framework, ScoreResult
 from .queue.pod_queue import PodQueue
-from .tie_break import TIE_BREAK_SHUFFLED_FIRST_FIT, NodeOrder
+from .tie_break import (
+    TIE_BREAK_HEAP_ORDER,
+    TIE_BREAK_SHUFFLED_FIRST_FIT,
+    TIED_NODES_SHOWN,
+    NodeOrder,
+    SortedNodeScores,
+    heap_root,
+)
+from .versions import CLEAR_NOMINATED_AFTER_BINDING, NOMINATED_FOR_EXPECTATION, OPPORTUNISTIC_BATCHING, V1_36
 
 __all__ = [
     "Scheduler",
@@ -58,6 +67,7 @@ __all__ = [
     "BindRequest",
     "num_feasible_nodes_to_find",
     "select_host",
+    "select_by_heap",
     "MIN_FEASIBLE_NODES_TO_FIND",
     "MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND",
     "NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT",
@@ -159,6 +169,31 @@ def _report(
     return names[selected], [(names[i], totals[i]) for i in shown]
 
 
+def select_by_heap(
+    names: list[str], totals: list[int], totals_array: Any = None, keep_heap: bool = False
+) -> tuple[int, SortedNodeScores | None, list[tuple[str, int]], int, list[str]]:
+    """v1.36 schedulePod's host: ``newSortedNodeScores(priorityList).Pop()`` (schedule_one.go).
+
+    Returns the chosen index, the heap after that pop when ``keep_heap`` (OpportunisticBatching
+    keeps it for the next pod of the same signature; otherwise only the root matters and
+    :func:`heap_root` finds it without the heap), the top three for display (the chosen node,
+    then the other tied nodes and the next best, as v1.31's report), how many nodes share the
+    best score, and the first :data:`TIED_NODES_SHOWN` of them in Filter order.
+    """
+    arr = totals_array if totals_array is not None else np.asarray(totals, dtype=np.int64)
+    best = int(arr.max())
+    ties = np.flatnonzero(arr == best)
+    heap: SortedNodeScores | None = None
+    if keep_heap:
+        heap = SortedNodeScores(names, totals)
+        chosen = heap.pop_index()
+    else:
+        chosen = int(ties[0]) if ties.size == 1 else heap_root(ties)
+    first = ties[: max(NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT, TIED_NODES_SHOWN)].tolist()
+    _, top = _report(names, totals, best, first[:NUMBER_OF_HIGHEST_SCORED_NODES_TO_REPORT], chosen)
+    return chosen, heap, top, int(ties.size), [names[i] for i in first[:TIED_NODES_SHOWN]]
+
+
 @dataclass
 class CycleResult:
     """Everything one scheduling cycle decided, in the order it decided it."""
@@ -182,6 +217,17 @@ class CycleResult:
     # score and the chosen node's position in the run's shuffled node order (tie_break.py).
     tied: int | None = None
     rank: int | None = None
+    # Which rule picked among equal scores when the cycle scored: shuffled-first-fit, or
+    # heap-order under v1.36 (``rank`` is then the chosen node's place in Filter order and
+    # ``tied_nodes`` the first tied nodes in that order); None: v1.31's random rule.
+    tie_break: str | None = None
+    tied_nodes: list[str] | None = None
+    # v1.36 OpportunisticBatching: the pod's signature, the hint it was offered, whether it was
+    # placed on it, and the score heap left after the pop (kept for the next pod).
+    signature: Hashable | None = None
+    hint: str = ""
+    batched: bool = False
+    heap: SortedNodeScores | None = None
 
 
 @dataclass
@@ -249,6 +295,14 @@ class Scheduler:
         self.client: ApiClient = _NoApiServer()
         # told when a pod is assumed (the simulation releases upgrade-aware reservations)
         self.on_assumed: Callable[[Pod, str], None] = lambda pod, node: None
+        # kube-scheduler v1.36 (versions.py): heap-ordered host selection, Done before PreBind,
+        # and the gated mechanisms below. v1.31 keeps every v1.31 rule.
+        self.v136 = policy.kubernetes_version == V1_36
+        self.batching = self.v136 and policy.gate(OPPORTUNISTIC_BATCHING)
+        self.nominate_for_expectation = self.v136 and policy.gate(NOMINATED_FOR_EXPECTATION)
+        self.clear_nominated_after_binding = self.v136 and policy.gate(CLEAR_NOMINATED_AFTER_BINDING)
+        # per framework: its OpportunisticBatch (which signs the profile's pods)
+        self._batches: dict[int, tuple[Framework, OpportunisticBatch]] = {}
         self._init_own_state()
 
     def _init_own_state(self) -> None:
@@ -288,18 +342,30 @@ class Scheduler:
                 if ni.name not in allowed:
                     result.statuses[ni.name] = absent
 
-        # evaluateNominatedNode: a pod nominated by an earlier preemption tries that node alone first.
-        nominated = pod.nominated_node_name
+        batch = self._batch_for(fwk) if self.batching else None
+        if batch is not None:
+            # v1.36 findNodesThatFitPod: the batch's hint, asked even when the pod is nominated.
+            result.signature = batch.sign(pod)
+            result.hint = batch.get_node_hint(
+                fwk, state, pod, result.signature, self.queue.scheduling_cycle, snapshot, fwk.handle.now_ms()
+            )
+
+        # evaluateNominatedNode: a pod nominated by an earlier preemption tries that node alone
+        # first; under v1.36 a pod with no nomination tries the batch's hint the same way.
+        nominated = pod.nominated_node_name or result.hint
         if nominated:
             nominated_info = snapshot.get(nominated)
             if nominated_info is not None and (
                 pre_result is None or pre_result.node_names is None or nominated in pre_result.node_names
             ):
-                result.nominated_node = nominated
+                if pod.nominated_node_name:
+                    result.nominated_node = nominated
                 if fwk.run_filter_with_nominated_pods(state, pod, nominated_info).ok:
                     result.feasible = [nominated_info]
                     result.evaluated = 1
                     result.selected = nominated
+                    result.batched = not pod.nominated_node_name
+                    self._store_schedule_results(fwk, result, None)
                     return result
 
         self._find_nodes_that_pass_filters(fwk, state, pod, nodes, len(all_nodes), result)
@@ -312,17 +378,49 @@ class Scheduler:
         if len(result.feasible) == 1:
             # schedulePod: exactly one feasible node is returned without scoring.
             result.selected = result.feasible[0].name
+            self._store_schedule_results(fwk, result, None)
             return result
         score = self._score(fwk, state, pod, result.feasible)
         result.score = score
         order = self.node_order
+        if self.v136 and order is None:
+            # v1.36 schedulePod: no selectHost; the root of the score heap (tie_break.py).
+            # The rest of the heap is kept only when the next pod could use it (a signed pod).
+            keep = self.batching and result.signature is not None
+            chosen, heap, result.top, result.tied, result.tied_nodes = select_by_heap(
+                score.nodes, score.totals, score.totals_array, keep
+            )
+            result.selected = score.nodes[chosen]
+            result.rank = chosen
+            result.tie_break = TIE_BREAK_HEAP_ORDER
+            result.heap = heap
+            self._store_schedule_results(fwk, result, heap)
+            return result
         result.selected, result.top = select_host(
             score.nodes, score.totals, self.rng, score.totals_array, order, score.ranks_array
         )
         if order is not None:
             result.tied = score.totals.count(result.top[0][1])
             result.rank = order.rank(result.selected)
+            result.tie_break = TIE_BREAK_SHUFFLED_FIRST_FIT
+        self._store_schedule_results(fwk, result, None)
         return result
+
+    def _batch_for(self, fwk: Framework) -> OpportunisticBatch:
+        """The profile's OpportunisticBatch (newOpportunisticBatch in NewFramework)."""
+        entry = self._batches.get(id(fwk))
+        if entry is None or entry[0] is not fwk:
+            entry = self._batches[id(fwk)] = (fwk, OpportunisticBatch(fwk))
+        return entry[1]
+
+    def _store_schedule_results(self, fwk: Framework, result: CycleResult, heap: SortedNodeScores | None) -> None:
+        """schedulePod's ``StoreScheduleResults`` (v1.36, OpportunisticBatching on), for every
+        placement it returns: the heap left after the pop, or nil for a single feasible node."""
+        if not self.batching or result.selected is None:
+            return
+        self._batch_for(fwk).store_schedule_results(
+            result.signature, result.hint, result.selected, heap, self.queue.scheduling_cycle, fwk.handle.now_ms()
+        )
 
     def _score(self, fwk: Framework, state: CycleState, pod: Pod, feasible: list[NodeInfo]) -> ScoreResult:
         """prioritizeNodes: PreScore then Score (+ NormalizeScore, × weight). Override point of the fast path."""
@@ -436,7 +534,37 @@ class Scheduler:
                 plugins = {status.plugin} if status.rejected else set()
                 self._handle_failure(info, pod_cycle, message, plugins, CLEAR_NOMINATED_NODE)
                 return result, None
-        return result, BindRequest(pod=pod, node=node, state=result.state, framework=fwk, info=info)
+        req = BindRequest(pod=pod, node=node, state=result.state, framework=fwk, info=info)
+        if self.v136:
+            failed = self._start_binding_cycle(req)
+            if failed is not None:
+                self.handle_binding_failure(req, failed)
+                self._retry_others_after_binding_failure(req)
+                return result, None
+        return result, req
+
+    def _start_binding_cycle(self, req: BindRequest) -> str | None:
+        """v1.36 bindingCycle up to PreBind, run as the binding goroutine starts (no virtual time
+        passes; PreBind and Bind complete after the bind latency, :meth:`complete_binding`).
+
+        With NominatedNodeNameForExpectation, PreBindPreFlights: when a PreBind plugin will do
+        work (or WaitOnPermit would wait: kubeviz has no waiting Permit) the pod's nominated node
+        is set to the node it is about to be bound to, for other components to see. Then, after
+        WaitOnPermit, ``SchedulingQueue.Done``: the pod is no longer in flight, so the queue
+        stops keeping cluster events for it while its binding is pending (a PreBind or Bind
+        failure requeues it after backoff without reading them). Returns a failure, or None.
+        """
+        fwk, pod, node = req.framework, req.pod, req.node
+        if self.nominate_for_expectation:
+            pre_flight = fwk.run_pre_bind_pre_flights(req.state, pod, node)
+            if pre_flight.code == Code.ERROR or pre_flight.rejected:
+                return pre_flight.message()
+            if pre_flight.ok and pod.nominated_node_name != node:
+                # updatePod with ModeOverride: only the API object; the assumed pod is in the cache.
+                pod.nominated_node_name = node
+                self.trace.emit("nomination_set", pod=pod.key, node=node, reason="expected placement")
+        self.queue.done(pod)  # schedule_one.go bindingCycle: after WaitOnPermit, before PreBind
+        return None
 
     def _act_on_preemption(self, pod: Pod, decision: PreemptionDecision) -> Callable[[], None] | None:
         """prepareCandidate (framework/preemption/preemption.go), for whichever PostFilter
@@ -583,8 +711,14 @@ class Scheduler:
             self.handle_binding_failure(req, status.message())
             self._retry_others_after_binding_failure(req)
             return
-        self.queue.done(pod)  # the binding cycle is over (schedule_one.go ScheduleOne)
+        if not self.v136:
+            self.queue.done(pod)  # the binding cycle is over (v1.31 schedule_one.go ScheduleOne)
         self.client.record_binding(pod, node)
+        if self.clear_nominated_after_binding and pod.nominated_node_name:
+            # ClearingNominatedNodeNameAfterBinding: the API server's binding subresource
+            # (pkg/registry/core/pod/storage/storage.go setPodNodeAndMetadata) empties
+            # status.nominatedNodeName as it stores the binding.
+            self.clear_nomination(pod, reason="bound")
 
     def _retry_others_after_binding_failure(self, req: BindRequest) -> None:
         """handleBindingCycleError (schedule_one.go): the failed pod's room is free again, as if
@@ -666,11 +800,16 @@ class Scheduler:
                 "evaluated": result.evaluated,
                 "top": [{"node": n, "score": s} for n, s in result.top],
             }
-            if result.tied is not None and result.rank is not None:
-                # Only under shuffled-first-fit, so traces under upstream's rule keep their bytes.
-                selected["tie_break"] = TIE_BREAK_SHUFFLED_FIRST_FIT
+            if result.tie_break is not None and result.tied is not None and result.rank is not None:
+                # Only under shuffled-first-fit or v1.36, so v1.31 traces under the random rule
+                # keep their bytes.
+                selected["tie_break"] = result.tie_break
                 selected["tied"] = result.tied
                 selected["rank"] = result.rank
+                if result.tied_nodes is not None:
+                    selected["tied_nodes"] = result.tied_nodes
+            if result.batched:
+                selected["batched"] = True
             trace.emit("selected", **selected)
 
 

@@ -164,6 +164,10 @@ class ForgottenFields(_PodNode):
 class NominationSetFields(_PodNode):
     """status.nominatedNodeName set."""
 
+    # v1.36 only: "expected placement" when NominatedNodeNameForExpectation set it at the start
+    # of the binding cycle (absent: preemption nominated the node).
+    reason: NotRequired[str]
+
 
 class PodRunningFields(_PodNode):
     """The kubelet started the pod."""
@@ -282,11 +286,14 @@ class SelectedFields(TypedDict):
     feasible: int
     evaluated: int
     top: list[TopRow]
-    # Only under the policy's tieBreak: shuffled-first-fit (docs/trace.md): the rule, how many
-    # nodes shared the best score, and the chosen node's position in the run's node order.
+    # Only under the policy's tieBreak: shuffled-first-fit, or under v1.36 (docs/trace.md): the
+    # rule, how many nodes shared the best score, and the chosen node's position in the run's
+    # node order (shuffled-first-fit) or in Filter order (heap-order).
     tie_break: NotRequired[str]
     tied: NotRequired[int]
     rank: NotRequired[int]
+    tied_nodes: NotRequired[list[str]]  # heap-order: the first ten tied nodes, Filter order
+    batched: NotRequired[bool]  # v1.36: placed on an OpportunisticBatching hint, unscored
 
 
 class UnschedulableFields(TypedDict):

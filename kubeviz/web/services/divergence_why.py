@@ -52,6 +52,7 @@ class _Cycle:
     filter: dict[str, Any] | None = None
     score: dict[str, Any] | None = None
     preemption: dict[str, Any] | None = None
+    selected: dict[str, Any] | None = None  # the verdict's own event, when it was a placement
 
 
 @dataclass
@@ -76,7 +77,11 @@ def _column(events: Sequence[dict[str, Any]]) -> _Column:
             d = by_seq.get(e["seq"])
             if d is not None:
                 column.cycles[(d.pod, d.incarnation, d.attempt)] = _Cycle(
-                    d, found.get("filter"), found.get("score"), found.get("preemption")
+                    d,
+                    found.get("filter"),
+                    found.get("score"),
+                    found.get("preemption"),
+                    e if kind == "selected" else None,
                 )
     return column
 
@@ -213,10 +218,13 @@ def _why_column(
             rival = rivals[0]
             if totals[rival] == chosen:
                 every = "both" if len(top) == 2 else "all"
-                return "tie", (
-                    f"a tie in {label}: {', '.join(sorted(top))} {every} scored {chosen:g}; "
-                    f"selectHost's reservoir sampling picked {d.node} with this seed"
+                # kube-scheduler v1.36 has no selectHost: its score heap breaks the tie (tie_break.py)
+                picked = (
+                    f"v1.36's score heap brought {d.node} to the top (no random tie-break)"
+                    if (cycle.selected or {}).get("tie_break") == "heap-order"
+                    else f"selectHost's reservoir sampling picked {d.node} with this seed"
                 )
+                return "tie", f"a tie in {label}: {', '.join(sorted(top))} {every} scored {chosen:g}; {picked}"
             mine, theirs = _weighted(cycle, d.node), _weighted(cycle, rival)
             gaps = {p: mine.get(p, 0) - theirs.get(p, 0) for p in set(mine) | set(theirs)}
             return "score", _score_sentence(label, d.node, rival, chosen, totals[rival], gaps, prefs)

@@ -331,6 +331,12 @@ class PreBindPlugin(Plugin):
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         return SUCCESS
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """PreBindPreFlight (v1.34+): Success when PreBind will do work for this pod, Skip when
+        not. Only v1.36's binding cycle asks (NominatedNodeNameForExpectation); a plugin that
+        does nothing at PreBind keeps this Skip."""
+        return Status(Code.SKIP)
+
 
 class BindPlugin(Plugin):
     def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:

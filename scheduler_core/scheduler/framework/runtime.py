@@ -346,6 +346,18 @@ class Framework:
                 return status.with_plugin(plugin.name)
         return SUCCESS
 
+    def run_pre_bind_pre_flights(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """RunPreBindPreFlights (v1.36 framework.go): Success when one PreBind plugin or more says
+        it will do work, else Skip; an Error stops at once."""
+        returning = Status(Code.SKIP)
+        for plugin in self.pre_bind_plugins:
+            status = plugin.pre_bind_pre_flight(state, pod, node_name)
+            if status.code == Code.ERROR:
+                return Status(Code.ERROR, (f"running PreBindPreFlight {plugin.name!r}: {status.message()}",))
+            if status.ok:
+                returning = SUCCESS
+        return returning
+
     def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """The first Bind plugin that does not Skip binds the pod."""
         for plugin in self.bind_plugins:
