@@ -2,7 +2,8 @@
 
 Runs the default policy on ``bench/workload.build`` clusters with the fast path
 (:class:`scheduler_core.scheduler.fastpath.FastScheduler`) at 500 nodes × 2,000 pods and 5,000 nodes ×
-10,000 pods, and the plain :class:`Scheduler` at 500 × 2,000 for comparison. Each run is a
+10,000 pods, and the plain :class:`Scheduler` at 500 × 2,000 for comparison; then the fast path at
+500 × 2,000 again under ``kubernetesVersion: v1.36`` (heap-ordered host selection, its gates). Each run is a
 fresh subprocess so its peak RSS is its own. pods/s is pods bound ÷ wall time of
 ``Simulation.run()``; building the scenario and the Simulation is reported as setup.
 
@@ -23,17 +24,24 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-RUNS = (("fast", 500, 2_000), ("fast", 5_000, 10_000), ("plain", 500, 2_000))
+RUNS = (
+    ("fast", 500, 2_000, "v1.31"),
+    ("fast", 5_000, 10_000, "v1.31"),
+    ("plain", 500, 2_000, "v1.31"),
+    ("fast", 500, 2_000, "v1.36"),
+)
 
 
-def one(mode: str, num_nodes: int, num_pods: int) -> dict[str, Any]:
+def one(mode: str, num_nodes: int, num_pods: int, version: str = "v1.31") -> dict[str, Any]:
     """One measured run in this process; returns the figures as a dict."""
     from bench.workload import build
+    from scheduler_core.scheduler.policy import builtin_policy
     from scheduler_core.simulation.simulation import Simulation
 
     t0 = time.perf_counter()
     scenario = build(num_nodes, num_pods)
-    sim = Simulation(scenario, fast=mode == "fast")
+    policy = builtin_policy("default", kubernetes_version=version) if version != "v1.31" else None
+    sim = Simulation(scenario, policy, fast=mode == "fast")
     setup = time.perf_counter() - t0
 
     latencies: list[float] = []
@@ -53,6 +61,7 @@ def one(mode: str, num_nodes: int, num_pods: int) -> dict[str, Any]:
     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] if latencies else 0.0
     return {
         "mode": type(sim.scheduler).__name__,
+        "version": version,
         "nodes": num_nodes,
         "pods": num_pods,
         "detail": sim.detail,
@@ -69,17 +78,17 @@ def one(mode: str, num_nodes: int, num_pods: int) -> dict[str, Any]:
 
 
 def main() -> None:
-    if len(sys.argv) == 5 and sys.argv[1] == "--one":
-        print(json.dumps(one(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))))
+    if len(sys.argv) in (5, 6) and sys.argv[1] == "--one":
+        print(json.dumps(one(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), *sys.argv[5:])))
         return
     print(
-        f"{'scheduler':<10} {'nodes×pods':>12} {'detail':>8} {'setup s':>8} {'run s':>7} {'pods/s':>8} "
+        f"{'scheduler':<10} {'version':>7} {'nodes×pods':>12} {'detail':>8} {'setup s':>8} {'run s':>7} {'pods/s':>8} "
         f"{'events/s':>9} {'cycle ms':>9} {'p99 ms':>7} {'peak MB':>8}"
     )
     results = []
-    for mode, nodes, pods in RUNS:
+    for mode, nodes, pods, version in RUNS:
         out = subprocess.run(
-            [sys.executable, os.path.abspath(__file__), "--one", mode, str(nodes), str(pods)],
+            [sys.executable, os.path.abspath(__file__), "--one", mode, str(nodes), str(pods), version],
             capture_output=True,
             text=True,
             cwd=ROOT,
@@ -88,14 +97,19 @@ def main() -> None:
         r = json.loads(out.stdout.strip().splitlines()[-1])
         results.append(r)
         print(
-            f"{mode:<10} {f'{nodes}×{pods}':>12} {r['detail']:>8} {r['setup_s']:8.2f} {r['run_s']:7.2f} "
+            f"{mode:<10} {version:>7} {f'{nodes}×{pods}':>12} {r['detail']:>8} {r['setup_s']:8.2f} {r['run_s']:7.2f} "
             f"{r['pods_per_s']:8.0f} {r['events_per_s']:9.0f} {r['cycle_mean_ms']:9.3f} {r['cycle_p99_ms']:7.3f} "
             f"{r['maxrss_mb']:8.0f}",
             flush=True,
         )
-    fast = next(r for r in results if r["mode"] == "FastScheduler" and r["nodes"] == 500)
+    fast = next(r for r in results if r["mode"] == "FastScheduler" and r["nodes"] == 500 and r["version"] == "v1.31")
     plain = next(r for r in results if r["mode"] == "Scheduler")
+    v136 = next(r for r in results if r["version"] == "v1.36")
     print(f"fast / plain at 500×2000: {fast['pods_per_s'] / plain['pods_per_s']:.1f}×")
+    print(
+        f"fast at 500×2000: v1.31 {fast['pods_per_s']:.0f} pods/s, v1.36 {v136['pods_per_s']:.0f} pods/s "
+        f"({v136['pods_per_s'] / fast['pods_per_s']:.0%} of v1.31)"
+    )
 
 
 if __name__ == "__main__":
