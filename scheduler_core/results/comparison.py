@@ -100,9 +100,13 @@ class Divergence:
     outcomes: dict[str, str | None]  # policy -> node (None: unschedulable, "-": no such attempt)
     why: str
     score_rows: dict[str, dict[str, Any]] = field(default_factory=dict)  # policy -> {node: {plugin: weighted}}
+    # "node": the runs decided differently; "time": the same verdict at different moments (the
+    # first place runs of two Kubernetes versions part is often when, not where)
+    kind: str = "node"
+    times: dict[str, int] = field(default_factory=dict)  # policy -> t_ms of its verdict ("time" only)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "index": self.index,
             "pod": self.pod,
             "attempt": self.attempt,
@@ -110,7 +114,11 @@ class Divergence:
             "outcomes": self.outcomes,
             "why": self.why,
             "score_rows": self.score_rows,
+            "kind": self.kind,
         }
+        if self.times:
+            out["times"] = self.times
+        return out
 
 
 @dataclass
@@ -464,6 +472,7 @@ def divergences(traces: dict[str, Sequence[dict[str, Any]]], limit: int = 200) -
     """
     if len(traces) < 2:
         return []
+    timing = len({_kubernetes_version(events) for events in traces.values()}) > 1
     per_policy = {name: decisions(events) for name, events in traces.items()}
     keyed = {name: {(d.pod, d.incarnation, d.attempt): d for d in ds} for name, ds in per_policy.items()}
     first_name = next(iter(per_policy))
@@ -483,6 +492,10 @@ def divergences(traces: dict[str, Sequence[dict[str, Any]]], limit: int = 200) -
             other = keyed[name].get(key)
             outcomes[name] = "-" if other is None else other.node
         if len(set(outcomes.values())) <= 1:
+            if timing and not out:
+                timed = _timing_divergence(traces, keyed, key, d, outcomes)
+                if timed is not None:
+                    out.append(timed)
             continue
         rows = {}
         for name, events in traces.items():
@@ -493,3 +506,54 @@ def divergences(traces: dict[str, Sequence[dict[str, Any]]], limit: int = 200) -
         if len(out) >= limit:
             break
     return out
+
+
+def _kubernetes_version(events: Sequence[dict[str, Any]]) -> str:
+    for e in events[:5]:
+        if e["type"] == "run_started":
+            return str(e.get("kubernetes_version") or "")
+    return ""
+
+
+def _timing_divergence(
+    traces: dict[str, Sequence[dict[str, Any]]],
+    keyed: dict[str, dict[tuple[str, int, int], Decision]],
+    key: tuple[str, int, int],
+    d: Decision,
+    outcomes: dict[str, str | None],
+) -> Divergence | None:
+    """Runs of two Kubernetes versions that decide the same attempt alike, at different moments:
+    where they first part, said by what moved the pod to activeQ in each (a backoff that ended,
+    a pop from backoffQ, an event)."""
+    times = {name: keyed[name][key].t_ms for name in traces if key in keyed[name]}
+    if len(times) < len(traces) or len(set(times.values())) <= 1:
+        return None
+    parts = []
+    for name, events in traces.items():
+        verdict = keyed[name][key]
+        outcome = f"on {verdict.node}" if verdict.node else "without a node"
+        moves = _moves_before(events, d.pod, verdict.seq)
+        parts.append(f"{name} decided it {outcome} at {verdict.t_ms / 1000:g}s" + (f": {moves}" if moves else ""))
+    return Divergence(0, d.pod, d.attempt, min(times.values()), outcomes, "; ".join(parts) + ".", kind="time", times=times)
+
+
+TRIGGER_WORDS = {
+    "PopFromBackoffQ": "popped from backoffQ as activeQ was empty",
+    "BackoffComplete": "when its backoff ended",
+}
+
+
+def _moves_before(events: Sequence[dict[str, Any]], pod: str, seq: int) -> str:
+    """The pod's queue moves since its previous verdict, as "to backoffQ at 5s by AssignedPodDelete,
+    to activeQ at 5s popped from backoffQ as activeQ was empty"."""
+    moves: list[str] = []
+    for e in reversed(events[: _index_of_seq(events, seq) + 1]):
+        if e.get("pod") != pod:
+            continue
+        if e["type"] in ("selected", "unschedulable") and e["seq"] != seq:
+            break
+        if e["type"] == "queue_move" and e.get("to") in ("active", "backoff"):
+            trigger = str(e.get("trigger") or "")
+            lane = "activeQ" if e["to"] == "active" else "backoffQ"
+            moves.append(f"to {lane} at {e['t_ms'] / 1000:g}s {TRIGGER_WORDS.get(trigger, 'by ' + trigger)}")
+    return ", ".join(reversed(moves))

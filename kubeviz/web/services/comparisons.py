@@ -106,6 +106,23 @@ BUILTIN_COMPARISONS: dict[str, BuiltinComparison] = {
             "relabelling retry it in vain; with them on NodePorts' hint keeps it parked until the port is free.",
         ),
         BuiltinComparison(
+            "versions-retry-when-idle",
+            "kube-scheduler v1.31 vs v1.36: a retry when the scheduler is idle",
+            "versions-retry-when-idle",
+            ("kubernetes-v1-31", "kubernetes-v1-36"),
+            "A deletion makes room for a pod still backing off, with nothing else queued: v1.31 waits "
+            "out the backoff (bound at 4 s); v1.36 pops it from backoffQ at once (bound at 2.5 s).",
+        ),
+        BuiltinComparison(
+            "versions-preemption",
+            "kube-scheduler v1.31 vs v1.36: a preemption and what follows",
+            "versions-preemption",
+            ("kubernetes-v1-31", "kubernetes-v1-36"),
+            "An urgent pod preempts two low-priority pods: v1.31 deletes the victims in the cycle and "
+            "the preemptor backs off a second; v1.36 deletes them asynchronously, the deletions move "
+            "the preemptor and it is popped from backoffQ and bound at once.",
+        ),
+        BuiltinComparison(
             "mixed-small",
             "Mixed workload: default vs legacy-v1.5",
             "mixed-small",

@@ -160,3 +160,41 @@ def test_a_packing_comparison_differs_in_nodes_used_and_placements() -> None:
     data = result.as_dict()
     assert data["policies"][1]["per_seed"]["3"]["nodes_used"] == 3
     assert data["policies"][1]["placed_differently"] == 10.0
+
+
+# -- runs of two Kubernetes versions part in time ------------------------------------------------
+
+
+def _versions(scenario: str) -> dict[str, list[dict]]:
+    names = ("kubernetes-v1-31", "kubernetes-v1-36")
+    result = compare(fresh(scenario), [(name, builtin_policy(name)) for name in names], seeds=[1])
+    return {r.policy: r.traces[1] for r in result.results}
+
+
+def test_v131_and_v136_part_when_an_idle_scheduler_pops_from_backoffq():
+    (found,) = divergences(_versions("versions-retry-when-idle"))
+    assert (found.kind, found.pod, found.attempt) == ("time", "default/waiter", 3)
+    assert found.outcomes == {"kubernetes-v1-31": "node-a", "kubernetes-v1-36": "node-a"}
+    assert found.times == {"kubernetes-v1-31": 4000, "kubernetes-v1-36": 2500}
+    assert "kubernetes-v1-31 decided it on node-a at 4s: to backoffQ at 2.5s by AssignedPodDelete, " in found.why
+    assert "to activeQ at 4s when its backoff ended" in found.why
+    assert "kubernetes-v1-36 decided it on node-a at 2.5s: " in found.why
+    assert "to activeQ at 2.5s popped from backoffQ as activeQ was empty" in found.why
+    assert found.as_dict()["kind"] == "time"
+
+
+def test_v136s_preemptor_is_bound_at_the_preemption_instant():
+    (found,) = divergences(_versions("versions-preemption"))
+    assert (found.kind, found.pod, found.times) == (
+        "time",
+        "default/urgent",
+        {"kubernetes-v1-31": 6000, "kubernetes-v1-36": 5000},
+    )
+    # v1.36: the victims' deletions (async preemption) move the preemptor, which is popped at once
+    assert "kubernetes-v1-36 decided it on node-a at 5s: to backoffQ at 5s by AssignedPodDelete" in found.why
+
+
+def test_runs_of_one_version_never_report_a_time_divergence():
+    names = ("default", "no-preemption")
+    result = compare(fresh("versions-preemption"), [(name, builtin_policy(name)) for name in names], seeds=[1])
+    assert all(d.kind == "node" for d in result.divergences())
