@@ -14,6 +14,7 @@ from .comparison import (
     compare,
     decisions,
     divergences,
+    queue_moves_before,
 )
 from .explanation import ExplainError, explain
 from .metrics import (
@@ -54,6 +55,7 @@ __all__ = [
     "compute_metrics",
     "decisions",
     "divergences",
+    "queue_moves_before",
     "explain",
     "format_metrics",
     "lower_median",

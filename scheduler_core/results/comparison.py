@@ -532,7 +532,7 @@ def _timing_divergence(
     for name, events in traces.items():
         verdict = keyed[name][key]
         outcome = f"on {verdict.node}" if verdict.node else "without a node"
-        moves = _moves_before(events, d.pod, verdict.seq)
+        moves = queue_moves_before(events, d.pod, verdict.seq)
         parts.append(f"{name} decided it {outcome} at {verdict.t_ms / 1000:g}s" + (f": {moves}" if moves else ""))
     return Divergence(0, d.pod, d.attempt, min(times.values()), outcomes, "; ".join(parts) + ".", kind="time", times=times)
 
@@ -543,7 +543,7 @@ TRIGGER_WORDS = {
 }
 
 
-def _moves_before(events: Sequence[dict[str, Any]], pod: str, seq: int) -> str:
+def queue_moves_before(events: Sequence[dict[str, Any]], pod: str, seq: int) -> str:
     """The pod's queue moves since its previous verdict, as "to backoffQ at 5s by AssignedPodDelete,
     to activeQ at 5s popped from backoffQ as activeQ was empty"."""
     moves: list[str] = []

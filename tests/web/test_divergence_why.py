@@ -169,3 +169,37 @@ def test_a_node_filtered_out_in_one_column_says_which_filter() -> None:
     )
     div = _because({"original": a, "what if": b}, {})
     assert div["because"]["what if"] == ("in what if node-1 did not pass NodeUnschedulable: node(s) were unschedulable")
+
+
+def _trace(scenario: str, policy: str) -> list[dict[str, Any]]:
+    sim = Simulation(builtin_scenario(scenario), builtin_policy(policy))
+    sim.run()
+    return [e.as_dict() if hasattr(e, "as_dict") else e for e in sim.trace.events]
+
+
+@pytest.mark.parametrize(
+    ("scenario", "pod", "v131", "v136"),
+    [
+        (
+            "versions-retry-when-idle",
+            "default/waiter",
+            "kubernetes-v1-31 decided it on node-a at 4s: to backoffQ at 2.5s by AssignedPodDelete, "
+            "to activeQ at 4s when its backoff ended",
+            "kubernetes-v1-36 decided it on node-a at 2.5s: to backoffQ at 2.5s by AssignedPodDelete, "
+            "to activeQ at 2.5s popped from backoffQ as activeQ was empty",
+        ),
+        (
+            "versions-preemption",
+            "default/urgent",
+            "kubernetes-v1-31 decided it on node-a at 6s: to backoffQ at 5s by ScheduleAttemptFailure "
+            "(cluster changed during the attempt), to activeQ at 6s when its backoff ended",
+            "kubernetes-v1-36 decided it on node-a at 5s: to backoffQ at 5s by AssignedPodDelete, "
+            "to activeQ at 5s popped from backoffQ as activeQ was empty",
+        ),
+    ],
+)
+def test_two_versions_part_in_time_and_the_queue_says_why(scenario: str, pod: str, v131: str, v136: str) -> None:
+    columns = {name: _trace(scenario, name) for name in ("kubernetes-v1-31", "kubernetes-v1-36")}
+    found = _because(columns, {})
+    assert (found["pod"], found["kind"], found["mechanism"]) == (pod, "time", "queue")
+    assert found["because"] == {"kubernetes-v1-31": v131, "kubernetes-v1-36": v136}

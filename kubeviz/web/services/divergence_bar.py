@@ -160,8 +160,15 @@ def divergence_context(
             "mechanism": current.get("mechanism", ""),
             "because": [{"policy": p, "text": because[p]} for p in current["outcomes"] if p in because],
             "moments": _moments(current, steps),
+            # a "time" divergence: the same verdict at other moments (runs of two versions)
             "outcomes": [
-                {"policy": policy, "node": node, "none": node is None, "missing": node == "-"}
+                {
+                    "policy": policy,
+                    "node": node,
+                    "none": node is None,
+                    "missing": node == "-",
+                    "at": formats.format_time(current["times"][policy]) if policy in current.get("times", {}) else "",
+                }
                 for policy, node in current["outcomes"].items()
             ],
         },

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scheduler_core.results import Decision, decisions
+from scheduler_core.results import Decision, decisions, queue_moves_before
 from scheduler_core.scheduler import Preference, score_preferences
 
 from . import formats
@@ -27,6 +27,8 @@ __all__ = ["TRACE_TYPES", "explain"]
 
 # The events the explanation reads (besides the verdicts scheduler_core.results.decisions reads).
 TRACE_TYPES = (
+    "run_started",  # the Kubernetes version (runs of two versions may part in time only)
+    "queue_move",  # ... said by the pod's queue moves
     "pod_added",
     "cycle_start",
     "filter",
@@ -254,7 +256,18 @@ def _why_column(
     return "cluster", f"{label} put it on {d.node}"
 
 
-PRIORITY = ("preemption", "reservation", "nomination", "tie", "score", "cluster", "missing")
+PRIORITY = ("preemption", "reservation", "nomination", "tie", "score", "cluster", "queue", "missing")
+
+
+def _why_in_time(label: str, cycle: _Cycle | None, pod: str, column: _Column) -> tuple[str, str]:
+    """Runs of two Kubernetes versions decided the attempt alike at different moments: what
+    moved the pod to activeQ in this column (scheduler_core.results.queue_moves_before)."""
+    if cycle is None:
+        return "missing", f"{label} made no such attempt"
+    d = cycle.decision
+    outcome = f"on {d.node}" if d.node else "without a node"
+    moves = queue_moves_before(column.events, pod, d.seq)
+    return "queue", f"{label} decided it {outcome} at {d.t_ms / 1000:g}s" + (f": {moves}" if moves else "")
 
 
 def _incarnation(columns: dict[str, _Column], div: dict[str, Any]) -> int:
@@ -286,9 +299,12 @@ def explain(
             cycle = column.cycles.get(key)
             moments[label] = None if cycle is None else {"seq": cycle.decision.seq, "t_ms": cycle.decision.t_ms}
             others = [n for other, n in div["outcomes"].items() if other != label and n not in (None, "-")]
-            kind, sentence = _why_column(
-                label, cycle, list(dict.fromkeys(others)), div["pod"], column, preferences.get(label)
-            )
+            if div.get("kind") == "time":
+                kind, sentence = _why_in_time(label, cycle, div["pod"], column)
+            else:
+                kind, sentence = _why_column(
+                    label, cycle, list(dict.fromkeys(others)), div["pod"], column, preferences.get(label)
+                )
             kinds.append(kind)
             because[label] = sentence
         mechanism = min(kinds, key=PRIORITY.index)
