@@ -20,7 +20,7 @@ from ..scheduler.queue.queueing_hints import QueueingHintMap
 from ..scheduler.queue.scheduling_queue import SchedulingQueue
 from ..scheduler.schedule_one import Scheduler
 from ..scheduler.tie_break import NodeOrder
-from ..scheduler.versions import POP_FROM_BACKOFF_Q
+from ..scheduler.versions import POP_FROM_BACKOFF_Q, V1_36
 from ..trace.stream import Trace
 
 __all__ = ["PolicySeat", "build_queue", "switch_policy", "policy_switch_problem"]
@@ -51,7 +51,7 @@ def build_queue(policy: Policy, profiles: Mapping[str, Framework], trace: Trace)
     """The legacy v1.5 FIFO (1 s..60 s backoff) or the priority queue the profiles configure."""
     if uses_fifo_queue(policy):
         return FifoQueue(trace=trace)
-    return SchedulingQueue(
+    queue = SchedulingQueue(
         _queue_sort(profiles),
         initial_backoff_ms=policy.pod_initial_backoff_seconds * 1000,
         max_backoff_ms=policy.pod_max_backoff_seconds * 1000,
@@ -61,6 +61,8 @@ def build_queue(policy: Policy, profiles: Mapping[str, Framework], trace: Trace)
         kubernetes_version=policy.kubernetes_version,
         pop_from_backoff=policy.gate(POP_FROM_BACKOFF_Q),
     )
+    queue.pre_enqueue = _pre_enqueue(policy, profiles)
+    return queue
 
 
 def switch_policy(run: PolicySeat, policy: Policy, *, mark: Mapping[str, Any] | None = None) -> None:
@@ -95,6 +97,7 @@ def switch_policy(run: PolicySeat, policy: Policy, *, mark: Mapping[str, Any] | 
             kubernetes_version=policy.kubernetes_version,
             pop_from_backoff=policy.gate(POP_FROM_BACKOFF_Q),
         )
+        queue.pre_enqueue = _pre_enqueue(policy, run.profiles)
     run.scheduler = run.build_scheduler()
     run.scheduler.next_start_node_index = old.next_start_node_index
     run.draw_node_order(keep=old.node_order)
@@ -136,6 +139,26 @@ def _queue_events(profiles: Mapping[str, Framework]) -> dict[str, tuple[ClusterE
 def _queue_hints(policy: Policy, profiles: Mapping[str, Framework]) -> QueueingHintMap | None:
     """The profiles' QueueingHintFns when the policy turns SchedulerQueueingHints on, else None."""
     return QueueingHintMap.of(profiles) if policy.queueing_hints else None
+
+
+def _pre_enqueue(policy: Policy, profiles: Mapping[str, Framework]) -> Callable[[Any], str] | None:
+    """v1.36 runPreEnqueuePlugins over the pod's profile: the first plugin with a
+    ``pre_enqueue`` (DefaultPreemption's, with SchedulerAsyncPreemption) that does not pass.
+    None under v1.31, which has no such gate in kubeviz's model."""
+    if policy.kubernetes_version != V1_36:
+        return None
+    gates = {
+        name: [p for p in fwk.plugins.values() if callable(getattr(p, "pre_enqueue", None))]
+        for name, fwk in profiles.items()
+    }
+
+    def run(pod: Any) -> str:
+        for plugin in gates.get(pod.scheduler_name, ()):
+            if not plugin.pre_enqueue(pod).ok:  # type: ignore[attr-defined]
+                return plugin.name
+        return ""
+
+    return run
 
 
 def _queue_kind(policy: Policy) -> str:

@@ -230,6 +230,9 @@ class QueuedPodInfo:
     unschedulable_plugins: set[str] = field(default_factory=set)
     pending_plugins: set[str] = field(default_factory=set)
     gated: bool = False
+    # v1.36 runPreEnqueuePlugin: the PreEnqueue plugin that gates the pod (GatingPlugin); ""
+    # for a pod no PreEnqueue plugin gated
+    gating_plugin: str = ""
     seq: int = 0  # insertion order: the deterministic last tie-break of every heap
     # v1.36 (backend/queue/scheduling_queue.go AddUnschedulableIfNotPresent): failures by a
     # plugin's rejection and consecutive failures by an error, which time the backoff there.

@@ -107,6 +107,9 @@ class SchedulingQueue:
         self.v136 = kubernetes_version == V1_36
         self.pop_from_backoff = self.v136 and pop_from_backoff
         self._bq = BackoffHeaps()  # v1.36's backoffQ (v1.31 keeps _backoff)
+        # v1.36 PreEnqueue (runPreEnqueuePlugins), set by whoever builds the queue: the name of
+        # the plugin of the pod's profile that gates it, "" when all pass. None: no PreEnqueue.
+        self.pre_enqueue: Callable[[Pod], str] | None = None
         self._less = less
         self.initial_backoff_ms = initial_backoff_ms
         self.max_backoff_ms = max_backoff_ms
@@ -370,6 +373,8 @@ class SchedulingQueue:
         backing off, else activeQ; immediately → activeQ. Returns the lane."""
         if strategy == Strategy.QUEUE_SKIP:
             to = UNSCHEDULABLE
+        elif self.pre_enqueue is not None and self._gate(info):
+            to = UNSCHEDULABLE  # moveToActiveQ / moveToBackoffQ: gated, kept in unschedulablePods
         elif strategy == Strategy.QUEUE_AFTER_BACKOFF and self.is_backing_off(info):
             to = BACKOFF
         else:
@@ -377,6 +382,28 @@ class SchedulingQueue:
         if self._where.get(info.pod.key) != to:
             self._move(info, to, trigger)
         return to
+
+    def _gate(self, info: QueuedPodInfo) -> bool:
+        """runPreEnqueuePlugin (v1.36.2): a gating plugin joins the pod's UnschedulablePlugins
+        and becomes its GatingPlugin; when every plugin passes the pod is no longer gated."""
+        assert self.pre_enqueue is not None
+        plugin = self.pre_enqueue(info.pod)
+        if plugin:
+            info.gated = True
+            info.gating_plugin = plugin
+            info.unschedulable_plugins.add(plugin)
+            return True
+        if info.gating_plugin:
+            info.gated = False
+            info.gating_plugin = ""
+        return False
+
+    def _gating_plugin_listens(self, info: QueuedPodInfo, event: ClusterEvent) -> bool:
+        """movePodsToActiveOrBackoffQueue (v1.36.2): a gated pod is considered only for an event
+        its GatingPlugin registered (GatingPluginEvents)."""
+        return bool(info.gating_plugin) and any(
+            event.matches(r) for r in self.events_by_plugin.get(info.gating_plugin, ())
+        )
 
     def done(self, pod: Pod) -> None:
         """Done: the pod's scheduling and binding are over (only QueueingHints keep track)."""
@@ -495,14 +522,18 @@ class SchedulingQueue:
             rejectors = sorted(info.unschedulable_plugins | info.pending_plugins)
             if not listened:
                 why = f"no enabled plugin listens for {event.label}"
-            elif info.gated:
+            elif info.gated and not self._gating_plugin_listens(info, event):
                 why = "gated"
             elif self.hints is not None:
                 if pre_check is not None and not pre_check(info.pod):
                     why = "the node fails its pre-check (resources, node name, node affinity, ports, NoSchedule taints)"
                     verdicts.append({"pod": info.pod.key, "moves": False, "why": why})
                 else:
-                    verdicts.append(self.hint_verdict(info, event, old, new))
+                    verdict = self.hint_verdict(info, event, old, new)
+                    gate = self.pre_enqueue(info.pod) if verdict["moves"] and self.pre_enqueue else ""
+                    if gate:  # v1.36: a PreEnqueue plugin keeps it in unschedulablePods
+                        verdict = {"pod": info.pod.key, "moves": False, "why": f"{verdict['why']}; gated by {gate}"}
+                    verdicts.append(verdict)
                 continue
             elif assigned is not None and not _cross_topology(info, assigned):
                 why = "not rejected by PodTopologySpread, and no required affinity term of it matches the pod"
@@ -551,7 +582,7 @@ class SchedulingQueue:
         QueueingHints the event is also recorded for the pods in flight."""
         moved = 0
         for info in candidates:
-            if info.gated:
+            if info.gated and not self._gating_plugin_listens(info, event):
                 continue
             if self.hints is not None:
                 strategy, _ = self.hints.worth_requeuing(info, event, old, new)

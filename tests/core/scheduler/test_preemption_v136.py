@@ -275,3 +275,50 @@ def test_no_victims_message_when_the_request_fits_the_node() -> None:
         "no new claims to deallocate, preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, "
         "2 No preemption victims found for incoming pod."
     )
+
+
+# -- PreEnqueue in the queue (scheduling_queue.go runPreEnqueuePlugins, moveToBackoffQ) ---------
+
+
+def test_the_gate_holds_the_preemptor_until_its_last_victim_is_deleted() -> None:
+    """versions-preemption: two victims with grace 0. low-a's deletion would move urgent, but
+    DefaultPreemption's PreEnqueue gates it (the goroutine has not reached its last victim);
+    low-b's deletion, an event the gating plugin registered, moves it. v1.31: no gate."""
+    sim = Simulation(builtin_scenario("versions-preemption"), v136_policy(), 1)
+    sim.run()
+    at_5s = [e for e in sim.events if e["t_ms"] == 5000]
+    order = [
+        (e["type"], e.get("pod"), e.get("to"))
+        for e in at_5s
+        if e["type"] == "pod_deleted" or (e["type"] == "queue_move" and e["pod"] == "default/urgent")
+    ]
+    assert order == [
+        ("queue_move", "default/urgent", "active"),
+        ("queue_move", "default/urgent", "unschedulable"),
+        ("pod_deleted", "default/low-a", None),
+        ("pod_deleted", "default/low-b", None),
+        ("queue_move", "default/urgent", "backoff"),
+        ("queue_move", "default/urgent", "active"),
+    ]
+    verdicts = {e["pod"]: e["events"][0]["parked"][0] for e in at_5s if e["type"] == "pod_deleted"}
+    assert verdicts["default/low-a"]["moves"] is False
+    assert verdicts["default/low-a"]["why"].endswith("gated by DefaultPreemption")
+    assert verdicts["default/low-b"]["moves"] is True
+    assert [e["node"] for e in sim.events if e["type"] == "bound" and e["pod"] == "default/urgent"] == ["node-a"]
+
+
+def test_a_gated_pod_moves_only_for_its_gating_plugins_events() -> None:
+    """movePodsToActiveOrBackoffQueue: a gated pod is skipped for an event its GatingPlugin did
+    not register, and re-runs PreEnqueue when it did."""
+    sim = Simulation(builtin_scenario("versions-preemption"), v136_policy(), 1)
+    queue = sim.queue
+    assert isinstance(queue, SchedulingQueue)
+    assert queue.pre_enqueue is not None
+    info = queue.add(make_pod("gated-pod"))
+    info.gating_plugin, info.gated = "DefaultPreemption", True
+    events = queue.events_by_plugin["DefaultPreemption"]
+    assert [(e.resource, int(e.action)) for e in events] == [("Pod", 2)]
+    assert queue._gating_plugin_listens(info, events[0])
+    node_change = queue.events_by_plugin["NodeResourcesFit"][1]
+    assert node_change.resource == "Node"
+    assert not queue._gating_plugin_listens(info, node_change)
