@@ -105,6 +105,7 @@ _WRAPPER_SPEC_FIELDS = (
     "configuration",
 )
 
+
 @dataclass
 class _Entry:
     name: str
@@ -415,9 +416,7 @@ class _PolicyReader:
         for name, on in obj.items():
             gate_path = key_path(path, str(name))
             if name not in known:
-                r.error(
-                    gate_path, f"unknown feature gate under {version}; kubeviz models {', '.join(sorted(known))}"
-                )
+                r.error(gate_path, f"unknown feature gate under {version}; kubeviz models {', '.join(sorted(known))}")
                 continue
             gates[name] = r.boolean(on, gate_path)
             reason = locked_reason(version, name)
