@@ -86,8 +86,10 @@ bench: install
 	$(DEV_ENV) $(PY) bench/bench_compare.py
 	$(DEV_ENV) $(PY) bench/bench_live.py
 	$(PY) bench/bench_live_daphne.py
+	$(PY) bench/bench_present.py
 	$(DEV_ENV) $(PY) bench/bench_gpu.py
 	$(PY) bench/bench_hostile.py
+	$(PY) bench/bench_abuse.py
 
 ## gpu-trace: the Alibaba GPU trace v2023 CSVs into data/alibaba-gpu-v2023/, checked against data/alibaba-gpu-v2023.sha256 (copied from ../shared when it has them)
 gpu-trace:

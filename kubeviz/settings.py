@@ -237,9 +237,43 @@ KUBEVIZ_ANON_RUN_DAYS = env_int("KUBEVIZ_ANON_RUN_DAYS", 7)
 for _name in ("KUBEVIZ_USER_EVENT_QUOTA", "KUBEVIZ_ANON_EVENT_QUOTA", "KUBEVIZ_ANON_RUN_DAYS"):
     if globals()[_name] < 0:
         raise ImproperlyConfigured(f"{_name} must be 0 or more")
+# Present mode (kubeviz/web/playback/presenting.py): presentations running at once, per address
+# without an account, per signed-in user, and in all without an account (a user's own are bound
+# by their user's number alone). A presentation nobody has presented for this many seconds ends,
+# its class told (a presenter's reload or a network blip within it takes it back).
+KUBEVIZ_PRESENTATIONS_PER_ADDRESS = env_int("KUBEVIZ_PRESENTATIONS_PER_ADDRESS", 3)
+KUBEVIZ_PRESENTATIONS_PER_USER = env_int("KUBEVIZ_PRESENTATIONS_PER_USER", 5)
+KUBEVIZ_PRESENTATIONS_MAX = env_int("KUBEVIZ_PRESENTATIONS_MAX", 1000)
+KUBEVIZ_PRESENT_AWAY_SECONDS = env_int("KUBEVIZ_PRESENT_AWAY_SECONDS", 300)
+for _name in ("KUBEVIZ_PRESENTATIONS_PER_ADDRESS", "KUBEVIZ_PRESENTATIONS_PER_USER", "KUBEVIZ_PRESENTATIONS_MAX"):
+    if globals()[_name] < 0:
+        raise ImproperlyConfigured(f"{_name} must be 0 or more")
+if KUBEVIZ_PRESENT_AWAY_SECONDS < 2:
+    raise ImproperlyConfigured("KUBEVIZ_PRESENT_AWAY_SECONDS must be 2 or more")
 # Behind one trusted reverse proxy: the header holding the client's address (X-Forwarded-For;
 # its last entry is used). Unset, the connection's own address is the client.
 KUBEVIZ_CLIENT_IP_HEADER = os.environ.get("KUBEVIZ_CLIENT_IP_HEADER", "").strip()
+
+# The live path's budgets per client, per web process (kubeviz/web/playback/budgets.py,
+# docs/limits.md "Live connections"): messages per websocket (a token bucket: this many a second,
+# this many at once; past it they are dropped, and a flood that goes on is closed with 1008), the
+# pause in seconds before a flooding address or user may open a socket again (doubled for each
+# further flood within an hour, at most 10 minutes), and the sockets one
+# address (a classroom behind one NAT is one) and one signed-in user may hold open. 0: no budget.
+KUBEVIZ_WS_MESSAGES_PER_SECOND = env_int("KUBEVIZ_WS_MESSAGES_PER_SECOND", 20)
+KUBEVIZ_WS_MESSAGE_BURST = env_int("KUBEVIZ_WS_MESSAGE_BURST", 60)
+KUBEVIZ_WS_FLOOD_PAUSE_SECONDS = env_int("KUBEVIZ_WS_FLOOD_PAUSE_SECONDS", 10)
+KUBEVIZ_WS_SOCKETS_PER_ADDRESS = env_int("KUBEVIZ_WS_SOCKETS_PER_ADDRESS", 250)
+KUBEVIZ_WS_SOCKETS_PER_USER = env_int("KUBEVIZ_WS_SOCKETS_PER_USER", 30)
+for _name in (
+    "KUBEVIZ_WS_MESSAGES_PER_SECOND",
+    "KUBEVIZ_WS_MESSAGE_BURST",
+    "KUBEVIZ_WS_FLOOD_PAUSE_SECONDS",
+    "KUBEVIZ_WS_SOCKETS_PER_ADDRESS",
+    "KUBEVIZ_WS_SOCKETS_PER_USER",
+):
+    if globals()[_name] < 0:
+        raise ImproperlyConfigured(f"{_name} must be 0 or more")
 
 # How runs execute: "celery" (a worker picks the task) or "thread" (inside the web process).
 REDIS_URL = os.environ.get("REDIS_URL", "")

@@ -45,11 +45,13 @@ class DaphneServer:
         self.timeout = timeout
         self.env = app_env(workdir / "bench.sqlite3", **extra_env)
         prepare_database(self.env)
+        # The user may be there already: another server on the same database made it (tests/two_daphnes.py).
         script = (
             "from django.contrib.auth.models import User\n"
             "from rest_framework.authtoken.models import Token\n"
-            f"u = User.objects.create_user({USER!r}, password={PASSWORD!r})\n"
-            "print(Token.objects.create(user=u).key)\n"
+            f"u = User.objects.filter(username={USER!r}).first()\n"
+            f"u = u or User.objects.create_user({USER!r}, password={PASSWORD!r})\n"
+            "print(Token.objects.get_or_create(user=u)[0].key)\n"
         )
         done = subprocess.run(
             [sys.executable, "manage.py", "shell", "-v", "0", "-c", script],
@@ -150,6 +152,7 @@ class DaphneServer:
 # -- websocket viewers, as a browser opens them ------------------------------------------------
 
 POSITION = re.compile(rb'id="run-playhead"[^>]*data-position="(-?\d+)"')
+PRESENT_BAR = re.compile(rb'<div id="run-present".*?</div>', re.S)
 
 
 @dataclass
@@ -164,6 +167,8 @@ class ViewerStats:
     position: int | None = None
     moved: asyncio.Event = field(default_factory=asyncio.Event)
     last: bytes = b""  # the latest message itself
+    bar: bytes = b""  # the latest present bar (present mode's <div id="run-present" ...>...</div>)
+    barred: asyncio.Event = field(default_factory=asyncio.Event)  # set at each new bar
 
 
 class Viewer(WebSocketClientProtocol):  # type: ignore[misc]
@@ -176,6 +181,10 @@ class Viewer(WebSocketClientProtocol):  # type: ignore[misc]
         now = time.perf_counter()
         self.stats.messages.append((now, len(payload)))
         self.stats.last = payload
+        present = PRESENT_BAR.search(payload)
+        if present is not None:
+            self.stats.bar = present.group(0)
+            self.stats.barred.set()
         found = POSITION.search(payload)
         if found is not None:
             position = int(found.group(1))

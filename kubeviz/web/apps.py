@@ -15,6 +15,12 @@ class WebConfig(AppConfig):
         from django.core.signals import request_started
 
         request_started.connect(start_reaper_in_web_process, dispatch_uid="kubeviz-web-reaper")
+        # A deleted run's viewers are told at once, in every web process (playback/hub.py).
+        from django.db.models.signals import post_delete
+
+        from .services.publishing import run_deleted
+
+        post_delete.connect(run_deleted, sender="web.Run", dispatch_uid="kubeviz-run-deleted")
 
 
 def start_reaper_in_web_process(sender: Any, **_: Any) -> None:

@@ -82,19 +82,31 @@
     };
 
     // Present mode's bar: the link to give the class, the token that takes the presentation back
-    // after a reconnect, and the presenter's lesson moment for the page's other scripts.
+    // (kept in browser storage per page, so that a reload, a reconnect or a second tab of this page
+    // presents again), and the presenter's lesson moment for the page's other scripts.
+    var by = new URLSearchParams(window.location.search).get("by");
+    var presentKey = "kubeviz-present:" + window.location.pathname + (by ? "?by=" + by : "");
     var presentToken = null;
     var presentedMoment = null;
+    function storedToken() { try { return localStorage.getItem(presentKey); } catch (e) { return null; } }
+    function keepToken(token) {
+      try { if (token) localStorage.setItem(presentKey, token); else localStorage.removeItem(presentKey); } catch (e) { /* private mode */ }
+    }
     function presentBar() { return page.querySelector(".present-bar"); }
     function syncPresent() {
       var bar = presentBar();
       if (!bar) return;
       var d = bar.dataset;
-      presentToken = d.role === "presenter" ? d.token : null;
+      if (d.role === "presenter" && d.token) {
+        if (d.token !== presentToken) keepToken(d.token);
+        presentToken = d.token;
+      } else if (d.forget === "1" && (presentToken || storedToken())) {
+        presentToken = null;  // that presentation ended: Present starts a new one
+        keepToken(null);
+      }
       var link = bar.querySelector(".present-link");
       if (link && d.key) {
         // The follow link keeps how the page steps (a comparison's ?by=): the presentation is of that recording.
-        var by = new URLSearchParams(window.location.search).get("by");
         link.value = window.location.origin + window.location.pathname + "?presenter=" + d.key + (by ? "&by=" + encodeURIComponent(by) : "");
       }
       page.classList.toggle("is-following", d.role === "follower");
@@ -127,10 +139,16 @@
     page.querySelectorAll(".play-btn").forEach(function (b) { b.addEventListener("click", function () { prefs.autoplay = true; save(); }); });
     page.querySelectorAll(".pause-btn").forEach(function (b) { b.addEventListener("click", function () { prefs.autoplay = false; save(); }); });
 
-    // Keyboard: space plays / pauses, arrows step (not while typing).
+    // Keyboard: space plays / pauses, arrows step (not while typing). A held key repeats at most
+    // eight times a second: well within the messages a page may send (docs/limits.md).
+    var repeated = 0;
     document.addEventListener("keydown", function (evt) {
       var tag = (evt.target.tagName || "").toLowerCase();
       if (tag === "input" || tag === "select" || tag === "textarea" || evt.metaKey || evt.ctrlKey || evt.altKey) return;
+      if (evt.repeat) {
+        if (Date.now() - repeated < 125) { evt.preventDefault(); return; }
+        repeated = Date.now();
+      }
       var selector = null;
       if (evt.key === " ") selector = page.classList.contains("is-playing") ? ".pause-btn" : ".play-btn";
       else selector = '[data-key="' + evt.key + '"]';
@@ -138,7 +156,9 @@
       if (button) { evt.preventDefault(); button.click(); }
     });
 
-    // After a network blip htmx reconnects by itself; pick up where this viewer was.
+    // After a network blip htmx reconnects by itself; pick up where this viewer was. A presenter's
+    // page (reloaded, reconnected, or a second tab; not one opened by the follow link) takes the
+    // presentation back with its token, at the presentation's place.
     document.body.addEventListener("htmx:wsOpen", function (evt) {
       opened += 1;
       socket = evt.detail.socketWrapper;
@@ -146,18 +166,27 @@
       if (opened > 1 && line) {
         resuming = true;
         evt.detail.socketWrapper.send(JSON.stringify({ action: "hello", value: Number(line.dataset.position) }));
-        if (presentToken) evt.detail.socketWrapper.send(JSON.stringify({ action: "present", value: presentToken }));
       }
+      var token = presentToken || (presenter ? null : storedToken());
+      if (token) evt.detail.socketWrapper.send(JSON.stringify({ action: "resume", value: token }));
     });
-    // A close the server explains (1009: this page sent a message over its limit) is not one htmx
-    // reconnects after: say what happened where the controls answer.
+    // A close the server explains is not one htmx reconnects after (1013, try again later, is:
+    // htmx tries again by itself): say what happened where the controls answer. 1009: this page
+    // sent a message over its limit; 1008: too many messages; 1013: too many sockets from here,
+    // or a pause after a flood; 4410: the run was deleted (kubeviz/web/playback/consumers/guards.py).
+    var CLOSED = {
+      1008: "The live connection was closed: this page sent the server too many messages",
+      1009: "The live connection was closed: this page sent the server a message over its limit",
+      1013: "The live connection was refused for now",
+      4410: "The live connection was closed",
+    };
     document.body.addEventListener("htmx:wsClose", function (evt) {
       var closed = evt.detail && evt.detail.event;
       var line = page.querySelector(".control-message");
-      if (!closed || closed.code !== 1009 || !line) return;
+      if (!closed || !CLOSED[closed.code] || !line) return;
       line.classList.add("error");
-      line.textContent = "The live connection was closed: this page sent the server a message over its limit (" +
-        (closed.reason || "code 1009") + "). Reload the page to watch again.";
+      var after = closed.code === 1013 ? " The page tries again by itself." : closed.code === 4410 ? "" : " Reload the page to watch again.";
+      line.textContent = CLOSED[closed.code] + " (" + (closed.reason || "code " + closed.code) + ")." + after;
     });
     // The new socket first sends the page's starting moment; the reply to "hello" (the whole
     // frame at this viewer's moment) follows, so drop the first one rather than flicker back.
@@ -179,7 +208,9 @@
     // The grid travels as data: data-names (space separated), data-values (one token per cell,
     // "<level><flags>.<cpu>.<memory>.<gpu>.<pods>", or "-" for a node not added yet), and the
     // zones' .cells boxes (data-from / data-to). A frame's changes come in .grid-delta
-    // (data-changes="index=token …"), applied once to the grid of its section.
+    // (data-changes="index=token …"), applied once to the grid of its section. A grid too big for
+    // one message (data-pieces="K") comes as K .grid-piece elements, each with its own data-from
+    // (its first cell's index), names, values and zone boxes, drawn as each arrives.
     var FLAGS = { s: "chosen", v: "victims here", n: "nominated pod", r: "reserved", x: "rejected", c: "cordoned" };
     function escapeHtml(text) {
       return text.replace(/[&<>"']/g, function (c) { return "&#" + c.charCodeAt(0) + ";"; });
@@ -197,23 +228,45 @@
         + " · " + pods + " pod" + (pods === 1 ? "" : "s") + (notes.length ? " · " + notes.join(", ") : "");
       return { cls: cls, title: title };
     }
-    function drawGrid(grid) {
-      var names = (grid.dataset.names || "").split(" ");
-      var values = (grid.dataset.values || "").split(" ");
-      var prefix = grid.closest(".nodes-body").id.replace(/run-nodes-body$/, "");
-      grid.querySelectorAll(".cells").forEach(function (box) {
+    function drawCells(piece, prefix, offset) {
+      var names = (piece.dataset.names || "").split(" ");
+      var values = (piece.dataset.values || "").split(" ");
+      piece.querySelectorAll(".cells").forEach(function (box) {
         var html = [];
         for (var i = Number(box.dataset.from); i < Number(box.dataset.to); i++) {
-          var d = describe(names[i], values[i] || "-");
-          var name = escapeHtml(names[i]);
-          html.push('<i id="' + escapeHtml(cellId(prefix, names[i])) + '" class="' + d.cls + '" data-node="' + name
+          var d = describe(names[i - offset], values[i - offset] || "-");
+          var name = escapeHtml(names[i - offset]);
+          html.push('<i id="' + escapeHtml(cellId(prefix, names[i - offset])) + '" class="' + d.cls + '" data-node="' + name
             + '" data-i="' + i + '" title="' + escapeHtml(d.title) + '" tabindex="-1"></i>');
         }
         box.innerHTML = html.join("");
       });
+      piece.kubevizNames = names;
+      piece.kubevizDrawn = true;
+    }
+    // Draws what is not drawn yet; true when it drew anything.
+    function drawGrid(grid) {
+      var prefix = grid.closest(".nodes-body").id.replace(/run-nodes-body$/, "");
+      var names = [];
+      var drew = false;
+      if (grid.dataset.pieces === undefined) {
+        if (grid.kubevizCells) return false;
+        drawCells(grid, prefix, 0);
+        names = grid.kubevizNames;
+        drew = true;
+      } else {
+        grid.querySelectorAll(".grid-piece").forEach(function (piece) {
+          if (piece.dataset.names === undefined) return;  // its slot: the piece comes in a later message
+          var from = Number(piece.dataset.from);
+          if (!piece.kubevizDrawn) { drawCells(piece, prefix, from); drew = true; }
+          piece.kubevizNames.forEach(function (name, j) { names[from + j] = name; });
+        });
+        if (!drew && grid.kubevizCells) return false;
+      }
       grid.kubevizCells = grid.querySelectorAll(".cell");
       grid.kubevizNames = names;
       grid.dataset.drawn = String(grid.kubevizCells.length);
+      return drew;
     }
     function applyDelta(delta) {
       delta.kubevizApplied = true;
@@ -234,7 +287,7 @@
     }
     function drawGrids() {
       var drawn = 0;
-      document.querySelectorAll(".node-cells[data-grid]").forEach(function (grid) { if (!grid.kubevizCells) { drawGrid(grid); drawn += 1; } });
+      document.querySelectorAll(".node-cells[data-grid]").forEach(function (grid) { if (drawGrid(grid)) drawn += 1; });
       document.querySelectorAll(".grid-delta").forEach(function (delta) { if (!delta.kubevizApplied) applyDelta(delta); });
       // New cells: other scripts (a lesson's highlights) mark them again.
       if (drawn) document.dispatchEvent(new CustomEvent("kubeviz:grid"));

@@ -136,3 +136,91 @@ def test_a_5000_node_run_is_drawn_at_event_0_seeks_to_its_end_and_opens_cards_in
     finally:
         context.close()
     print(f"screenshots: {SCREENSHOTS}")
+
+
+LONG_NODES = 10_000
+# Node names of 253 characters (a DNS subdomain of four labels): the grid's names alone are 2.5 MB,
+# so the socket sends the grid in pieces (kubeviz/web/playback/node_grid.py), never over 1 MiB.
+LONG_PREFIX = ".".join(["a" * 63, "b" * 63, "c" * 63, "d" * 57])
+LONG_SCENARIO = f"""\
+apiVersion: kubeviz.dev/v1
+kind: Scenario
+metadata: {{name: e2e-long-names}}
+spec:
+  seed: 1
+  description: {LONG_NODES} nodes with names of 253 characters, and 30 one-CPU pods.
+  nodeGroups:
+    - count: {LONG_NODES}
+      namePrefix: {LONG_PREFIX}
+      zones: [zone-a, zone-b, zone-c]
+      template: {{allocatable: {{cpu: "4", memory: 16Gi}}}}
+  objects:
+    - apiVersion: apps/v1
+      kind: Deployment
+      metadata: {{name: web}}
+      spec:
+        replicas: 30
+        selector: {{matchLabels: {{app: web}}}}
+        template:
+          metadata: {{labels: {{app: web}}}}
+          spec: {{containers: [{{name: web, image: "nginx:1.27", resources: {{requests: {{cpu: "1", memory: 2Gi}}}}}}]}}
+"""
+
+
+def _size(payload: str | bytes) -> int:
+    return len(payload.encode() if isinstance(payload, str) else payload)
+
+
+def test_10000_nodes_with_long_names_are_drawn_from_pieces_whole_and_found_by_name(
+    kubeviz_server: Server, browser: Any, browser_log: BrowserLog
+) -> None:
+    base = kubeviz_server.url
+    context = browser.new_context(viewport={"width": 1366, "height": 800})
+    context.set_default_timeout(60_000)
+    page = context.new_page()
+    frames: list[int] = []
+    closes: list[str] = []
+    page.on("console", lambda m: browser_log.console_errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda err: browser_log.page_errors.append(str(err)))
+
+    def on_socket(ws: Any) -> None:
+        browser_log.websockets.append(ws.url)
+        ws.on("framereceived", lambda payload: frames.append(_size(payload)))
+        ws.on("close", lambda _: closes.append(ws.url))
+
+    page.on("websocket", on_socket)
+    try:
+        sign_up(page, base, "grid-long-names")
+        upload(page, base, "e2e-long-names", LONG_SCENARIO)
+        start_run(page, base)
+        expect(page.locator("#run-recording .status-badge")).to_have_text("Recorded", timeout=RECORDED_MS)
+        page.reload()
+        playhead = page.locator("#run-playhead")
+        expect(playhead).to_have_attribute("data-position", "0")
+        body = page.locator("#run-nodes-body")
+        # The socket's first frame replaced the page's grid with its pieces: drawn, every cell.
+        page.wait_for_function("() => document.querySelectorAll('#run-nodes-body .grid-piece[data-names]').length > 1")
+        expect(body.locator(".node-cells")).to_have_attribute("data-drawn", str(LONG_NODES))
+        expect(body.locator(".cell.pending")).to_have_count(LONG_NODES)
+
+        scrub_key(page, "End")
+        expect(playhead).to_contain_text("the end")
+        expect(body.locator(".cell.pending")).to_have_count(0)
+        page.wait_for_function(f"({PODS_ON_CELLS})() === 30")
+        expect(body.locator(".cell")).to_have_count(LONG_NODES)
+
+        # A node is found by its whole name, and its card says it.
+        name = f"{LONG_PREFIX}9999"
+        search = page.locator("#run-nodes .node-search")
+        search.fill(name)
+        expect(body.locator(".cell.match")).to_have_count(1)
+        card = page.locator("#run-nodes .node-card-slot .node-card")
+        expect(card.locator("h3")).to_have_text(name)
+
+        assert frames, "the socket sent frames"
+        assert max(frames) <= 256 * 1024, sorted(frames)[-3:]
+        assert not closes, f"the socket closed: {closes}"
+        expect_no_page_errors(browser_log, "/ws/runs/")
+        assert not [e for e in browser_log.console_errors if "oobErrorNoTarget" in e], browser_log
+    finally:
+        context.close()

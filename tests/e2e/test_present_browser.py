@@ -1,5 +1,6 @@
 """Present mode in Chromium: a teacher presents a run, a student in another browser context opens
-the link and follows every move, detaches with a control of their own, and comes back."""
+the link and follows every move, detaches with a control of their own, and comes back; the
+teacher's page reloads, or a second tab opens, and goes on presenting."""
 
 from __future__ import annotations
 
@@ -119,6 +120,71 @@ def test_a_class_follows_the_presenters_lesson_moments_and_reveals(
         expect(student.locator(f"{PANEL} .lesson-reveal")).to_be_visible()
         expect(student.locator(f"{PANEL} .lesson-reveal")).to_have_text(moments[asked]["question"]["reveal"])
         expect_position(student, moments[asked]["seq"])  # the page plays the decision for the class too
+        expect_no_page_errors(browser_log, "/ws/runs/")
+        expect_no_page_errors(student_log, "/ws/runs/")
+    finally:
+        student_context.close()
+
+
+def test_the_teachers_reload_and_second_tab_go_on_presenting(
+    kubeviz_server: Server, browser: Any, page: Any, browser_log: BrowserLog
+) -> None:
+    """The page keeps its presenter's token: a reload takes the presentation back where it was
+    (the class stays and follows on); a second tab of the page presents too, and closing the first
+    one leaves the class following, not waiting for a presenter who is away."""
+    base = kubeviz_server.url
+    sign_up(page, base, "reloading-teacher")
+    page.goto(base + reverse("scenario-detail", args=["preemption-basics"]))
+    run_url = start_run(page, base)
+    expect(page.locator("#run-recording")).to_have_attribute("data-done", "1", timeout=RECORDED_MS)
+    page.locator("#run-present .present-start").click()
+    expect(page.locator("#run-present")).to_have_attribute("data-role", "presenter")
+    key = page.locator("#run-present").get_attribute("data-key")
+    link = page.locator("#run-present .present-link").input_value()
+
+    student_context = browser.new_context(viewport={"width": 390, "height": 844})
+    student_context.set_default_timeout(PAGE_TIMEOUT_MS)
+    student, student_log = student_context.new_page(), BrowserLog()
+    watch(student, student_log)
+    try:
+        student.goto(link)
+        expect(student.locator("#run-present")).to_have_attribute("data-role", "follower")
+        for _ in range(2):
+            before = position(page)
+            page.locator("#run-page .step-btn").click()
+            expect(page.locator("#run-playhead")).not_to_have_attribute("data-position", str(before))
+            expect_same_position(student, page)
+        teacher_at = position(page)
+
+        page.reload()
+        expect(page.locator("#run-present")).to_have_attribute("data-role", "presenter")
+        expect(page.locator("#run-present")).to_have_attribute("data-key", key or "")
+        expect_position(page, teacher_at)  # the presentation's place, not the page's t = 0
+        expect(student.locator("#run-present")).to_have_attribute("data-role", "follower")
+        expect(student.locator("#run-present")).not_to_contain_text("away")
+        assert position(student) == teacher_at
+        page.locator("#run-page .step-btn").click()
+        expect(page.locator("#run-playhead")).not_to_have_attribute("data-position", str(teacher_at))
+        expect_same_position(student, page)  # a step after the reload reaches the class
+
+        tab = page.context.new_page()
+        watch(tab, browser_log)
+        tab.goto(run_url)
+        expect(tab.locator("#run-present")).to_have_attribute("data-role", "presenter")
+        expect(tab.locator("#run-present")).to_have_attribute("data-key", key or "")
+        page.close()
+        tab.wait_for_timeout(1000)
+        expect(student.locator("#run-present")).not_to_contain_text("away")
+        before = position(tab)
+        tab.locator("#run-page .step-btn").click()
+        expect(tab.locator("#run-playhead")).not_to_have_attribute("data-position", str(before))
+        expect_same_position(student, tab)
+
+        tab.locator("#run-present").get_by_role("button", name="Stop presenting").click()
+        expect(student.locator("#run-present")).to_have_attribute("data-role", "ended")
+        # Stopped: the page forgot its token, so a reload offers Present again.
+        tab.reload()
+        expect(tab.locator("#run-present")).to_have_attribute("data-role", "can-present")
         expect_no_page_errors(browser_log, "/ws/runs/")
         expect_no_page_errors(student_log, "/ws/runs/")
     finally:

@@ -46,3 +46,53 @@ def test_daphne_fails_websockets_with_a_close_frame() -> None:
     factory.setProtocolOptions(maxMessagePayloadSize=1024)  # what daphne's server does next
     assert factory.failByDrop is False
     assert factory.maxMessagePayloadSize == 1024
+
+
+def test_daphne_closes_an_open_socket_with_the_applications_code_and_reason() -> None:
+    """daphne's own close drops the reason and hands the code to Autobahn's sendClose, which
+    raises for 1008 and 1013: the page would see 1006 and no word (kubeviz/daphne_options.py)."""
+    from kubeviz.daphne_options import ReasonWebSocketProtocol, close_reason
+
+    assert issubclass(ClosingWebSocketFactory.protocol, ReasonWebSocketProtocol)
+    protocol = ReasonWebSocketProtocol.__new__(ReasonWebSocketProtocol)
+    protocol.state = ReasonWebSocketProtocol.STATE_OPEN
+    protocol.sendCloseFrame = mock.Mock()
+    protocol.transport = mock.Mock()
+    protocol.handle_reply({"type": "websocket.close", "code": 1008, "reason": "too many messages: at most 20 a second"})
+    protocol.sendCloseFrame.assert_called_once_with(code=1008, reasonUtf8=b"too many messages: at most 20 a second")
+    # What the flood still has in flight is read and thrown away, not parsed (nor left unread: the
+    # connection would be reset before the close frame got there); the frame out, the write side shuts.
+    assert protocol.discarding
+    protocol.transport.loseWriteConnection.assert_called_once_with()
+    with mock.patch("autobahn.twisted.websocket.WebSocketServerProtocol.dataReceived") as parse:
+        protocol.dataReceived(b"\x81\x05hello" * 1000)
+    parse.assert_not_called()
+    protocol.sendCloseFrame.reset_mock()
+    protocol.handle_reply({"type": "websocket.close", "code": 4410})
+    protocol.sendCloseFrame.assert_called_once_with(code=4410, reasonUtf8=None)
+    assert len(close_reason("é" * 100)) == 122, "cut to 123 bytes at a character's end"
+
+
+def test_daphne_drops_a_flood_before_the_application_hears_of_it() -> None:
+    """A message within the socket's budget reaches the application marked as counted; the first
+    over it becomes one ``websocket.flood`` warning, the next are dropped unseen, and a flood that
+    goes on stops the socket being parsed and tells the application to close it."""
+    from kubeviz.daphne_options import GuardedWebSocketProtocol
+    from kubeviz.web.playback.budgets import MessageBudget
+
+    protocol = GuardedWebSocketProtocol.__new__(GuardedWebSocketProtocol)
+    protocol.muted = False
+    protocol.budget = MessageBudget(rate=1, burst=3)
+    protocol.application_queue = mock.Mock()
+    protocol.transport = mock.Mock()
+    with mock.patch("twisted.internet.reactor.callLater") as later:
+        for _ in range(10):
+            protocol.onMessage(b'{"action": "seek", "value": 3}', False)
+    sent = [call.args[0] for call in protocol.application_queue.put_nowait.call_args_list]
+    assert (
+        sent[:3]
+        == [{"type": "websocket.receive", "text": '{"action": "seek", "value": 3}', "kubeviz.budgeted": True}] * 3
+    )
+    assert sent[3:] == [{"type": "websocket.flood", "stage": "warn"}, {"type": "websocket.flood", "stage": "close"}]
+    assert protocol.discarding
+    assert later.call_count == 1  # closed by the protocol itself if the application does not

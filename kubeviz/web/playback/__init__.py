@@ -23,10 +23,15 @@ How data flows, from the database to a viewer's browser:
    decisions).
 4. **The hub** (:mod:`.hub`) is one recording watched in this process: one channel-layer
    subscription to the worker's nudges, one re-read loop, one render per moment for all its
-   viewers.
+   viewers; it notices when its recording is deleted and tells the viewers.
 5. **Consumers** (:mod:`.consumers`) are the websockets: the base ``PlaybackConsumer`` (the
    protocol, one viewer's playhead and diff) and its subclasses for a run and a comparison;
-   :mod:`.presenting` lets one viewer's playhead lead the others who opened their link.
+   :mod:`.presenting` lets one viewer's playhead lead the others who opened their link, on
+   any web process (a row and a channel-layer group per presentation).
+   What one client may cost is bounded before any of it is read: :mod:`.budgets` (messages per
+   socket, sockets per address and user, a pause after a flood), :mod:`.control_values` (what a
+   control's action and value may hold), and ``consumers/guards.py`` (the receive path that
+   applies them, and answers controls without waiting for renders).
 """
 
 from __future__ import annotations

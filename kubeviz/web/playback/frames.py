@@ -13,12 +13,12 @@ the changed cells' values (:mod:`kubeviz.web.playback.node_grid`).
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from django.utils.safestring import SafeString, mark_safe
 
-from .node_grid import delta_html
+from .node_grid import GRID_PIECE_BYTES, delta_html
 
 __all__ = [
     "Part",
@@ -30,7 +30,9 @@ __all__ = [
     "WHOLE_GROUP_SHARE",
     "MAX_MESSAGE_CHARS",
     "MAX_MESSAGE_BYTES",
+    "MAX_SENT_BYTES",
     "message_batches",
+    "message_bytes",
 ]
 
 # Past this share of changed cells one swap of the whole group is cheaper for the browser.
@@ -64,7 +66,9 @@ class Group:
     ``html`` is the whole container (oob); ``layout`` changes whenever the set or order of
     children changes. Cards: ``cells`` maps each child's id to its oob html. A grid: ``values``
     holds one token per cell, in layout order, and a diff is one element ``delta_id`` carrying
-    the changed ones (:func:`~kubeviz.web.playback.node_grid.delta_html`).
+    the changed ones (:func:`~kubeviz.web.playback.node_grid.delta_html`). ``pieces``: for a grid
+    too big for one message, what a socket gets instead of ``html`` (the container and its pieces,
+    :func:`~kubeviz.web.playback.node_grid.grid_pieces`, made when sent, not kept).
     """
 
     id: str
@@ -73,6 +77,7 @@ class Group:
     cells: dict[str, str] = field(default_factory=dict)
     values: list[str] | None = None
     delta_id: str = ""
+    pieces: Callable[[], list[str]] | None = None
 
 
 @dataclass
@@ -111,6 +116,8 @@ def _grid_delta(old: list[str], new: list[str], delta_id: str) -> str | None:
     delta = None
     if len(changed) <= WHOLE_GROUP_SHARE * max(1, len(new)):
         delta = delta_html(delta_id, changed) if changed else ""
+        if len(delta) > GRID_PIECE_BYTES:  # (ASCII) 40 % of 10,000 cells of long tokens: the pieces instead
+            delta = None
     _GRID_DELTAS[key] = (old, new, delta)
     if len(_GRID_DELTAS) > GRID_DELTAS_KEPT:
         _GRID_DELTAS.popitem(last=False)
@@ -178,7 +185,7 @@ class FrameDiff:
                 return [delta] if delta else []
         self.layouts[group.id] = group.layout
         self.values[group.id] = new
-        return [group.html]
+        return group.pieces() if group.pieces is not None else [group.html]
 
     def remember(self, html_id: str, html: str) -> bool:
         """Note a fragment sent outside frames (recording status); False when it was already sent."""
@@ -195,6 +202,15 @@ class FrameDiff:
 # bytes of UTF-8 unless one fragment alone is larger (a grid of 5,000 nodes is about 120 KB).
 MAX_MESSAGE_BYTES = 192 * 1024
 MAX_MESSAGE_CHARS = MAX_MESSAGE_BYTES  # the former name
+# What no message may exceed, whatever a frame holds: the consumer sends none larger (it says
+# the moment is too big instead), well under daphne's 1 MiB. No fragment comes near it: a grid
+# over GRID_WHOLE_BYTES goes in pieces (node_grid.py), and every other fragment is bounded.
+MAX_SENT_BYTES = 512 * 1024
+
+
+def message_bytes(text: str) -> int:
+    """The UTF-8 size of ``text`` (a lone surrogate counted, never raised on)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 def message_batches(parts: Sequence[str], limit: int = MAX_MESSAGE_BYTES) -> list[str]:
@@ -204,7 +220,7 @@ def message_batches(parts: Sequence[str], limit: int = MAX_MESSAGE_BYTES) -> lis
     current: list[str] = []
     size = 0
     for part in parts:
-        length = len(part) if part.isascii() else len(part.encode())
+        length = message_bytes(part)
         if current and size + length > limit:
             batches.append("".join(current))
             current, size = [], 0

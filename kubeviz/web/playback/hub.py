@@ -13,6 +13,13 @@ A class of 200 watching one run costs what one viewer costs, three ways:
 - **Rendered ahead.** When a re-read finds more recorded and someone follows live, the hub asks
   for the new live edge's frame at once, so the followers' next tick finds it ready.
 
+A recording deleted while it is watched (its run, or its comparison) is noticed by the hub, which
+tells every viewer (``Watcher.recording_gone``: the consumer says so and closes the socket) and
+leaves the registry, so that the next connect finds nothing (4404): at once when the deletion's
+``run.deleted`` reaches the run's group (``services/publishing.tell_deleted``, from every web
+process), at a re-read that finds no row, at a render that fails on it, and within
+``EXISTS_SECONDS`` when nothing else said it (a finished recording is re-read that often).
+
 The source (:class:`Source`) does the synchronous database and template work. The hub runs it on
 a thread of its own (:func:`on_render_thread`), not on the one thread every other
 ``database_sync_to_async`` call of the process shares: a connect's access check and session read
@@ -40,11 +47,13 @@ from .playhead import Playhead, Timeline
 __all__ = [
     "Hub",
     "HubRegistry",
+    "RecordingGone",
     "Source",
     "Watcher",
     "hubs",
     "on_render_thread",
     "POLL_SECONDS",
+    "EXISTS_SECONDS",
     "REJOIN_SECONDS",
     "LAYER_SECONDS",
 ]
@@ -52,6 +61,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 POLL_SECONDS = 1.0  # the database is re-read at least this often, nudged or not
+EXISTS_SECONDS = 5.0  # a finished recording is looked for this often (was it deleted?)
 REJOIN_SECONDS = 5.0  # the hub's groups are joined again this often (a restarted Redis is empty)
 JOIN_ON_ARRIVAL_SECONDS = 1.0  # a viewer arriving joins them again when the last join is older
 LAYER_SECONDS = 2.0  # a channel-layer call that takes longer is given up (the database is the truth)
@@ -68,6 +78,10 @@ def on_render_thread(func: Callable[..., T]) -> Callable[..., Any]:
     """``func`` as a coroutine function run on the render thread, closing stale database
     connections around each call as ``database_sync_to_async`` does."""
     return DatabaseSyncToAsync(func, thread_sensitive=False, executor=_RENDERS)
+
+
+class RecordingGone(Exception):
+    """The recording was deleted: its viewers are being told, so there is nothing to show."""
 
 
 class Source(Protocol):
@@ -95,6 +109,8 @@ class Watcher(Protocol):
 
     def recording_changed(self) -> None: ...
 
+    def recording_gone(self) -> None: ...
+
 
 class Hub:
     """One recording and the viewers of it in this process."""
@@ -111,6 +127,7 @@ class Hub:
         self.joined_at = 0.0  # monotonic time of the last join that worked (0: none yet)
         self.joins = 0  # group joins that worked (a measure for the tests)
         self.version = 0  # re-reads of the source: a frame is shared within one
+        self.gone = False  # the recording was deleted (its viewers were told)
         self._frames: OrderedDict[tuple[Any, ...], asyncio.Future[Frame]] = OrderedDict()
 
     # -- frames ------------------------------------------------------------------------------
@@ -126,7 +143,14 @@ class Hub:
             while len(self._frames) > FRAMES_SHARED:
                 self._frames.popitem(last=False)
         # One viewer leaving mid-wait must not cancel the render the others wait for.
-        return await asyncio.shield(future)
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            if self.gone or await self._deleted():
+                raise RecordingGone(self.key) from None  # no traceback: the viewers are told
+            raise
 
     def _forget_failed(self, key: tuple[Any, ...], future: asyncio.Future[Frame]) -> None:
         if (future.cancelled() or future.exception() is not None) and self._frames.get(key) is future:
@@ -134,7 +158,7 @@ class Hub:
 
     def _render_live_edge(self) -> None:
         """Someone follows the computation: have its new edge rendered before their next tick."""
-        if any(viewer.playhead.follow for viewer in self.viewers):
+        if not self.gone and any(viewer.playhead.follow for viewer in self.viewers):
             task = asyncio.ensure_future(self.frame(self.source.timeline().end))
             task.add_done_callback(_log_failure)
 
@@ -147,13 +171,37 @@ class Hub:
         self._frames.clear()  # the live edge, and the run's row, may have moved
         return changed
 
+    async def _deleted(self) -> bool:
+        """Re-read the source after a failure; True (and the viewers told) when it is gone."""
+        try:
+            await on_render_thread(self.source.refresh)()
+        except Exception:
+            log.warning("re-reading %s failed", self.key, exc_info=True)
+            return False
+        if self.source.exists:
+            return False
+        self.ended()
+        return True
+
+    def ended(self) -> None:
+        """The recording was deleted: every viewer is told (and closes), and nobody finds this hub again."""
+        if self.gone:
+            return
+        self.gone = True
+        self._frames.clear()
+        hubs.forget(self)
+        for viewer in list(self.viewers):
+            viewer.recording_gone()
+        self.stop()
+
     def nudge(self) -> None:
         """The worker says there is more; re-read soon (many nudges, one read)."""
         self.wake.set()
 
     def start(self) -> None:
-        """Watch the computation (while it runs) and listen for its nudges (while anyone watches)."""
-        if self.source.done:
+        """Watch the computation (while it runs; a finished one only to notice that it was
+        deleted) and listen for its nudges (while anyone watches)."""
+        if self.gone:
             return
         if self.task is None or self.task.done():
             self.task = asyncio.create_task(self._watch())
@@ -169,13 +217,20 @@ class Hub:
 
     async def _watch(self) -> None:
         try:
-            while self.viewers and not self.source.done:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.wake.wait(), POLL_SECONDS)
+            while self.viewers and not self.gone:
+                done = self.source.done
+                await _wait(self.wake, EXISTS_SECONDS if done else POLL_SECONDS)
                 self.wake.clear()
                 if not self.viewers:
                     return
-                if await self.refresh():
+                if done:  # finished: only a deletion can change it
+                    await self._deleted()
+                    continue
+                changed = await self.refresh()
+                if not self.source.exists:
+                    self.ended()
+                    return
+                if changed:
                     self._render_live_edge()
                     for viewer in list(self.viewers):
                         viewer.recording_changed()
@@ -183,9 +238,6 @@ class Hub:
             raise
         except Exception:
             log.exception("watching %s failed", self.key)
-        finally:
-            if self.listen_task is not None:
-                self.listen_task.cancel()  # a finished recording sends no more nudges
 
     # -- the worker's nudges ---------------------------------------------------------------------
 
@@ -198,8 +250,11 @@ class Hub:
         try:
             while True:
                 message = await layer.receive(channel)
-                if isinstance(message, dict) and message.get("type") == "run.update":
+                kind = message.get("type") if isinstance(message, dict) else None
+                if kind == "run.update" and not self.source.done:
                     self.nudge()
+                elif kind == "run.deleted":
+                    await self._deleted()
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -208,14 +263,16 @@ class Hub:
             joining.cancel()
             for group in self.groups:
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(layer.group_discard(group, channel), LAYER_SECONDS)
+                    async with asyncio.timeout(LAYER_SECONDS):
+                        await layer.group_discard(group, channel)
 
     async def _keep_joined(self, layer: Any, channel: str) -> None:
         failing = False
         while True:
             try:
                 for group in self.groups:
-                    await asyncio.wait_for(layer.group_add(group, channel), LAYER_SECONDS)
+                    async with asyncio.timeout(LAYER_SECONDS):  # not wait_for: see _wait
+                        await layer.group_add(group, channel)
             except asyncio.CancelledError:
                 raise
             except BaseException as exc:  # Redis down or slow: the database still answers
@@ -227,12 +284,21 @@ class Hub:
                 self.joined_at = time.monotonic()
                 self.joins += 1
             self.join_now.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.join_now.wait(), REJOIN_SECONDS)
+            await _wait(self.join_now, REJOIN_SECONDS)
+
+
+async def _wait(event: asyncio.Event, seconds: float) -> None:
+    """Until ``event`` is set or ``seconds`` have passed. Not ``wait_for``: on Python 3.11 it
+    returns the result of what it awaited when the task is cancelled as that finishes, so the
+    cancellation is lost, and a hub's join loop (an instant ``group_add`` of the in-memory layer,
+    an event set by an arriving viewer) then never ended and kept its event loop from closing."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(seconds):
+            await event.wait()
 
 
 def _log_failure(task: asyncio.Future[Any]) -> None:
-    if not task.cancelled() and task.exception() is not None:
+    if not task.cancelled() and task.exception() is not None and not isinstance(task.exception(), RecordingGone):
         log.error("rendering ahead failed", exc_info=task.exception())
 
 
@@ -258,8 +324,11 @@ class HubRegistry:
         hub.viewers.discard(viewer)
         if not hub.viewers:
             hub.stop()
-            if self.hubs.get(hub.key) is hub:
-                del self.hubs[hub.key]
+            self.forget(hub)
+
+    def forget(self, hub: Hub) -> None:
+        if self.hubs.get(hub.key) is hub:
+            del self.hubs[hub.key]
 
 
 hubs = HubRegistry()

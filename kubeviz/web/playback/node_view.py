@@ -14,6 +14,7 @@ equal fragments are the same ``str`` objects (cheap for :class:`FrameDiff`).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -45,6 +46,7 @@ CARD_TEMPLATE = "web/runs/partials/node_card.html"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 MAX_NODE_CHIPS = 40
 MEMO_SIZE = 20_000
+PLANS_KEPT = 16
 
 
 def _safe_id(name: str) -> str:
@@ -86,6 +88,7 @@ class NodeMemo:
 
     def __init__(self) -> None:
         self.items: OrderedDict[Any, tuple[str, str]] = OrderedDict()
+        self.plans: OrderedDict[str, node_grid.GridPieces] = OrderedDict()  # a big grid's pieces, by layout
 
     def get(self, key: Any) -> tuple[str, str] | None:
         found = self.items.get(key)
@@ -227,10 +230,21 @@ def _grid_group(
     heading = f'<h2>Nodes <span class="muted">{len(layout)}{note}</span></h2>'
     body_id = f"{prefix}{section_id}-body"
     html = node_grid.grid_html(body_id, layout, tokens, heading, names_attr)
+    pieces = None
+    size = len(html) if html.isascii() else len(html.encode("utf-8", "surrogatepass"))
+    if size > node_grid.GRID_WHOLE_BYTES:
+        # Too big for one message (long names, many nodes): a socket gets it in pieces, cut once per layout.
+        plan = memo.plans.get(layout_key)
+        if plan is None:
+            plan = memo.plans[layout_key] = node_grid.plan_pieces(layout)
+            while len(memo.plans) > PLANS_KEPT:
+                memo.plans.popitem(last=False)
+        pieces = functools.partial(node_grid.grid_pieces, body_id, plan, tokens, heading)
     return Group(
         id=body_id,
         layout=layout_key,
         html=html,
         values=tokens,
         delta_id=node_grid.delta_id(prefix, section_id),
+        pieces=pieces,
     )

@@ -7,6 +7,7 @@ starts runs and imports the Celery task) so the task can import this without a c
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 import weakref
@@ -17,7 +18,7 @@ from channels.layers import get_channel_layer
 
 from .runner import Publish
 
-__all__ = ["publish", "publisher_for", "server_loop"]
+__all__ = ["publish", "publisher_for", "server_loop", "run_deleted", "tell_deleted"]
 
 log = logging.getLogger(__name__)
 
@@ -80,3 +81,20 @@ def server_loop() -> asyncio.AbstractEventLoop | None:
 def publisher_for(loop: asyncio.AbstractEventLoop | None) -> Publish:
     """The publish a run thread uses: onto the server's loop when known, else a loop of its own."""
     return _publisher_on(loop) if loop is not None else publish
+
+
+# -- a deleted run -----------------------------------------------------------------------------
+
+
+def tell_deleted(group: str) -> None:
+    """Tell the hubs watching a run, in every web process, that it was deleted: its viewers are
+    told so and their sockets closed (kubeviz/web/playback/hub.py). A layer that cannot be
+    reached costs them only the wait: a hub also looks for its recording every few seconds."""
+    publish(group, {"type": "run.deleted"})
+
+
+def run_deleted(sender: Any, instance: Any, **_: Any) -> None:
+    """``post_delete`` of a Run (connected in apps.py): once the deletion is committed, tell its group."""
+    from django.db import transaction
+
+    transaction.on_commit(functools.partial(tell_deleted, instance.group_name))

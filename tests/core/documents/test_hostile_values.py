@@ -182,15 +182,20 @@ def test_compare_reads_its_scenario_for_every_run_each_read_under_its_own_budget
     """``compare`` reloads the scenario for each of its runs (2 policies × 3 seeds: 7 reads). One
     budget for all of them ran out on a document that reads well within it once (the full GPU
     trace no longer compared); each read has its own now."""
-    nodes = "".join(
-        f"    - {{name: n{i}, allocatable: {{cpu: '4', memory: 8Gi}}, labels: {{zone: z{i % 3}, a: b}}}}\n"
-        for i in range(400)
-    )
     path = tmp_path / "wide.yaml"
-    path.write_text(scenario(nodes), encoding="utf-8")
-    started = time.thread_time()
-    load_scenario_file(path)
-    one_read = time.thread_time() - started
+    count = 400
+    while True:  # a document big enough that seven reads overrun what one read is given
+        nodes = "".join(
+            f"    - {{name: n{i}, allocatable: {{cpu: '4', memory: 8Gi}}, labels: {{zone: z{i % 3}, a: b}}}}\n"
+            for i in range(count)
+        )
+        path.write_text(scenario(nodes), encoding="utf-8")
+        started = time.thread_time()
+        load_scenario_file(path)
+        one_read = time.thread_time() - started
+        if one_read >= 0.06 or count >= 6_400:
+            break
+        count *= 2
     budget = max(0.25, 2.5 * one_read)  # one read fits with room; seven together do not
     assert 7 * one_read > budget * 1.3, "the document reads too fast to show the difference"
     monkeypatch.setenv("KUBEVIZ_READ_CPU_SECONDS", f"{budget:.3f}")

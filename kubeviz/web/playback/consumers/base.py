@@ -39,25 +39,29 @@ from django.conf import settings
 from django.template.loader import render_to_string
 
 from ...request_types import Viewer
-from ..frames import Frame, FrameDiff, message_batches
-from ..hub import Hub, Source, hubs
+from ..control_values import control_problem
+from ..frames import MAX_SENT_BYTES, Frame, FrameDiff, message_batches, message_bytes
+from ..hub import Hub, RecordingGone, Source, hubs
 from ..playhead import DEFAULT_SPEED, Playhead, PlayheadError, Timeline, parse_speed
 from ..presenting import MAX_MOMENT_CHARS, Presentation, PresenterState, presentations
 from ..run_frames import stopped_message
+from .guards import CLOSE_GONE, Guards
 
 __all__ = [
     "PlaybackConsumer",
     "CLOSE_NOT_FOUND",
     "CLOSE_FORBIDDEN",
+    "CLOSE_GONE",
     "MAX_MESSAGE_CHARS",
 ]
 
 log = logging.getLogger(__name__)
 
-# Present mode's controls (playback/presenting.py): present (value: the private token, to take a
-# presentation back after a reconnect), unpresent, follow (value: a presentation's key; default the
-# one in the page's link), detach, and moment (the presenter's lesson moment, passed on to followers).
-PRESENT_ACTIONS = frozenset({"present", "unpresent", "follow", "detach", "moment"})
+# Present mode's controls (playback/presenting.py): present, resume (value: the private token: a
+# reload, a reconnect or a second tab takes the presentation back), unpresent, follow (value: a
+# presentation's key; default the one in the page's link), detach, and moment (the presenter's
+# lesson moment, passed on to followers).
+PRESENT_ACTIONS = frozenset({"present", "resume", "unpresent", "follow", "detach", "moment"})
 
 CLOSE_NOT_FOUND = 4404
 CLOSE_FORBIDDEN = 4403
@@ -71,8 +75,11 @@ def _query(scope: Mapping[str, Any]) -> dict[str, str]:
     return {k: v[-1] for k, v in parsed.items() if v}
 
 
-class PlaybackConsumer(AsyncJsonWebsocketConsumer):
-    """One viewer: their playhead over a shared recording. Subclasses name the recording."""
+class PlaybackConsumer(Guards, AsyncJsonWebsocketConsumer):
+    """One viewer: their playhead over a shared recording. Subclasses name the recording.
+
+    Its receive path is guarded (:mod:`.guards`): sockets and messages within the client's budgets,
+    values checked before use (:mod:`kubeviz.web.playback.control_values`), answers coalesced."""
 
     playhead_id = "run-playhead"
     message_id = "run-control-message"
@@ -116,11 +123,17 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
         self.diff = FrameDiff()
         self.send_lock = asyncio.Lock()
         self.presenting: Presentation | None = None  # this viewer's own presentation
+        self.present_token = ""  # ... and its private token (the bar gives it to the page)
+        self.present_forget = False  # the page should forget the token it keeps (the presentation ended)
         self.following: Presentation | None = None  # the presentation whose playhead this one copies
+        self.waiting: Presentation | None = None  # the one this viewer detached from (to follow again)
         self.follow_key = ""  # the presentation this viewer came for (to follow again after detaching)
         self.present_ended = False
         self.present_task: asyncio.Task[None] | None = None
         self.present_pending = False
+        self._guards_start()
+        if not await self._admitted():  # over its sockets' budget, or paused after a flood: closed (1013)
+            return
         refusal, key, groups = await self.authorize()
         if refusal:
             await self.close(code=refusal)
@@ -133,7 +146,7 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
         self.hub = hub
         try:
             self.playhead = self._initial_playhead(hub.source.timeline())
-            self._join_presentation(_query(self.scope).get("presenter", ""))
+            await self._join_presentation(_query(self.scope).get("presenter", ""))
             await self.accept()
             await self.show()
         except BaseException:
@@ -145,6 +158,7 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
 
     def _forget(self) -> None:
         """Stop this viewer's tasks and take it off its hub and its presentation (idempotent)."""
+        self._guards_stop()
         for task in (self.play_task, self.recording_task, self.present_task):
             if task is not None:
                 task.cancel()
@@ -152,8 +166,8 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
         if presenting is not None:
             last = self._presenter_state()
             self.presenting = None
-            presentations.away(presenting, last)
-        self._stop_following()
+            presentations.away(presenting, self, last)
+        self._stop_following(stay=False)
         hub, self.hub = self.hub, None
         if hub is not None:
             hubs.detach(hub, self)
@@ -201,7 +215,10 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
         if hub is None:
             return
         async with self.send_lock:
-            frame = await self.get_frame(self.playhead.position)
+            try:
+                frame = await self.get_frame(self.playhead.position)
+            except RecordingGone:
+                return  # the hub is telling this viewer (recording_gone), and closing
             timeline = hub.source.timeline()
             parts = self.diff.changed_parts(frame)
             recording = hub.source.recording_part()
@@ -214,6 +231,9 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
             if message or error:
                 parts.append(self.render_message(message, error))
             for text in message_batches(parts):
+                if message_bytes(text) > MAX_SENT_BYTES:  # no fragment should be (frames.py); never sent
+                    log.error("a %d-byte message for %s was not sent", message_bytes(text), self.scope.get("path"))
+                    text = self.render_message("", "this moment is too big to send; try another")
                 await self.send(text_data=text)
 
     def recording_changed(self) -> None:
@@ -263,6 +283,8 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
     # -- controls ------------------------------------------------------------------------
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
+        if not await self._within_budget():  # dropped unread (guards.py)
+            return
         if text_data is None:
             await self._error("message: send JSON text, not binary data")
             return
@@ -273,6 +295,10 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
             content = json.loads(text_data)
         except (ValueError, RecursionError):  # RecursionError: "[[[[…" nested past the parser's depth
             await self._error('message: not JSON; send an object like {"action": "pause"}')
+            return
+        problem = control_problem(content)
+        if problem:
+            await self._error(problem)
             return
         try:
             await self.receive_json(content)
@@ -296,7 +322,7 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
             return
         if action in ("cancel", "stop"):
             message, error = await self.cancel()
-            await self.show(message, error)
+            self._answer(message, error)
             return
         if action in PRESENT_ACTIONS:
             await self._present_control(action, value)
@@ -304,7 +330,7 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
         if action == "hello":  # a reconnecting browser: start over from what it shows
             self.diff.reset()
             if self.following is not None:  # its place is the presenter's, not the one it showed
-                await self.show()
+                self._answer()
                 return
             action = "seek"
         assert self.hub is not None
@@ -315,16 +341,14 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
         try:
             message = self.playhead.apply(action[:40], value, self.hub.source.timeline())
         except PlayheadError as err:
-            await self.show()
-            await self._error(detached + str(err))
+            self._answer("", detached + str(err))
             return
-        await self.show(detached + message)
+        if self.presenting is not None:  # the class hears first: the presenter's own frame renders meanwhile
+            self.presenting.publish(self._presenter_state(), self)
+        # Shown by the viewer's answer task (guards.py): this returns at once, so the next message
+        # is read (or dropped) as it comes, and controls that come meanwhile share one render.
+        self._answer(detached + message, settle=action == "seek")
         self._start_playing()
-        if self.presenting is not None:
-            self.presenting.publish(self._presenter_state())
-
-    async def _error(self, error: str) -> None:
-        await self.send(text_data=self.render_message("", error))
 
     # -- present mode (playback/presenting.py) -----------------------------------------------
 
@@ -333,55 +357,67 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
         p = self.playhead
         return PresenterState(p.position, p.playing, p.follow, p.speed, moment)
 
-    def _copy(self, state: PresenterState, presenter: Any) -> None:
-        """Take the presenter's playhead (its live one when they are here, else the last they sent)."""
-        if presenter is not None:
-            source = presenter.playhead
+    def _copy(self, presentation: Presentation) -> None:
+        """Take the presentation's playhead: its leader's live one when they are in this process,
+        else their last move, played on by the time since (a move from another process, or the
+        row, is a moment old)."""
+        leader = presentation.leader
+        if leader is not None and leader is not self:
+            source = leader.playhead
             self.playhead.position, self.playhead.playing = source.position, source.playing
             self.playhead.follow, self.playhead.speed = source.follow, source.speed
             self.playhead.credit = source.credit
-        else:
-            self.playhead.position, self.playhead.playing = state.position, state.playing
-            self.playhead.follow, self.playhead.speed = state.follow, state.speed
+            return
+        state = presentation.state
+        self.playhead.position, self.playhead.playing = state.position, state.playing
+        self.playhead.follow, self.playhead.speed, self.playhead.credit = state.follow, state.speed, 0.0
+        if state.playing and self.hub is not None:
+            self.playhead.tick(presentation.age(), self.hub.source.timeline())
 
-    def _join_presentation(self, key: str) -> bool:
+    async def _join_presentation(self, key: str) -> bool:
         assert self.hub is not None
-        presentation = presentations.find(key, self.hub.key) if key else None
         if key and len(key) <= 40:
             self.follow_key = key
+        presentation = await presentations.find(key, self.hub.key) if key else None
         if presentation is None:
             self.present_ended = bool(key)
             return False
-        self._stop_following()
+        self._stop_following(stay=False)
         self.following = presentation
-        presentation.followers.add(self)
-        self._copy(presentation.state, presentation.presenter)
-        self._audience_changed(presentation)
+        presentations.follow(presentation, self)
+        self._copy(presentation)
         return True
 
-    def _stop_following(self) -> None:
+    def _stop_following(self, stay: bool = True) -> None:
+        """Watch on one's own; ``stay``: still of the presentation (the bar offers to follow again)."""
         following, self.following = self.following, None
+        if following is not None and stay:
+            presentations.detach(following, self)
+            self.waiting = following
+            return
         if following is not None:
             presentations.left(following, self)
-            self._audience_changed(following)
-
-    def _audience_changed(self, presentation: Presentation) -> None:
-        """The presenter's bar counts the followers: refresh it (coalesced)."""
-        presenter = presentation.presenter
-        if presenter is not None and presenter is not self:
-            presenter._refresh_soon()
+        waiting, self.waiting = (None, self.waiting) if stay else (self.waiting, None)
+        if waiting is not None:
+            presentations.left(waiting, self)
 
     def presenter_moved(self, presentation: Presentation) -> None:
-        """Called by the presenter's consumer: copy their playhead now, show it soon."""
-        if self.following is not presentation:
+        """The presenter moved (here or on another process): copy their playhead now, show it soon."""
+        if self.following is not presentation and self.presenting is not presentation:
             return
-        self._copy(presentation.state, presentation.presenter)
+        self._copy(presentation)
+        self._refresh_soon()
+
+    def presentation_changed(self, presentation: Presentation) -> None:
+        """The class grew or shrank, or the presenter left or came back: the bar says so soon."""
         self._refresh_soon()
 
     def presentation_ended(self, presentation: Presentation) -> None:
-        if self.following is presentation:
-            self.following = None
-        self.present_ended = True
+        if self.following is presentation or self.waiting is presentation:
+            self.following = self.waiting = None
+            self.present_ended = True
+        if self.presenting is presentation:  # stopped in another tab, or cleaned up
+            self.presenting, self.present_token, self.present_forget = None, "", True
         self._refresh_soon()
 
     def _refresh_soon(self) -> None:
@@ -403,21 +439,11 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
 
     async def _present_control(self, action: str, value: Any) -> None:
         assert self.hub is not None
-        if action == "present":
-            if not self.may_present:
-                await self._error("present: only whoever started this can present it; follow its presenter's link")
-                return
-            if self.presenting is None:
-                self._stop_following()
-                resumed = presentations.resume(value, self.hub.key, self) if isinstance(value, str) else None
-                self.presenting = resumed or presentations.start(self.hub.key, self, self._presenter_state())
-                if self.presenting is None:
-                    await self._error("present: this server holds as many presentations as it can; try again later")
-                    return
-                self.presenting.publish(self._presenter_state())
-            await self.show("You are presenting: whoever opens the link follows your playhead.")
+        if action in ("present", "resume"):
+            await self._present(action, value)
         elif action == "unpresent":
             presenting, self.presenting = self.presenting, None
+            self.present_token, self.present_forget = "", True
             if presenting is not None:
                 presentations.end(presenting)
             await self.show("You stopped presenting; your followers keep watching on their own.")
@@ -427,10 +453,10 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
             moment = str(value if value is not None else "")[:MAX_MOMENT_CHARS]
             state = self._presenter_state()
             state.moment = moment
-            self.presenting.publish(state)
+            self.presenting.publish(state, self)
         elif action == "follow":
             key = value if isinstance(value, str) and value else self.follow_key
-            if not self._join_presentation(key):
+            if not await self._join_presentation(key):
                 await self.show()
                 await self._error("follow: that presentation has ended; your playhead is yours")
                 return
@@ -440,42 +466,84 @@ class PlaybackConsumer(AsyncJsonWebsocketConsumer):
             self._stop_following()
             await self.show("Watching on your own; “Follow the presenter” takes you back.")
 
+    async def _present(self, action: str, value: Any) -> None:
+        """``present``: start presenting (or, with the private token, take one's presentation back);
+        ``resume`` (what the page sends with the token it keeps, on load and after a reconnect):
+        take it back, at the presentation's place, or nothing when it has ended."""
+        assert self.hub is not None
+        if not self.may_present:
+            if action == "resume":
+                self.present_forget = True
+                await self.show()
+                return
+            await self._error("present: only whoever started this can present it; follow its presenter's link")
+            return
+        if self.presenting is None:
+            token = value if isinstance(value, str) else ""
+            resumed = await presentations.resume(token, self.hub.key, self, self.scope) if token else None
+            if resumed is not None:
+                self._stop_following(stay=False)
+                self.presenting, self.present_token, self.present_forget = resumed, token, False
+                self._copy(resumed)  # the presentation's place: the class does not move
+                await self.show("You are presenting again: your class follows your playhead.")
+                self._start_playing()
+                return
+            if action == "resume":
+                self.present_forget = True
+                await self.show("Your earlier presentation here has ended; Present starts a new one.")
+                return
+            started, token, refusal = await presentations.start(self.hub.key, self, self._presenter_state(), self.scope)
+            if started is None:
+                await self._error(f"present: {refusal}")
+                return
+            self._stop_following(stay=False)
+            self.presenting, self.present_token, self.present_forget = started, token, False
+        await self.show("You are presenting: whoever opens the link follows your playhead.")
+
     def render_present(self) -> str:
         """The present bar for this viewer: presenting, following, on their own, or nothing."""
-        waiting = presentations.find(self.follow_key, self.hub.key if self.hub else "") if self.follow_key else None
         presentation: Presentation | None
         if self.presenting is not None:
             role, presentation = "presenter", self.presenting
         elif self.following is not None:
             role, presentation = "follower", self.following
-        elif waiting is not None:
-            role, presentation = "detached", waiting
+        elif self.waiting is not None:
+            role, presentation = "detached", self.waiting
         elif self.present_ended:
             role, presentation = "ended", None
         else:
             role, presentation = ("can-present" if self.may_present else "none"), None
+        forget = self.present_forget and role != "presenter"
         if presentation is None:
-            return _present_bar(self.present_template, self.present_id, role, "", "", "", 0, False)
+            return _present_bar(self.present_template, self.present_id, role, "", "", "", 0, False, forget)
         return _present_bar(
             self.present_template,
             self.present_id,
             role,
             presentation.key,
-            presentation.token if role == "presenter" else "",  # the presenter's alone
+            self.present_token if role == "presenter" else "",  # the presenter's alone
             presentation.state.moment,
-            len(presentation.followers) if role == "presenter" else 0,
-            presentation.presenter is None,
+            presentation.follower_count() if role == "presenter" else 0,
+            presentation.away,
+            forget,
         )
 
 
 @functools.lru_cache(maxsize=1024)
 def _present_bar(
-    template: str, html_id: str, role: str, key: str, token: str, moment: str, followers: int, away: bool
+    template: str,
+    html_id: str,
+    role: str,
+    key: str,
+    token: str,
+    moment: str,
+    followers: int,
+    away: bool,
+    forget: bool = False,
 ) -> str:
     """The present bar, rendered once per distinct look: a class of followers sees one bar, and
-    every frame sent to each of them carries it (the diff then finds it unchanged)."""
+    every frame sent to each of them carries it (the diff then finds it unchanged). ``forget``:
+    the page drops the presenter's token it keeps (that presentation ended)."""
     presentation = {"key": key, "token": token, "state": {"moment": moment}} if key else None
-    return render_to_string(
-        template,
-        {"id": html_id, "role": role, "presentation": presentation, "followers": followers, "away": away},
-    )
+    context = {"id": html_id, "role": role, "presentation": presentation, "followers": followers, "away": away}
+    return render_to_string(template, {**context, "forget": forget})

@@ -51,6 +51,7 @@ class CompareConsumer(PlaybackConsumer):
     message_id = "compare-control-message"
     present_id = "compare-present"
     unit = "time"
+    subject = "comparison"
 
     async def authorize(self) -> tuple[int, str, list[str]]:
         self.comparison_id = self.scope["url_route"]["kwargs"]["comparison_id"]
