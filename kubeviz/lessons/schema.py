@@ -131,7 +131,7 @@ class Lesson:
 
     @property
     def versions_label(self) -> str:
-        """"kube-scheduler v1.31", or "v1.31 vs v1.36" for a lesson comparing two versions."""
+        """ "kube-scheduler v1.31", or "v1.31 vs v1.36" for a lesson comparing two versions."""
         versions = list(dict.fromkeys(self.kubernetes_versions))
         return "kube-scheduler " + " vs ".join(versions)
 

@@ -534,7 +534,8 @@ def _timing_divergence(
         outcome = f"on {verdict.node}" if verdict.node else "without a node"
         moves = queue_moves_before(events, d.pod, verdict.seq)
         parts.append(f"{name} decided it {outcome} at {verdict.t_ms / 1000:g}s" + (f": {moves}" if moves else ""))
-    return Divergence(0, d.pod, d.attempt, min(times.values()), outcomes, "; ".join(parts) + ".", kind="time", times=times)
+    why = "; ".join(parts) + "."
+    return Divergence(0, d.pod, d.attempt, min(times.values()), outcomes, why, kind="time", times=times)
 
 
 TRIGGER_WORDS = {

@@ -13,11 +13,11 @@ from django.urls import reverse
 from kubeviz.lessons import lesson, lessons, locate
 from kubeviz.lessons.asking import ask_points
 from kubeviz.lessons.traces import engine_traces
-from scheduler_core.scheduler import builtin_policy
 from kubeviz.web.models import Run, RunStatus, TraceEvent
 from kubeviz.web.services import dispatch
 from kubeviz.web.services import lessons as service
 from kubeviz.web.services.runner import step_loop
+from scheduler_core.scheduler import builtin_policy
 
 from .conftest import Published
 
@@ -124,7 +124,8 @@ def test_the_preemption_lesson_plays_the_moments_the_engine_trace_has(client: Cl
     assert 'id="lesson-panel"' in html
     assert 'id="run-page"' in html
     assert f'Moment <span class="lesson-n">1</span> of {len(the_lesson.moments)}' in html
-    assert f'<span class="lesson-version" title="The Kubernetes version whose scheduler this lesson shows">{the_lesson.versions_label}</span>' in html
+    title = "The Kubernetes version whose scheduler this lesson shows"
+    assert f'<span class="lesson-version" title="{title}">{the_lesson.versions_label}</span>' in html
 
 
 def test_a_later_moment_opens_the_run_where_its_question_is_asked(client: Client, builtins: None) -> None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ...api.model import Pod
-from ..plugins.signatures import profile_signs, sign_pod
+from .signing import profile_signs, sign_pod
 from .types import CycleState, SchedulingError
 
 if TYPE_CHECKING:

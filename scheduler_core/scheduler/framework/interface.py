@@ -106,6 +106,8 @@ class Handle:
 
 class Plugin:
     name: ClassVar[str] = ""
+    # its SignPod (v1.36 OpportunisticBatching, framework/signing.py); None: not a SignPlugin
+    signer: ClassVar[Any] = None
 
     def __init__(self, handle: Handle, args: Mapping[str, Any] | None = None) -> None:
         self.handle = handle

@@ -23,6 +23,7 @@ from .node_resources_fit import NodeResourcesFit
 from .node_unschedulable import NodeUnschedulable
 from .pod_topology_spread import PodTopologySpread
 from .priority_sort import PrioritySort
+from .signatures import SIGNERS
 from .taint_toleration import TaintToleration
 
 __all__ = ["GPU_SCORE_PLUGINS", "REGISTRY"]
@@ -57,3 +58,5 @@ _IN_TREE: tuple[type[Plugin], ...] = (
     *GPU_SCORE_PLUGINS,
 )
 REGISTRY: dict[str, type[Plugin]] = {cls.name: cls for cls in _IN_TREE}
+for _name, _signer in SIGNERS.items():  # each plugin's SignPod (v1.36 OpportunisticBatching)
+    REGISTRY[_name].signer = staticmethod(_signer)

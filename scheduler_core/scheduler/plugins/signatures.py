@@ -1,7 +1,7 @@
 """Pod signatures for OpportunisticBatching (kube-scheduler v1.36, KEP-5598).
 
 Two pods with the same signature must get the same Filter and Score results on the same nodes,
-so v1.36 may reuse one pod's sorted node scores for the next (framework/batch.py). A profile
+so v1.36 may reuse one pod's sorted node scores for the next (framework/batch.py, framework/signing.py). A profile
 signs pods only when every PreFilter, Filter, PreScore and Score plugin it runs implements
 ``SignPlugin`` (``framework/runtime/framework.go`` ``computeBatchablePlugins``); kubeviz's own
 plugins (the GPU ones, GpuShare) do not, so their profiles never batch. ``SignPod`` then asks
@@ -9,7 +9,8 @@ each signing plugin, in that order, for fragments keyed by what they read; one t
 sign makes the whole pod unsignable (nil).
 
 The rules are each plugin's ``SignPod`` in v1.36.2 (``framework/plugins/*/``); the table below
-holds them by plugin name, beside the plugin modules, because the rule is the plugin's.
+holds them by plugin name, beside the plugin modules, because the rule is the plugin's;
+plugins/__init__.py gives each plugin class its ``signer``, which framework/signing.py asks.
 
 **In the default profile no pod is ever signed**: PodTopologySpread's ``SignPod`` refuses every
 pod while the plugin has default constraints (``pods with default topology constraints are not
@@ -20,30 +21,17 @@ needs a profile whose PodTopologySpread has ``defaultingType: List`` with no
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ...api.model import Pod
 from ..cache import normalized_image_name
+from ..framework.signing import Fragments, Signer, Unsignable
 
-__all__ = ["SIGNERS", "UNSIGNABLE", "profile_signs", "sign_pod"]
+__all__ = ["SIGNERS"]
 
-
-class _Unsignable:
-    """A plugin's refusal (its ``SignPod`` returned a non-success status), with upstream's reason."""
-
-    __slots__ = ("reason",)
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-
-
-UNSIGNABLE = _Unsignable
-Fragments = tuple[tuple[str, Hashable], ...] | _Unsignable
-Signer = Callable[[Any, Pod], Fragments]
 
 # fwk.*SignerName keys (staging/src/k8s.io/kube-scheduler/framework/signers.go)
-_SCHEDULER_NAME = "SchedulerName"
 _RESOURCES = "Resources"
 _TOLERATIONS = "Tolerations"
 _LABELS = "Labels"
@@ -75,7 +63,7 @@ def _inter_pod_affinity(plugin: Any, pod: Pod) -> Fragments:
     """interpodaffinity plugin.go SignPod: a pod with (anti-)affinity terms is unsignable; its
     labels count unless ignorePreferredTermsOfExistingPods (then only pods with terms matter)."""
     if pod.has_affinity:
-        return _Unsignable("pods with InterPodAffinity are not signable")
+        return Unsignable("pods with InterPodAffinity are not signable")
     if getattr(plugin, "ignore_preferred_terms_of_existing_pods", False):
         return ()
     return ((_LABELS, _items(pod.labels)),)
@@ -89,9 +77,9 @@ def _node_ports(plugin: Any, pod: Pod) -> Fragments:
 def _pod_topology_spread(plugin: Any, pod: Pod) -> Fragments:
     """podtopologyspread plugin.go SignPod: own constraints, or any default constraint, refuse."""
     if pod.topology_spread_constraints:
-        return _Unsignable("pods with topology constraints are not signable")
+        return Unsignable("pods with topology constraints are not signable")
     if getattr(plugin, "default_constraints", ()):
-        return _Unsignable("pods with default topology constraints are not signable")
+        return Unsignable("pods with default topology constraints are not signable")
     return ()
 
 
@@ -115,7 +103,7 @@ def _image_locality(plugin: Any, pod: Pod) -> Fragments:
 def _dynamic_resources(plugin: Any, pod: Pod) -> Fragments:
     """dynamicresources SignPod: a pod with resource claims is unsignable."""
     if getattr(pod, "resource_claims", ()):
-        return _Unsignable("pods with dra resource claims are not signable")
+        return Unsignable("pods with dra resource claims are not signable")
     return ()
 
 
@@ -134,37 +122,3 @@ SIGNERS: Mapping[str, Signer] = {
     "NodeResourcesBalancedAllocation": _resources,
     "ImageLocality": _image_locality,
 }
-
-
-def profile_signs(plugins: list[Any]) -> list[Any] | None:
-    """computeBatchablePlugins: the signing plugins, each once, in PreFilter, Filter, PreScore,
-    Score order; None when one of them has no signer (signatures off for the profile).
-
-    Also None when a plugin refuses every pod whatever its spec: PodTopologySpread with default
-    constraints (the default profile's system defaults). Upstream then signs each pod to nil;
-    answering None for the profile gives every pod the same nil without asking each plugin."""
-    seen: dict[str, Any] = {}
-    for plugin in plugins:
-        if plugin.name in seen:
-            continue
-        if plugin.name not in SIGNERS:
-            return None
-        if plugin.name == "PodTopologySpread" and getattr(plugin, "default_constraints", ()):
-            return None
-        seen[plugin.name] = plugin
-    return list(seen.values())
-
-
-def sign_pod(signing: list[Any] | None, pod: Pod) -> Hashable | None:
-    """frameworkImpl.SignPod: the schedulerName and every plugin's fragments (a later plugin's
-    key overwrites, as in upstream's map), or None when signatures are off or a plugin refuses."""
-    if signing is None:
-        return None
-    sig: dict[str, Hashable] = {_SCHEDULER_NAME: pod.scheduler_name}
-    for plugin in signing:
-        fragments = SIGNERS[plugin.name](plugin, pod)
-        if isinstance(fragments, _Unsignable):
-            return None
-        for key, value in fragments:
-            sig[key] = value
-    return tuple(sorted(sig.items()))

@@ -26,7 +26,7 @@ from scheduler_core.scheduler.framework.batch import (
     FLUSH_POD_SKIPPED,
     OpportunisticBatch,
 )
-from scheduler_core.scheduler.plugins.signatures import profile_signs, sign_pod
+from scheduler_core.scheduler.framework.signing import profile_signs, sign_pod
 from scheduler_core.scheduler.policy import builtin_policy, load_policy
 from scheduler_core.scheduler.queue.queueing_hints import pod_uid
 from scheduler_core.scheduler.tie_break import SortedNodeScores
