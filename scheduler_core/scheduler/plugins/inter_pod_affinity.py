@@ -428,47 +428,9 @@ def _no_namespace_labels(_namespace: str) -> Mapping[str, str]:
     return {}
 
 
-def is_schedulable_after_pod_change(pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str]:
-    """isSchedulableAfterPodChange: an unscheduled pod never helps; an update helps when the
-    pod now matches all the pending pod's required affinity terms (and did not) or no longer
-    matches all its anti-affinity terms; an added pod when it matches all affinity terms; a
-    deleted one when it matched all anti-affinity terms."""
-    if (new is not None and not new.node_name) or (old is not None and not old.node_name):
-        return QueueingHint.QUEUE_SKIP, "the added/updated/deleted pod is unscheduled"
-    terms = _required_affinity_terms(pod)
-    anti = _required_anti_affinity_terms(pod)
-    ns = pod.namespace
-
-    def all_match(ts: Sequence[PodAffinityTerm], target: Pod) -> bool:
-        return _matches_all(ts, ns, target, _no_namespace_labels)
-
-    if new is not None and old is not None:
-        if not all_match(terms, old) and all_match(terms, new):
-            return QueueingHint.QUEUE, "a scheduled pod was updated to match the pod's affinity"
-        if all_match(anti, old) and not all_match(anti, new):
-            return QueueingHint.QUEUE, "a scheduled pod was updated not to match the pod's anti-affinity"
-        return (
-            QueueingHint.QUEUE_SKIP,
-            "a scheduled pod was updated, neither into the affinity nor out of the anti-affinity",
-        )
-    if new is not None:
-        if all_match(terms, new):
-            return QueueingHint.QUEUE, "a scheduled pod was added and it matches the pod's affinity"
-        return QueueingHint.QUEUE_SKIP, "a scheduled pod was added and it doesn't match the pod's affinity"
-    if all_match(anti, old):
-        return QueueingHint.QUEUE, "a scheduled pod was deleted and it matches the pod's anti-affinity"
-    return QueueingHint.QUEUE_SKIP, "a scheduled pod was deleted but it doesn't match the pod's anti-affinity"
-
-
-def is_schedulable_after_pod_change_v136(pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str]:
-    """isSchedulableAfterPodChange (plugin.go, v1.36.2): the pod's own label update says Queue;
-    a pod neither scheduled nor nominated never helps; an update or an addition as in v1.31; a
-    deletion also when the pending pod matches the deleted pod's own anti-affinity."""
-    if new is not None and old is not None and (pod.uid or pod.key) == (new.uid or new.key):
-        return QueueingHint.QUEUE, "the pod's own labels have changed and it may be schedulable now"
-    for other in (new, old):
-        if other is not None and not other.node_name and not other.nominated_node_name:
-            return QueueingHint.QUEUE_SKIP, "the added/updated/deleted pod is unscheduled"
+def _scheduled_pod_hint(pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str] | None:
+    """What both versions answer for a scheduled pod's update, addition, or a deletion that
+    frees the pending pod's anti-affinity; None for a deletion that does not."""
     terms = _required_affinity_terms(pod)
     anti = _required_anti_affinity_terms(pod)
 
@@ -490,6 +452,34 @@ def is_schedulable_after_pod_change_v136(pod: Pod, old: Any, new: Any) -> tuple[
         return QueueingHint.QUEUE_SKIP, "a scheduled pod was added and it doesn't match the pod's affinity"
     if all_match(anti, old):
         return QueueingHint.QUEUE, "a scheduled pod was deleted and it matches the pod's anti-affinity"
+    return None
+
+
+def is_schedulable_after_pod_change(pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str]:
+    """isSchedulableAfterPodChange: an unscheduled pod never helps; an update helps when the
+    pod now matches all the pending pod's required affinity terms (and did not) or no longer
+    matches all its anti-affinity terms; an added pod when it matches all affinity terms; a
+    deleted one when it matched all anti-affinity terms."""
+    if (new is not None and not new.node_name) or (old is not None and not old.node_name):
+        return QueueingHint.QUEUE_SKIP, "the added/updated/deleted pod is unscheduled"
+    hint = _scheduled_pod_hint(pod, old, new)
+    if hint is not None:
+        return hint
+    return QueueingHint.QUEUE_SKIP, "a scheduled pod was deleted but it doesn't match the pod's anti-affinity"
+
+
+def is_schedulable_after_pod_change_v136(pod: Pod, old: Any, new: Any) -> tuple[QueueingHint, str]:
+    """isSchedulableAfterPodChange (plugin.go, v1.36.2): the pod's own label update says Queue;
+    a pod neither scheduled nor nominated never helps; an update or an addition as in v1.31; a
+    deletion also when the pending pod matches the deleted pod's own anti-affinity."""
+    if new is not None and old is not None and (pod.uid or pod.key) == (new.uid or new.key):
+        return QueueingHint.QUEUE, "the pod's own labels have changed and it may be schedulable now"
+    for other in (new, old):
+        if other is not None and not other.node_name and not other.nominated_node_name:
+            return QueueingHint.QUEUE_SKIP, "the added/updated/deleted pod is unscheduled"
+    hint = _scheduled_pod_hint(pod, old, new)
+    if hint is not None:
+        return hint
     if _matches_all(_required_anti_affinity_terms(old), old.namespace, pod, _no_namespace_labels):
         return QueueingHint.QUEUE, "a scheduled pod was deleted and the pod matches the deleted pod's anti-affinity"
     return (
