@@ -23,6 +23,7 @@ from scheduler_core.scheduler.framework import ClusterEvent
 from scheduler_core.scheduler.plugins.priority_sort import PrioritySort
 from scheduler_core.scheduler.queue.scheduling_queue import ACTIVE, BACKOFF, UNSCHEDULABLE, SchedulingQueue
 from tests.core.builders import cluster, framework_for, make_pod
+from tests.core.scheduler.v131 import v131_handle, v131_profile
 
 NODE_ADD_UPDATE = (("Node", A.ADD | A.UPDATE),)
 # The v1.31.13 EventsToRegister of every default plugin that filters, as (resource, action).
@@ -47,8 +48,9 @@ EXPECTED = {
 
 
 def default_events() -> dict[str, tuple[ClusterEvent, ...]]:
+    """The v1.31.13 default profile's events, QueueingHints off (v1.36's: *_v136.py)."""
     _, snap = cluster([])
-    return framework_for(snap).events_to_register()
+    return framework_for(snap, v131_profile(), v131_handle()).events_to_register()
 
 
 @pytest.mark.parametrize("plugin", sorted(EXPECTED), ids=lambda p: f"{p} registers what v1.31.13 registers")

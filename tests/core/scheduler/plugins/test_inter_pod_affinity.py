@@ -34,6 +34,7 @@ from scheduler_core.scheduler.plugins.inter_pod_affinity import (
     InterPodAffinity,
 )
 from tests.core.builders import cluster, make_node, make_plugin, make_pod, run_filter, run_score
+from tests.core.scheduler.v131 import v131_handle
 
 OK = Status()
 AFFINITY = Status.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH)
@@ -552,7 +553,8 @@ def test_bounds_of_hard_pod_affinity_weight_are_valid() -> None:
 
 
 def test_events_to_register() -> None:
-    assert InterPodAffinity(Handle()).events_to_register() == (
+    """plugin.go EventsToRegister at v1.31.13 (v1.36's: queue/test_queueing_hint_fns_v136.py)."""
+    assert InterPodAffinity(v131_handle()).events_to_register() == (
         ClusterEvent("Pod", ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE, "PodChange"),
         ClusterEvent(
             "Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT, "NodeChange"

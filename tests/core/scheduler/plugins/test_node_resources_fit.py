@@ -1,4 +1,9 @@
-"""NodeResourcesFit: the filter's reasons and their order, the three scoring strategies, args."""
+"""NodeResourcesFit: the filter's reasons and their order, the three scoring strategies, args.
+
+The Filter table is v1.31's (fit_test.go at v1.31.13: every Insufficient reason Unschedulable),
+so it runs as v1.31; v1.36's UnschedulableAndUnresolvable for a request above the node's whole
+allocatable is in test_messages_v136.py.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ from scheduler_core.scheduler.plugins.resource_allocation import (
     go_round_div,
 )
 from tests.core.builders import cluster, make_node, make_plugin, make_pod, res, run_filter, run_score
+from tests.core.scheduler.v131 import v131_handle
 
 OK = Status()
 MI = 1024 * 1024
@@ -34,7 +40,7 @@ def best_effort(name: str) -> Pod:
 
 def filter_one(node: Node, pod: Pod, placed: list[Pod] | None = None, args: dict[str, Any] | None = None) -> Status:
     _, snapshot = cluster([node], {node.name: placed or []})
-    plugin = make_plugin("NodeResourcesFit", snapshot, args)
+    plugin = make_plugin("NodeResourcesFit", snapshot, args, handle=v131_handle())
     return run_filter(plugin, pod, snapshot)[node.name]
 
 
@@ -205,6 +211,7 @@ def test_filter_without_prefilter_is_an_error() -> None:
 
 
 def test_filter_status_code_is_unschedulable_so_preemption_may_help() -> None:
+    """v1.31 (filter_one): even a request above the whole node is Unschedulable."""
     status = filter_one(make_node("n", cpu="1"), make_pod("p", cpu="2"))
     assert status.code == Code.UNSCHEDULABLE
 

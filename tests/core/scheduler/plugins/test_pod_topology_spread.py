@@ -42,6 +42,7 @@ from scheduler_core.scheduler.plugins.pod_topology_spread import (
     go_round,
 )
 from tests.core.builders import cluster, framework_for, make_node, make_plugin, make_pod, run_filter, run_score
+from tests.core.scheduler.v131 import v131_handle
 
 OK = Status()
 SKEW = Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
@@ -564,8 +565,9 @@ def test_framework_adds_nominated_pods_through_add_pod_but_still_requires_the_no
 
 
 def test_registered_events_are_pod_add_label_or_delete_and_node_add_delete_label_or_taint() -> None:
+    """plugin.go EventsToRegister at v1.31.13 (v1.36's: queue/test_queueing_hint_fns_v136.py)."""
     _, snap = cluster([])
-    assert plugin_for(snap).events_to_register() == (
+    assert plugin_for(snap, handle=v131_handle()).events_to_register() == (
         ClusterEvent("Pod", ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE, "PodChange"),
         ClusterEvent(
             "Node",

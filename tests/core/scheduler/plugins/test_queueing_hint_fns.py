@@ -32,6 +32,7 @@ from scheduler_core.scheduler.plugins import taint_toleration as tt
 from scheduler_core.scheduler.plugins.node_affinity import NodeAffinity
 from scheduler_core.scheduler.plugins.pod_topology_spread import PodTopologySpread
 from tests.core.builders import make_node, make_pod
+from tests.core.scheduler.v131 import v131_handle
 
 QUEUE, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
 HOSTNAME = "kubernetes.io/hostname"
@@ -181,10 +182,9 @@ def test_taint_toleration_queues_for_the_pods_own_new_toleration_only() -> None:
 
 
 def test_taint_toleration_registers_pod_update_only_with_the_gate() -> None:
-    off = tt.TaintToleration(Handle())
-    gated = Handle()
-    gated.queueing_hints = True
-    on = tt.TaintToleration(gated)
+    """v1.31.13, where the gate may be off (v1.36 locks it on)."""
+    off = tt.TaintToleration(v131_handle())
+    on = tt.TaintToleration(v131_handle(queueing_hints=True))
     assert [e.resource for e in off.events_to_register()] == ["Node"]
     assert [(e.resource, e.action) for e in on.events_to_register()][1] == ("Pod", ActionType.UPDATE)
 

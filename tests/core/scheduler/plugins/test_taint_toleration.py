@@ -1,7 +1,9 @@
 """TaintToleration (plugins/tainttoleration/taint_toleration.go), FIDELITY 5.3.
 
 Filter: the first NoSchedule/NoExecute taint the pod does not tolerate rejects the node with
-UnschedulableAndUnresolvable ``"node(s) had untolerated taint {key: value}"``.
+UnschedulableAndUnresolvable ``"node(s) had untolerated taint {key: value}"`` — v1.31's wording,
+so the filter table runs as v1.31 (v1.36's ``"node(s) had untolerated taint(s)"`` is in
+test_messages_v136.py).
 Score: the number of PreferNoSchedule taints not tolerated by the pod's PreferNoSchedule (or
 effect-less) tolerations, normalized by DefaultNormalizeScore(100, reverse=True).
 """
@@ -13,6 +15,7 @@ import pytest
 from scheduler_core.api.model import Taint, Toleration
 from scheduler_core.scheduler.framework import SUCCESS, Code, Status
 from tests.core.builders import cluster, make_node, make_plugin, make_pod, run_filter, run_score
+from tests.core.scheduler.v131 import v131_handle
 
 
 def untolerated(key, value):
@@ -66,7 +69,7 @@ FILTER_CASES = [
 @pytest.mark.parametrize(("taints", "tolerations", "expected", "rule"), FILTER_CASES, ids=[c[3] for c in FILTER_CASES])
 def test_filter(taints, tolerations, expected, rule):
     _, snapshot = cluster([make_node("n1", taints=taints)])
-    plugin = make_plugin("TaintToleration", snapshot)
+    plugin = make_plugin("TaintToleration", snapshot, handle=v131_handle())
     assert run_filter(plugin, make_pod("p", tolerations=tolerations), snapshot) == {"n1": expected}
 
 
