@@ -202,7 +202,7 @@ def test_the_statefulset_lesson_shows_both_runs_side_by_side(
     kubeviz_server: Server, page: Any, browser_log: BrowserLog
 ) -> None:
     """Lesson 9, completed: left the default scheduler, right upgrade-aware, both on screen at
-    once; the question stands before the batch pod's cycle; the held half of node-2 is drawn
+    once; the question stands before the batch pod's cycle; the held half of node-3 is drawn
     at the moment that says so."""
     try:
         moments = open_lesson(page, kubeviz_server.url, "statefulset-upgrade")
@@ -222,9 +222,9 @@ def test_the_statefulset_lesson_shows_both_runs_side_by_side(
             expect(panel.locator(".lesson-moment-title")).to_have_text(moments[i]["title"], timeout=MOMENT_MS)
             panel.locator(".lesson-next").click()
         expect(panel.locator(".lesson-prompt")).to_have_text(moments[stolen]["question"]["prompt"])
-        node2 = left.locator('.node-card[data-node="node-2"]')
-        expect(node2.locator(".badge-chosen")).to_have_count(0)
-        expect(node2.locator('[data-pod="default/batch-xgx8fs44p2-dkdwr"]')).to_have_count(0)
+        node3 = left.locator('.node-card[data-node="node-3"]')
+        expect(node3.locator(".badge-chosen")).to_have_count(0)
+        expect(node3.locator('[data-pod="default/batch-xgx8fs44p2-drrdk"]')).to_have_count(0)
         expect(left.get_by_text("goes to")).to_have_count(0)
         page.reload()  # and the whole lesson, from the start
         moments = json.loads(page.locator("#lesson-script").text_content() or "{}")["moments"]
@@ -239,10 +239,10 @@ def test_the_statefulset_lesson_shows_both_runs_side_by_side(
                 answer(page, moments[i]["question"], answers.pop(0))
             panel.locator(".lesson-next").click()
         expect(panel.locator(".lesson-moment-title")).to_have_text(moments[reserve]["title"], timeout=MOMENT_MS)
-        held = right.locator('.node-card[data-node="node-2"] .bar .held').first
+        held = right.locator('.node-card[data-node="node-3"] .bar .held').first
         width = held.evaluate("e => parseFloat(e.style.width)")
-        assert width > 0, "node-2's held space is not drawn at the moment that says it is held"
-        expect(right.locator('.node-card[data-node="node-2"]')).to_have_class(re.compile(HIGHLIGHTED.pattern))
+        assert width > 0, "node-3's held space is not drawn at the moment that says it is held"
+        expect(right.locator('.node-card[data-node="node-3"]')).to_have_class(re.compile(HIGHLIGHTED.pattern))
         highlighted = complete(page, moments, [], paired=True, first=reserve)
         assert highlighted > 0
         # (this page opens no websocket)
