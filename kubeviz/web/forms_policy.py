@@ -15,7 +15,7 @@ from django import forms
 
 from .forms import DocumentTextField, visibility_field
 from .services.names import VisibleName
-from .services.policy_catalog import FILTER_PLUGINS, GPU_POLICIES, GPU_SHARE, PREEMPTION, SCORE_PLUGINS, STRATEGIES
+from .services.policy_catalog import GPU_POLICIES, GPU_SHARE, PREEMPTION, STRATEGIES, filter_plugins, score_plugins
 from .services.policy_editor import TIE_BREAK_LABELS, TIE_BREAKS, too_big
 from .services.versions import DEFAULT_KUBERNETES_VERSION, KUBERNETES_VERSIONS, hints_lock, version_gates
 
@@ -104,20 +104,27 @@ class PolicyKnobsForm(forms.Form):
 
     def __init__(self, *args: Any, shape_rows: int = MIN_SHAPE_ROWS, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        for name in FILTER_PLUGINS:
-            self.fields[f"filter_{name}"] = forms.BooleanField(required=False, label=name)
-        for name, default in SCORE_PLUGINS:
-            self.fields[f"score_{name}_on"] = forms.BooleanField(required=False, label=name)
-            self.fields[f"score_{name}_weight"] = _number(
-                1, 100, label=f"{name} weight", help_text=f"default {default}"
-            )
-        # A version that locks QueueingHints (v1.36: GA, locked on since v1.34) shows the box
-        # checked and disabled; a disabled field takes its initial value, whatever is posted.
         self.version = str(
             (self.data.get("kubernetes_version") if self.is_bound else None)
             or self.initial.get("kubernetes_version")
             or DEFAULT_KUBERNETES_VERSION
         )
+        if self.version not in KUBERNETES_VERSIONS:
+            self.version = DEFAULT_KUBERNETES_VERSION  # the select refuses it; the knobs are the default's
+        # The plugin knobs are the version's default profile's (v1.36 adds DynamicResources).
+        self.filter_names = filter_plugins(self.version)
+        self.score_defaults = score_plugins(self.version)
+        for name in self.filter_names:
+            self.fields[f"filter_{name}"] = forms.BooleanField(required=False, label=name)
+        for name, default in self.score_defaults:
+            self.fields[f"score_{name}_on"] = forms.BooleanField(required=False, label=name)
+            self.fields[f"score_{name}_weight"] = _number(
+                1, 100, label=f"{name} weight", help_text=f"default {default}"
+            )
+        if self.is_bound:
+            self._default_new_plugins()
+        # A version that locks QueueingHints (v1.36: GA, locked on since v1.34) shows the box
+        # checked and disabled; a disabled field takes its initial value, whatever is posted.
         self.hints_lock = hints_lock(self.version)
         if self.hints_lock:
             hints = self.fields["queueing_hints"]
@@ -137,6 +144,25 @@ class PolicyKnobsForm(forms.Form):
                     label=f"point {i + 1} {part}",
                     widget=forms.NumberInput(attrs={"min": 0, "max": maximum, "class": "num"}),
                 )
+
+    def _default_new_plugins(self) -> None:
+        """Posted from the knobs of another version (``shown_kubernetes_version``): a plugin that
+        version's profile did not have had no box on the page, so it takes its default (on, its
+        default weight) rather than reading as unchecked."""
+        shown = str(self.data.get("shown_kubernetes_version") or self.version)
+        if shown == self.version or shown not in KUBERNETES_VERSIONS:
+            return
+        shown_filters = set(filter_plugins(shown))
+        shown_scores = {name for name, _ in score_plugins(shown)}
+        data = self.data.copy()  # type: ignore[attr-defined]  # a QueryDict or a dict; the copy is mutable
+        for name in self.filter_names:
+            if name not in shown_filters:
+                data[f"filter_{name}"] = "on"
+        for name, default in self.score_defaults:
+            if name not in shown_scores:
+                data[f"score_{name}_on"] = "on"
+                data[f"score_{name}_weight"] = str(default)
+        self.data = data
 
     @classmethod
     def from_knobs(cls, knobs: Mapping[str, Any]) -> PolicyKnobsForm:
@@ -181,11 +207,12 @@ class PolicyKnobsForm(forms.Form):
         return version_gates(self.version)
 
     def filter_fields(self) -> list[forms.BoundField]:
-        return [self[f"filter_{name}"] for name in FILTER_PLUGINS]
+        return [self[f"filter_{name}"] for name in self.filter_names]
 
     def score_rows(self) -> list[tuple[str, int, forms.BoundField, forms.BoundField]]:
         return [
-            (name, default, self[f"score_{name}_on"], self[f"score_{name}_weight"]) for name, default in SCORE_PLUGINS
+            (name, default, self[f"score_{name}_on"], self[f"score_{name}_weight"])
+            for name, default in self.score_defaults
         ]
 
     def _fields(self, *names: str) -> list[forms.BoundField]:

@@ -33,6 +33,7 @@ from scheduler_core.scheduler.plugins.node_resources_fit import NodeResourcesFit
 from scheduler_core.scheduler.plugins.resource_allocation import DEFAULT_RESOURCES
 from scheduler_core.scheduler.policy import builtin_policy, load_policy
 from scheduler_core.scheduler.profile import DEFAULT_PLUGINS
+from scheduler_core.scheduler.versions import DEFAULT_KUBERNETES_VERSION, V1_31, V1_36
 
 # A configuration that names no profile: the loader gives upstream's default one.
 NO_PROFILES = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
@@ -58,6 +59,11 @@ UPSTREAM_SCORE_WEIGHTS = (
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
 )
+# v1.36.2's default_plugins.go applyDynamicResources (DynamicResourceAllocation GA, locked on):
+# DynamicResources, weight 2, right before DefaultPreemption, so last at filter and after
+# InterPodAffinity at score.
+UPSTREAM_FILTERS_V136 = (*UPSTREAM_FILTERS, "DynamicResources")
+UPSTREAM_SCORE_WEIGHTS_V136 = (*UPSTREAM_SCORE_WEIGHTS[:5], ("DynamicResources", 2), *UPSTREAM_SCORE_WEIGHTS[5:])
 
 
 def _framework(document: str) -> Framework:
@@ -75,25 +81,42 @@ def _plugin(framework: Framework, name: str) -> Any:
 
 def test_the_filter_knobs_are_the_default_profiles_filter_plugins_in_order() -> None:
     """Every filter knob is a FilterPlugin of the registry, and together they are the default
-    profile's filter list as the loader resolves it, in its order (upstream's)."""
-    for name in offered.FILTER_PLUGINS:
+    profile's filter list as the loader resolves it, in its order (upstream's). Pinned to v1.31:
+    UPSTREAM_FILTERS is v1.31's default_plugins.go (v1.36's is the test below)."""
+    filters = offered.filter_plugins(V1_31)
+    for name in filters:
         assert issubclass(REGISTRY[name], FilterPlugin), name
-    loaded = load_policy(NO_PROFILES)
-    assert loaded.profiles[0].plugins["filter"] == offered.FILTER_PLUGINS
-    assert (
-        tuple(name for name, _ in DEFAULT_PLUGINS if issubclass(REGISTRY[name], FilterPlugin)) == offered.FILTER_PLUGINS
-    )
-    assert offered.FILTER_PLUGINS == UPSTREAM_FILTERS
+    loaded = load_policy(NO_PROFILES, kubernetes_version=V1_31)
+    assert loaded.profiles[0].plugins["filter"] == filters
+    assert tuple(name for name, _ in DEFAULT_PLUGINS if issubclass(REGISTRY[name], FilterPlugin)) == filters
+    assert filters == UPSTREAM_FILTERS
 
 
 def test_the_score_knobs_are_the_default_score_plugins_with_upstream_weights() -> None:
     """Each score knob is a ScorePlugin of the registry with its default weight, in the
-    default profile's score order."""
-    for name, _ in offered.SCORE_PLUGINS:
+    default profile's score order. Pinned to v1.31 (UPSTREAM_SCORE_WEIGHTS is v1.31's table)."""
+    scores = offered.score_plugins(V1_31)
+    for name, _ in scores:
         assert issubclass(REGISTRY[name], ScorePlugin), name
+    profile = load_policy(NO_PROFILES, kubernetes_version=V1_31).profiles[0]
+    assert tuple((name, profile.weights[name]) for name in profile.plugins["score"]) == scores
+    assert scores == UPSTREAM_SCORE_WEIGHTS
+
+
+def test_the_v1_36_knobs_are_v1_36s_default_profile_with_dynamic_resources() -> None:
+    """Under v1.36 (the default version) the knobs are v1.36.2's default profile: DynamicResources
+    at filter and score (weight 2), in the loader's order; the form of each version offers its own."""
+    assert DEFAULT_KUBERNETES_VERSION == V1_36
     profile = load_policy(NO_PROFILES).profiles[0]
-    assert tuple((name, profile.weights[name]) for name in profile.plugins["score"]) == offered.SCORE_PLUGINS
-    assert offered.SCORE_PLUGINS == UPSTREAM_SCORE_WEIGHTS
+    assert profile.plugins["filter"] == offered.filter_plugins(V1_36) == offered.FILTER_PLUGINS
+    assert offered.FILTER_PLUGINS == UPSTREAM_FILTERS_V136
+    scores = tuple((name, profile.weights[name]) for name in profile.plugins["score"])
+    assert scores == offered.score_plugins(V1_36) == offered.SCORE_PLUGINS == UPSTREAM_SCORE_WEIGHTS_V136
+    for version, filters in ((V1_31, UPSTREAM_FILTERS), (V1_36, UPSTREAM_FILTERS_V136)):
+        form = PolicyKnobsForm.from_knobs(editor.default_knobs(version))
+        assert [field.label for field in form.filter_fields()] == list(filters), version
+    v131 = PolicyKnobsForm.from_knobs(editor.default_knobs(V1_31))
+    assert [(name, default) for name, default, _, _ in v131.score_rows()] == list(UPSTREAM_SCORE_WEIGHTS)
 
 
 def test_the_gpu_policies_are_the_registrys_gpu_score_plugins_in_the_docs_order() -> None:

@@ -92,6 +92,14 @@ def _knobs(**changes: Any) -> dict[str, Any]:
     return knobs
 
 
+def _v131_knobs(**changes: Any) -> dict[str, Any]:
+    """The knobs of v1.31's default configuration (its profile, QueueingHints off), changed."""
+    knobs = editor.default_knobs("v1.31")
+    assert (knobs["kubernetes_version"], knobs["queueing_hints"]) == ("v1.31", False)
+    knobs.update(changes)
+    return knobs
+
+
 def _post_data(knobs: dict[str, Any], **extra: str) -> dict[str, Any]:
     """What the browser posts for these knobs: checkboxes only when on, the shape as rows."""
     data: dict[str, Any] = {}
@@ -249,8 +257,10 @@ def test_rtcr_shape_and_extra_resource() -> None:
 
 
 def test_wrapper_switches_backoff_and_preemption_args() -> None:
-    """Queue, scheduler mode, reservation, bind latency, backoff and preemption args all load."""
-    knobs = _knobs(
+    """Queue, scheduler mode, reservation, bind latency, backoff and preemption args all load.
+    Pinned to v1.31: the FIFO queue and the legacy scheduler have no QueueingHints, which v1.36
+    locks on (the loader refuses fifo/legacy under v1.36)."""
+    knobs = _v131_knobs(
         queue_mode="fifo",
         scheduler_mode="legacy",
         upgrade_aware_reservation=True,
@@ -676,21 +686,38 @@ def test_live_checks_run_under_the_cpu_budget(logged_in_client: Client, settings
 
 
 def test_the_version_select_writes_spec_kubernetes_version_and_the_default_is_left_out() -> None:
+    """v1.36 is the default version: it is left out; v1.31, when chosen, is written."""
+    assert editor.default_knobs()["kubernetes_version"] == "v1.36"
     v136 = yaml.safe_load(editor.document_from_knobs(_knobs(kubernetes_version="v1.36", queueing_hints=True)))
-    assert v136["spec"] == {"kubernetesVersion": "v1.36"}
-    v131 = yaml.safe_load(editor.document_from_knobs(_knobs(kubernetes_version="v1.31")))
-    assert v131["spec"] == {}
+    assert v136["spec"] == {}
+    v131 = yaml.safe_load(editor.document_from_knobs(_v131_knobs()))
+    assert v131["spec"] == {"kubernetesVersion": "v1.31"}
+    assert _load(editor.document_from_knobs(_v131_knobs())).kubernetes_version == "v1.31"
+
+
+def test_v1_31_knobs_have_no_dynamic_resources_and_write_no_override_of_it() -> None:
+    """v1.31's default profile has no DynamicResources: its knobs leave it out, and a v1.31
+    document from them is v1.31's default profile (nothing disabled)."""
+    knobs = _v131_knobs()
+    assert "filter_DynamicResources" not in knobs
+    assert "score_DynamicResources_on" not in knobs
+    assert _knobs()["filter_DynamicResources"] is True
+    assert _knobs()["score_DynamicResources_weight"] == 2
+    written = yaml.safe_load(editor.document_from_knobs(knobs))
+    assert "configuration" not in written["spec"]
+    assert editor.knobs_from_document(editor.document_from_knobs(knobs)) == knobs
 
 
 def test_switching_to_v1_31_drops_the_gates_v1_31_does_not_have() -> None:
-    base = editor.document_from_knobs(_knobs(kubernetes_version="v1.36", queueing_hints=True)).replace(
-        "kubernetesVersion: v1.36", "kubernetesVersion: v1.36\n  featureGates: {SchedulerPopFromBackoffQ: false}"
+    base = (
+        "apiVersion: kubeviz.dev/v1\nkind: Policy\nmetadata: {name: my-policy}\n"
+        "spec:\n  kubernetesVersion: v1.36\n  featureGates: {SchedulerPopFromBackoffQ: false}\n"
     )
     assert _load(base).gate("SchedulerPopFromBackoffQ") is False
-    rewritten = editor.document_from_knobs(_knobs(kubernetes_version="v1.31"), base)
-    assert yaml.safe_load(rewritten)["spec"] == {}
+    rewritten = editor.document_from_knobs(_v131_knobs(), base)
+    assert yaml.safe_load(rewritten)["spec"] == {"kubernetesVersion": "v1.31"}
     kept = editor.document_from_knobs(_knobs(kubernetes_version="v1.36", queueing_hints=True), base)
-    assert yaml.safe_load(kept)["spec"]["featureGates"] == {"SchedulerPopFromBackoffQ": False}
+    assert yaml.safe_load(kept)["spec"] == {"featureGates": {"SchedulerPopFromBackoffQ": False}}
 
 
 def test_under_v1_36_the_hints_box_is_checked_locked_and_posting_it_off_changes_nothing() -> None:
@@ -719,15 +746,43 @@ def test_the_new_page_shows_the_version_select_and_the_v1_36_lock(logged_in_clie
     for gate in ("SchedulerPopFromBackoffQ", "SchedulerAsyncPreemption", "OpportunisticBatching"):
         assert f"<code>{gate}</code> on" in page
     page = logged_in_client.get(reverse("policy-new") + "?from=default").content.decode()
+    assert '<option value="v1.36" selected>v1.36</option>' in page  # the default version
+    assert "QueueingHints are GA and locked on since v1.34" in page
+    page = logged_in_client.get(reverse("policy-new") + "?from=kubernetes-v1-31").content.decode()
+    assert '<option value="v1.31" selected>v1.31</option>' in page
     assert "QueueingHints are GA and locked on since v1.34" not in page
 
 
 def test_a_version_change_sends_the_knobs_back_locked(logged_in_client: Client) -> None:
-    """The knobs were drawn for v1.31; the select says v1.36: the YAML and the knobs come back."""
-    data = _post_data(_knobs(kubernetes_version="v1.36"), document="", shown_kubernetes_version="v1.31")
+    """The knobs were drawn for v1.31; the select says v1.36: the YAML and the knobs come back
+    (locked, with v1.36's DynamicResources knobs); and the other way, v1.31 is written out."""
+    data = _post_data(_v131_knobs(kubernetes_version="v1.36"), document="", shown_kubernetes_version="v1.31")
     body = logged_in_client.post(reverse("policy-yaml"), data).content.decode()
-    assert "kubernetesVersion: v1.36" in body
+    assert "kubernetesVersion" not in body.split('id="knob-pane"')[0]  # v1.36 is the default: left out
     assert 'id="knob-pane" hx-swap-oob="innerHTML"' in body
     assert "QueueingHints are GA and locked on since v1.34" in body
-    same = _post_data(_knobs(kubernetes_version="v1.31"), document="", shown_kubernetes_version="v1.31")
+    assert 'name="filter_DynamicResources"' in body
+    back = _post_data(_knobs(kubernetes_version="v1.31"), document="", shown_kubernetes_version="v1.36")
+    body = logged_in_client.post(reverse("policy-yaml"), back).content.decode()
+    assert "kubernetesVersion: v1.31" in body
+    assert 'id="knob-pane" hx-swap-oob="innerHTML"' in body
+    assert "QueueingHints are GA and locked on since v1.34" not in body
+    assert 'name="filter_DynamicResources"' not in body
+    same = _post_data(_v131_knobs(), document="", shown_kubernetes_version="v1.31")
     assert 'hx-swap-oob="innerHTML"' not in logged_in_client.post(reverse("policy-yaml"), same).content.decode()
+
+
+def test_knobs_posted_from_v1_31_under_v1_36_keep_dynamic_resources_on() -> None:
+    """The v1.31 page had no DynamicResources boxes: switching the select to v1.36 must not read
+    them as unchecked (which would disable the plugin); they take v1.36's defaults."""
+    data = _post_data(_v131_knobs(kubernetes_version="v1.36"), shown_kubernetes_version="v1.31")
+    assert "filter_DynamicResources" not in data
+    form = PolicyKnobsForm(data)
+    assert form.is_valid(), form.errors
+    profile = _load(editor.document_from_knobs(form.knobs())).profiles[0]
+    assert "DynamicResources" in profile.plugins["filter"]
+    assert profile.weights["DynamicResources"] == 2
+    # Drawn for v1.36, its box unchecked is off.
+    off = PolicyKnobsForm(_post_data(_knobs(filter_DynamicResources=False), shown_kubernetes_version="v1.36"))
+    assert off.is_valid(), off.errors
+    assert "DynamicResources" not in _load(editor.document_from_knobs(off.knobs())).profiles[0].plugins["filter"]

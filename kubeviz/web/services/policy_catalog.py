@@ -12,16 +12,19 @@ from __future__ import annotations
 from scheduler_core.api import CPU, MEMORY
 from scheduler_core.scheduler import (
     DEFAULT_FILTER_PLUGINS,
+    DEFAULT_KUBERNETES_VERSION,
     DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE,
     DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE,
     DEFAULT_SCORE_PLUGINS,
     GPU_POLICIES,
     GPU_PRESCORE_POLICIES,
     GPU_SHARE,
+    KUBERNETES_VERSIONS,
     STRATEGIES,
     DefaultPreemption,
     NodeResourcesFit,
     builtin_policy,
+    default_profile,
     parse_fit_args,
 )
 
@@ -34,20 +37,47 @@ __all__ = [
     "DEFAULT_SHAPE",
     "DEFAULT_STRATEGY",
     "FILTER_PLUGINS",
+    "FILTER_PLUGINS_BY_VERSION",
     "FIT",
     "GPU_POLICIES",
     "GPU_PRESCORE_POLICIES",
     "GPU_SHARE",
     "PREEMPTION",
     "SCORE_PLUGINS",
+    "SCORE_PLUGINS_BY_VERSION",
     "SHAPE_PRESET",
     "STRATEGIES",
+    "filter_plugins",
+    "score_plugins",
 ]
 
-# The filter plugins the form switches on and off, in the default profile's order.
+# The filter plugins the form switches on and off, in the default profile's order, and the
+# score plugins with their default weights (config/v1 default_plugins.go), in order: the default
+# version's. Each version has its own default profile (v1.36 adds DynamicResources at filter and
+# score), so the knobs of a policy are its version's (profile.default_profile).
 FILTER_PLUGINS: tuple[str, ...] = DEFAULT_FILTER_PLUGINS
-# The score plugins and their default weights (config/v1 default_plugins.go), in order.
 SCORE_PLUGINS: tuple[tuple[str, int], ...] = DEFAULT_SCORE_PLUGINS
+
+
+def _lists(version: str) -> tuple[tuple[str, ...], tuple[tuple[str, int], ...]]:
+    profile = default_profile(version=version)
+    return profile.plugins["filter"], tuple((name, profile.weights[name]) for name in profile.plugins["score"])
+
+
+_BY_VERSION = {version: _lists(version) for version in KUBERNETES_VERSIONS}
+FILTER_PLUGINS_BY_VERSION: dict[str, tuple[str, ...]] = {v: lists[0] for v, lists in _BY_VERSION.items()}
+SCORE_PLUGINS_BY_VERSION: dict[str, tuple[tuple[str, int], ...]] = {v: lists[1] for v, lists in _BY_VERSION.items()}
+
+
+def filter_plugins(version: str | None = None) -> tuple[str, ...]:
+    """The filter knobs of ``version`` (the default version's when None or unknown)."""
+    return FILTER_PLUGINS_BY_VERSION.get(version or DEFAULT_KUBERNETES_VERSION, FILTER_PLUGINS)
+
+
+def score_plugins(version: str | None = None) -> tuple[tuple[str, int], ...]:
+    """The score knobs of ``version`` with their default weights (the default version's when None or unknown)."""
+    return SCORE_PLUGINS_BY_VERSION.get(version or DEFAULT_KUBERNETES_VERSION, SCORE_PLUGINS)
+
 
 # GPU sharing (docs/gpu.md): GpuShare at filter and reserve, and at most one of the paper's six
 # policies at score (weight 1); those that are PreScore plugins too are enabled there as well.

@@ -33,6 +33,7 @@ from scheduler_core.documents import LoadError, Problem, load_documents
 from scheduler_core.scheduler import (
     BUILTIN_POLICIES_DIR,
     CONFIG_API_VERSION,
+    DEFAULT_KUBERNETES_VERSION,
     GATE_DEFAULTS,
     POLICY_API_VERSION,
     QUEUEING_HINTS,
@@ -55,13 +56,13 @@ from .policy_catalog import (
     DEFAULT_RESOURCE_WEIGHTS,
     DEFAULT_SHAPE,
     DEFAULT_STRATEGY,
-    FILTER_PLUGINS,
     FIT,
     GPU_POLICIES,
     GPU_PRESCORE_POLICIES,
     GPU_SHARE,
     PREEMPTION,
-    SCORE_PLUGINS,
+    filter_plugins,
+    score_plugins,
 )
 from .read_limits import size_error
 from .scenarios import format_ms
@@ -149,10 +150,11 @@ def validate(text: str) -> list[Problem]:
 # Document → knobs
 
 
-def default_knobs() -> dict[str, Any]:
-    """The knobs of upstream's default configuration."""
-    knobs: dict[str, Any] = {f"filter_{name}": True for name in FILTER_PLUGINS}
-    for name, weight in SCORE_PLUGINS:
+def default_knobs(version: str | None = None) -> dict[str, Any]:
+    """The knobs of upstream's default configuration of ``version`` (the default version's when
+    None): its default profile's plugins, and its feature gates (QueueingHints off in v1.31)."""
+    knobs: dict[str, Any] = {f"filter_{name}": True for name in filter_plugins(version)}
+    for name, weight in score_plugins(version):
         knobs[f"score_{name}_on"] = True
         knobs[f"score_{name}_weight"] = weight
     knobs.update(
@@ -171,6 +173,9 @@ def default_knobs() -> dict[str, Any]:
     )
     # What a Policy wrapper leaves unsaid takes the engine's Policy defaults (config.Policy).
     knobs.update(_policy_settings(_DEFAULT_POLICY))
+    if version and version != _DEFAULT_POLICY.kubernetes_version:
+        knobs["kubernetes_version"] = version
+        knobs["queueing_hints"] = bool(GATE_DEFAULTS.get(version, {}).get(QUEUEING_HINTS))
     return knobs
 
 
@@ -181,11 +186,12 @@ def knobs_from_document(text: str) -> dict[str, Any]:
 
 def knobs_from_policy(policy: scheduler_core.scheduler.Policy) -> dict[str, Any]:
     """The knobs of a loaded policy (its first profile; the form edits that one)."""
-    knobs = default_knobs()
+    version = policy.kubernetes_version
+    knobs = default_knobs(version)
     profile = policy.profiles[0]
-    for name in FILTER_PLUGINS:
+    for name in filter_plugins(version):
         knobs[f"filter_{name}"] = name in profile.plugins.get("filter", ())
-    for name, weight in SCORE_PLUGINS:
+    for name, weight in score_plugins(version):
         on = name in profile.plugins.get("score", ())
         knobs[f"score_{name}_on"] = on
         knobs[f"score_{name}_weight"] = profile.weights.get(name, weight) if on else weight
@@ -242,14 +248,19 @@ def _policy_settings(policy: scheduler_core.scheduler.Policy) -> dict[str, Any]:
 
 
 def _plugins(knobs: Mapping[str, Any]) -> dict[str, Any]:
-    """The first profile's ``plugins``: weights in place through multiPoint, offs per point."""
+    """The first profile's ``plugins``: weights in place through multiPoint, offs per point.
+
+    Only the knobs of the version's default profile count: v1.31 has no DynamicResources.
+    """
+    version = _version(knobs)
+    scores = score_plugins(version)
     weights = [
         {"name": name, "weight": int(knobs[f"score_{name}_weight"])}
-        for name, default in SCORE_PLUGINS
-        if knobs[f"score_{name}_on"] and int(knobs[f"score_{name}_weight"]) != default
+        for name, default in scores
+        if knobs.get(f"score_{name}_on", True) and int(knobs.get(f"score_{name}_weight", default)) != default
     ]
-    filters_off = [{"name": name} for name in FILTER_PLUGINS if not knobs[f"filter_{name}"]]
-    scores_off = [{"name": name} for name, _ in SCORE_PLUGINS if not knobs[f"score_{name}_on"]]
+    filters_off = [{"name": name} for name in filter_plugins(version) if not knobs.get(f"filter_{name}", True)]
+    scores_off = [{"name": name} for name, _ in scores if not knobs.get(f"score_{name}_on", True)]
     plugins: dict[str, Any] = {}
     if weights:
         # multiPoint replaces the default entry in place, so score order stays upstream's.
@@ -270,6 +281,11 @@ def _plugins(knobs: Mapping[str, Any]) -> dict[str, Any]:
     if knobs.get("gpu_sharing"):
         plugins["reserve"] = {"enabled": [{"name": GPU_SHARE}]}
     return plugins
+
+
+def _version(knobs: Mapping[str, Any]) -> str:
+    """The Kubernetes version the knobs are for (the default one when they name none)."""
+    return str(knobs.get("kubernetes_version") or DEFAULT_KUBERNETES_VERSION)
 
 
 def _resources(knobs: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -372,7 +388,7 @@ def document_from_knobs(knobs: Mapping[str, Any], base_text: str | None = None) 
     bind_latency_ms = int(knobs["bind_latency_ms"] or 0)
     if bind_latency_ms != default.bind_latency_ms:
         spec["bindLatency"] = format_ms(bind_latency_ms)
-    version = str(knobs.get("kubernetes_version") or default.kubernetes_version)
+    version = _version(knobs)
     if version != default.kubernetes_version:
         spec["kubernetesVersion"] = version
     # The version's own gates only: a v1.36 gate is unknown to v1.31 (versions.GATE_DEFAULTS).
