@@ -17,12 +17,17 @@ from tests.web.test_forks import AT, record, stored
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def parent(builtins) -> Run:
+def _run(policy: str) -> Run:
     run = Run.objects.create(
-        scenario=Scenario.objects.get(slug="mixed-small"), policy=Policy.objects.get(slug="default"), seed=1
+        scenario=Scenario.objects.get(slug="mixed-small"), policy=Policy.objects.get(slug=policy), seed=1
     )
     return record(run)
+
+
+@pytest.fixture
+def parent(builtins) -> Run:
+    """A v1.31 run (the kubernetes-v1-31 preset; the default policy runs v1.36), switched to v1.36."""
+    return _run("kubernetes-v1-31")
 
 
 def test_a_version_switch_keeps_the_policy_and_replays_the_parent(parent, user):
@@ -47,11 +52,17 @@ def test_a_fork_of_a_version_switch_keeps_its_version(parent, user):
 @pytest.mark.parametrize(
     ("policy", "version", "message"),
     [
-        ("default", "v1.31", "version: the run already runs Kubernetes v1.31"),
+        ("kubernetes-v1-31", "v1.31", "version: the run already runs Kubernetes v1.31"),
+        ("default", "v1.36", "version: the run already runs Kubernetes v1.36"),
         ("legacy-v1.5", "v1.36", "version: legacy-v1.5 uses the v1.5-era FIFO queue or legacy scheduler"),
         ("default", "v1.40", "version: 'v1.40' is not a Kubernetes version kubeviz models"),
     ],
-    ids=["to the version it runs", "the FIFO scheduler to v1.36", "to a version kubeviz does not model"],
+    ids=[
+        "to the version it runs",
+        "the default policy to the version it runs",
+        "the FIFO scheduler to v1.36",
+        "to a version kubeviz does not model",
+    ],
 )
 def test_a_switch_that_cannot_be_made_names_the_version_field(builtins, user, policy, version, message):
     run = record(
@@ -73,6 +84,20 @@ def test_the_fork_form_offers_the_other_version(parent, user, rf):
     html = render_to_string("web/runs/partials/fork.html", {"fork": context, "request": request})
     assert '<option value="switchKubernetesVersion">Switch Kubernetes version to</option>' in html
     assert '<option value="v1.36">v1.36</option>' in html
+
+
+def test_a_default_policy_run_runs_v1_36_and_switches_to_v1_31(builtins, user):
+    """The default policy names no version, so it runs the default one, v1.36; its fork form
+    offers v1.31, and the switch goes on under v1.31 with the parent's events."""
+    run = _run("default")
+    assert run_version(run) == "v1.36"
+    assert fork_context(run, user)["fork_versions"] == ["v1.31"]
+    made = create_fork(run, user, AT, {"action": "switchKubernetesVersion", "version": "v1.31"})
+    assert fork_label(made.run) == "switch to Kubernetes v1.31"
+    sim = build_simulation(made.run)
+    assert sim.policy.kubernetes_version == "v1.31"
+    assert dumps(sim.events[: AT + 1]) == dumps(stored(run, AT))
+    assert [run_version(c.run) for c in columns_of(made.comparison)] == ["v1.36", "v1.31"]
 
 
 def test_the_fork_view_makes_a_version_switch(logged_in_client, parent):
