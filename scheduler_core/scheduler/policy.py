@@ -492,11 +492,22 @@ def _load(text: str, source: str, policy_source: str, kubernetes_version: str | 
         problem = _version_problem(kubernetes_version)
         if problem:
             raise LoadError.single(source, None, "spec.kubernetesVersion", problem)
-        own = _load(text, source, policy_source)
-        problem = kubernetes_version_problem(own, kubernetes_version)
-        if problem:
-            raise LoadError.single(source, None, "spec.kubernetesVersion", problem)
-        data = _at_version(data, kubernetes_version, own.name)
+        spec = data.get("spec") if data.get("kind") == "Policy" else None
+        names_version = isinstance(spec, Mapping) and spec.get("kubernetesVersion") is not None
+        try:
+            own: Policy | None = _load(text, source, policy_source)
+        except LoadError:
+            # A document naming no version reads at the default (v1.36), where a FIFO queue or
+            # legacy scheduler cannot load; as the version asked for it may (v1.31): the load
+            # below, at that version, reports whatever is really wrong.
+            if names_version:
+                raise
+            own = None
+        if own is not None:
+            problem = kubernetes_version_problem(own, kubernetes_version)
+            if problem:
+                raise LoadError.single(source, None, "spec.kubernetesVersion", problem)
+        data = _at_version(data, kubernetes_version, own.name if own is not None else default_name)
     kind = data.get("kind")
     if kind == "Policy":
         policy = reader.wrapper(data, default_name)
