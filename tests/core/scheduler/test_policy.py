@@ -12,7 +12,7 @@ from scheduler_core.scheduler.config import Policy, ProfileConfig
 from scheduler_core.scheduler.plugins import REGISTRY
 from scheduler_core.scheduler.policy import builtin_policies, builtin_policy, load_policy
 from scheduler_core.scheduler.profile import default_policy
-from scheduler_core.scheduler.versions import GATE_DEFAULTS, V1_36
+from scheduler_core.scheduler.versions import GATE_DEFAULTS, V1_31
 
 KSC = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 WRAPPER = "apiVersion: kubeviz.dev/v1\nkind: Policy\n"
@@ -53,13 +53,14 @@ OTHER_DEFAULTS = (
         upgrade_aware_reservation=True,
         bind_latency_ms=250,
         node_usage_every_ms=5_000,
+        # v1.31, the version other than the default, and the one a FIFO/legacy scheduler runs
+        kubernetes_version=V1_31,
+        feature_gates=tuple(sorted(GATE_DEFAULTS[V1_31].items())),
+        queueing_hints=False,
     ),
     Policy(
         profiles=(),
         tie_break="shuffled-first-fit",
-        kubernetes_version=V1_36,
-        feature_gates=tuple(sorted(GATE_DEFAULTS[V1_36].items())),
-        queueing_hints=True,
     ),
 )
 
@@ -175,7 +176,8 @@ def test_the_kubeviz_wrapper() -> None:
     policy = load_policy(
         "apiVersion: kubeviz.dev/v1\nkind: Policy\nmetadata: {name: slow-binds}\n"
         "spec:\n  queueMode: fifo\n  schedulerMode: legacy\n  upgradeAwareReservation: true\n"
-        "  bindLatency: 250ms\n  configuration:\n    " + KSC.replace("\n", "\n    ") + "percentageOfNodesToScore: 50\n"
+        "  bindLatency: 250ms\n  configuration:\n    " + KSC.replace("\n", "\n    ") + "percentageOfNodesToScore: 50\n",
+        kubernetes_version=V1_31,  # FIFO and legacy have no queueing hints, which v1.36 locks on
     )
     assert (policy.name, policy.queue_mode, policy.scheduler_mode) == ("slow-binds", "fifo", "legacy")
     assert policy.upgrade_aware_reservation

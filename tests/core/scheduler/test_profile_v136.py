@@ -76,9 +76,10 @@ def test_v136_weights() -> None:
 
 
 def test_the_loader_builds_the_profile_of_the_policys_version() -> None:
-    """spec.kubernetesVersion picks the default profile; no version is v1.31's."""
+    """spec.kubernetesVersion picks the default profile; no version is v1.36's (the default)."""
     assert load_policy(policy(V1_36)).profiles[0].plugins["postFilter"] == ("DynamicResources", "DefaultPreemption")
-    assert load_policy(policy(None)).profiles[0].plugins["postFilter"] == ("DefaultPreemption",)
+    assert load_policy(policy(None)).profiles[0].plugins["postFilter"] == ("DynamicResources", "DefaultPreemption")
+    assert load_policy(policy(V1_31)).profiles[0].plugins["postFilter"] == ("DefaultPreemption",)
     assert load_policy(policy(V1_31)).profiles[0] == default_profile(version=V1_31)
     assert load_policy(policy(V1_36)).profiles[0] == default_profile(version=V1_36)
 

@@ -18,6 +18,7 @@ from scheduler_core.scheduler.tie_break import TIE_BREAK_RANDOM, TIE_BREAK_SHUFF
 from scheduler_core.simulation.simulation import Simulation
 from scheduler_core.trace.stream import dumps
 from tests.core.builders import make_node, make_pod
+from tests.core.scheduler.v131 import v131_load, v131_policy
 
 NAMES = ["n0", "n1", "n2", "n3", "n4"]
 WRAPPER = "apiVersion: kubeviz.dev/v1\nkind: Policy\nmetadata: {name: x}\nspec:\n"
@@ -107,10 +108,11 @@ def test_the_array_pick_of_the_fast_path_equals_the_list_pick() -> None:
 
 def test_random_and_shuffled_first_fit_choose_differently_on_the_same_tie() -> None:
     """Five alike nodes, one pod, seed 0: upstream's reservoir sampling and the shuffled order
-    land on different nodes; each is the node its rule names."""
-    upstream = Simulation(five_alike(), default_policy())
+    land on different nodes; each is the node its rule names. v1.31, whose selectHost is the
+    random one (v1.36 takes the heap's first: test_tie_break_v136.py)."""
+    upstream = Simulation(five_alike(), v131_policy())
     upstream.run()
-    first_fit = Simulation(five_alike(), shuffled())
+    first_fit = Simulation(five_alike(), shuffled(v131_policy()))
     first_fit.run()
     (chosen_random,) = selected_events(upstream)
     (chosen_first,) = selected_events(first_fit)
@@ -200,6 +202,7 @@ def test_the_wrapper_reads_tie_break_and_random_is_the_default() -> None:
     ids=["an unknown rule is named with its line", "the legacy scheduler keeps its own tie-break"],
 )
 def test_a_bad_tie_break_is_an_error_naming_the_field_and_line(spec: str, error: str) -> None:
+    # as v1.31: the legacy scheduler has no queueing hints, which v1.36 locks on
     with pytest.raises(LoadError) as info:
-        load_policy(WRAPPER + spec)
+        v131_load(WRAPPER + spec)
     assert [str(p) for p in info.value.problems] == [error]

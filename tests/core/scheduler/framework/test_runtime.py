@@ -197,9 +197,8 @@ CHAIN_CASES = [
     (
         {"taints": (Taint("dedicated", "NoSchedule", "gpu"),)},
         {"node_selector": {"disk": "ssd"}},
-        Status(
-            Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("node(s) had untolerated taint {dedicated: gpu}",), "TaintToleration"
-        ),
+        # v1.36's wording (taint_toleration.go Filter, v1.36.2), the Handle's default version
+        Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("node(s) had untolerated taint(s)",), "TaintToleration"),
         "a taint is reported before a selector mismatch because TaintToleration runs first",
     ),
     (
