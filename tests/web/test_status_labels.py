@@ -6,6 +6,7 @@ comment; a favicon."""
 from __future__ import annotations
 
 import io
+import types
 from typing import Any
 
 import pytest
@@ -94,6 +95,7 @@ def test_the_compare_cli_says_seed_or_seeds(seeds: list[int], expected: str) -> 
 
         def __init__(self) -> None:
             self.seeds = seeds
+            self.results = [types.SimpleNamespace(policy="a")]
 
         def table(self) -> list[list[str]]:
             return [["policy", "scheduled"], ["a", "1"]]
@@ -105,8 +107,9 @@ def test_the_compare_cli_says_seed_or_seeds(seeds: list[int], expected: str) -> 
             return []
 
     out = io.StringIO()
-    cli._print_comparison(Result(), out)  # type: ignore[arg-type]
+    cli._print_comparison(Result(), out, ["v1.36"])  # type: ignore[arg-type]
     assert f"Scenario demo · {expected}" in out.getvalue()
+    assert "Kubernetes: a v1.36\n" in out.getvalue()  # the version each policy ran
 
 
 @pytest.mark.django_db
