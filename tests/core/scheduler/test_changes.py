@@ -1,7 +1,8 @@
 """The timeline actions that change an existing object: label / unlabel (a node or a pod), taint /
 untaint and setAllocatable (a node). Each is the update upstream's informers deliver, classified
 as NodeSchedulingPropertiesChange / PodSchedulingPropertiesChange do (framework/events.go,
-v1.31.13), and the trace says which plugins listen and what each parked pod does."""
+v1.31.13), and the trace says which plugins listen and what each parked pod does. The stories
+run as v1.31 (QueueingHints off: the pre-check decides); v1.36's are in the *_v136.py files."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from scheduler_core.documents.errors import LoadError
 from scheduler_core.documents.scenario import load_scenario
 from scheduler_core.results.replay import ViewState, narrate
 from scheduler_core.simulation.simulation import Simulation
+from tests.core.scheduler.v131 import v131_policy
 
 HEAD = """\
 apiVersion: kubeviz.dev/v1
@@ -30,7 +32,7 @@ spec:
 
 
 def run(timeline: str) -> Simulation:
-    sim = Simulation(load_scenario(HEAD + timeline, "changes.yaml"), seed=1)
+    sim = Simulation(load_scenario(HEAD + timeline, "changes.yaml"), v131_policy(), seed=1)
     sim.run()
     return sim
 
@@ -130,7 +132,7 @@ def test_relabelling_a_bound_pod_moves_the_pod_whose_affinity_term_it_now_matche
     # near-db's term matches store: activeQ, bound on a (store's node) at 5 s.
     text = HEAD.replace("  timeline:\n", POD_AFFINITY + "  timeline:\n")
     text += "    - {at: 5s, action: label, target: pod/store, labels: {app: db}}\n"
-    sim = Simulation(load_scenario(text, "changes.yaml"), seed=1)
+    sim = Simulation(load_scenario(text, "changes.yaml"), v131_policy(), seed=1)
     sim.run()
     assert story(sim, "near-db") == [
         (0, "active", "PodAdd"),

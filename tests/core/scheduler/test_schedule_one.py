@@ -12,8 +12,10 @@ from scheduler_core.scheduler.plugins import REGISTRY
 from scheduler_core.scheduler.profile import default_policy
 from scheduler_core.scheduler.queue.scheduling_queue import SchedulingQueue
 from scheduler_core.scheduler.schedule_one import Scheduler, num_feasible_nodes_to_find, select_host
+from scheduler_core.scheduler.versions import V1_31
 from scheduler_core.trace.stream import Trace
 from tests.core.builders import cluster, framework_for, make_node, make_pod
+from tests.core.scheduler.v131 import v131_handle, v131_policy, v131_profile
 
 
 @pytest.mark.parametrize(
@@ -75,6 +77,7 @@ def test_fit_error_from_pre_filter_shows_its_message_once_and_the_post_filter_me
         {},
         pre_filter_msg='persistentvolumeclaim "example-pvc" not found',
         post_filter_msg="preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling",
+        kubernetes_version=V1_31,  # v1.31's join ends in a period; v1.36's: test_messages_v136.py
     ).message()
     assert msg == (
         '0/1 nodes are available: persistentvolumeclaim "example-pvc" not found. '
@@ -111,12 +114,17 @@ def test_select_host_reports_the_pick_first_then_the_other_ties_up_to_three() ->
     assert picks == set(ties)  # "d" too: picked fourth, reported first
 
 
-def make_scheduler(nodes, placed=None):
+def make_scheduler(nodes, placed=None, *, v131: bool = False):
+    """The default profile and policy (v1.36), or v1.31's with ``v131``."""
     cache, _ = cluster(nodes, placed)
-    fwk = framework_for(cache.snapshot())
+    if v131:
+        fwk = framework_for(cache.snapshot(), v131_profile(), v131_handle())
+    else:
+        fwk = framework_for(cache.snapshot())
     queue = SchedulingQueue(fwk.less)
     fwk.handle.nominated_pods_for_node = queue.nominator.pods_for_node
-    sched = Scheduler(cache, queue, {"default-scheduler": fwk}, default_policy(), random.Random(1), Trace())
+    policy = v131_policy() if v131 else default_policy()
+    sched = Scheduler(cache, queue, {"default-scheduler": fwk}, policy, random.Random(1), Trace())
     return sched, fwk, cache
 
 
@@ -124,7 +132,7 @@ def test_the_unschedulable_message_uses_kube_schedulers_wording():
     nodes = [make_node(f"n{i}", cpu="1") for i in range(3)] + [
         make_node(f"t{i}", taints=(Taint("dedicated", "NoSchedule", "db"),)) for i in range(2)
     ]
-    sched, fwk, cache = make_scheduler(nodes)
+    sched, fwk, cache = make_scheduler(nodes, v131=True)  # v1.31's taint wording
     result = sched.run_cycle(fwk, make_pod("big", cpu="2"), cache.snapshot())
     assert result.selected is None
     assert (
