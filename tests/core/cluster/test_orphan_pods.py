@@ -71,4 +71,9 @@ def test_the_narration_tells_a_learner_about_the_orphan_and_its_end() -> None:
     sim = run(HEAD + NODES + ORPHAN)
     lines = [line for line in map(narrate, sim.trace.events) if line]
     assert any(line.startswith('lost is created, but spec.nodeName names node "x"') for line in lines), lines
-    assert "lost is gone from x (PodGC: node no longer exists)." in lines
+    # at the default, v1.36, queueing hints are on, and the narration says which plugins hear it
+    assert (
+        "lost is gone from x (PodGC: node no longer exists). To the scheduler this is AssignedPodDelete,"
+        " heard by DefaultPreemption, InterPodAffinity, NodePorts, NodeResourcesFit, PodTopologySpread."
+        " No pod is parked among the unschedulable pods."
+    ) in lines

@@ -207,7 +207,14 @@ def test_fgd_typical_pods_and_hand_worked_scores() -> None:
     assert set(run_score(plugin, Pod(name="empty"), snapshot).values()) == {100}
 
 
-def test_presets_load_with_the_policy_plugin_only() -> None:
+# The presets name no version: at the default, v1.36, the multiPoint defaults they keep carry
+# DynamicResources (its gate is on: pkg/scheduler/apis/config/v1/default_plugins.go
+# applyDynamicResources), which reserves before GpuShare; v1.31's default profile has none.
+RESERVE = {None: ("DynamicResources", "GpuShare"), "v1.31": ("GpuShare",)}
+
+
+@pytest.mark.parametrize("version", list(RESERVE), ids=["the default, v1.36", "v1.31"])
+def test_presets_load_with_the_policy_plugin_only(version) -> None:
     for name, plugin in [
         ("gpu-random", "GpuRandom"),
         ("gpu-dot-product", "GpuDotProduct"),
@@ -216,11 +223,11 @@ def test_presets_load_with_the_policy_plugin_only() -> None:
         ("gpu-best-fit", "GpuBestFit"),
         ("gpu-fgd", "GpuFGD"),
     ]:
-        policy = builtin_policy(name)
+        policy = builtin_policy(name, kubernetes_version=version)
         profile = policy.profiles[0]
         assert policy.percentage_of_nodes_to_score == 100
         assert profile.plugins["score"] == (plugin,)
-        assert profile.plugins["reserve"] == ("GpuShare",)
+        assert profile.plugins["reserve"] == RESERVE[version]
         assert profile.plugins["filter"][-1] == "GpuShare"
         assert "NodeResourcesFit" in profile.plugins["filter"]
         assert ("GpuRandom" in profile.plugins["preScore"]) == (plugin == "GpuRandom")

@@ -514,7 +514,9 @@ def test_packing_tells_bin_packing_from_spreading() -> None:
 
     bin-packing-vs-spread, seed 3 (13 pods of 500m/1Gi … on 4 nodes of 4 CPU / 8 Gi in 2 zones):
     spread ends 3/3/3/3 pods on all 4 nodes, zones even; bin-packing 8, 4 and 1 on three nodes,
-    node-3 empty with its whole 4 CPU / 8 Gi free, 8 pods in one zone and 5 in the other."""
+    node-3 empty with its whole 4 CPU / 8 Gi free, 9 pods in one zone and 4 in the other (at
+    v1.36, the default: among equally scored nodes it takes the first of its score heap, where
+    v1.31's seeded random pick put 8 and 5)."""
     from scheduler_core.documents.scenario import builtin_scenario
     from scheduler_core.scheduler.policy import builtin_policy
     from scheduler_core.simulation.simulation import Simulation
@@ -534,7 +536,7 @@ def test_packing_tells_bin_packing_from_spreading() -> None:
     assert packed.largest_free == {"cpu": 4000, "cpu_node": "node-3", "memory": 8 * GI, "memory_node": "node-3"}
     assert spread.largest_free["cpu"] == 2500
     assert spread.zone_skew == 0
-    assert packed.zone_skew == 3
+    assert packed.zone_skew == 5
 
 
 def test_packing_leaves_out_cordoned_nodes_and_counts_zones_with_no_pods() -> None:

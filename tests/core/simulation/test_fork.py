@@ -4,6 +4,10 @@ Most cases fork ``mixed-small`` under the default policy (seed 1). Its parent tr
 events 0–43 set the cluster up at t=0; ``checkout`` is scheduled to node-b2 (cycle_start 44,
 bound 49, running 50); then ``web-0`` is scheduled from event 51 and lands on node-a2 (selected
 54). So event 50 is the end of a step, just before web-0's cycle: the fork point used below.
+
+The run is pinned to Kubernetes v1.31: those nodes are v1.31's seeded random pick among equal
+scores (selectHost), where v1.36 takes the first of its score heap. Forking itself does not
+depend on the version; test_fork_version_v136.py forks a run at the default version (v1.36).
 """
 
 from __future__ import annotations
@@ -29,19 +33,24 @@ SEED = 1
 BEFORE_WEB_0 = 50  # pod_running of checkout; web-0's cycle starts at 51
 
 
+def policy(name="default"):
+    """A built-in policy at v1.31, the version this module's hand-traced run is (see above)."""
+    return builtin_policy(name, kubernetes_version="v1.31")
+
+
 def scenario(name="mixed-small"):
     return load_scenario_file(SCENARIOS / f"{name}.yaml")
 
 
 @pytest.fixture(scope="module")
 def parent():
-    sim = Simulation(scenario(), builtin_policy("default"), SEED)
+    sim = Simulation(scenario(), policy("default"), SEED)
     sim.run()
     return sim
 
 
 def fork(action, at_seq=BEFORE_WEB_0, continue_policy=None, name="mixed-small", run=True):
-    sim = fork_simulation(scenario(name), builtin_policy("default"), SEED, at_seq, action, continue_policy)
+    sim = fork_simulation(scenario(name), policy("default"), SEED, at_seq, action, continue_policy)
     if run:
         sim.run()
     return sim
@@ -75,7 +84,7 @@ def test_the_parent_trace_is_as_the_module_docstring_says(parent):
     ids=lambda a: a["action"],
 )
 def test_a_fork_shares_the_parent_trace_byte_for_byte_up_to_the_fork_point(parent, action):
-    continue_policy = builtin_policy("bin-packing") if action["action"] == "switchPolicy" else None
+    continue_policy = policy("bin-packing") if action["action"] == "switchPolicy" else None
     sim = fork(action, continue_policy=continue_policy)
     n = BEFORE_WEB_0 + 1
     assert dumps(sim.trace.events[:n]) == dumps(parent.trace.events[:n])
@@ -145,7 +154,7 @@ def test_a_negative_seq_is_refused():
 
 
 def test_advance_to_stops_at_the_end_of_the_step(parent):
-    sim = Simulation(scenario(), builtin_policy("default"), SEED)
+    sim = Simulation(scenario(), policy("default"), SEED)
     advance_to(sim, 52)
     assert sim.trace.seq == 56  # web-0's cycle emitted 51..55
     assert dumps(sim.trace.events) == dumps(parent.trace.events[:56])
@@ -199,11 +208,11 @@ def test_adding_nodes_copies_the_template_under_new_names():
 
 def test_scaling_a_deployment_up_creates_pods():
     """deployment-rolling-update: api has 4 replicas; at event 20 it is scaled to 6."""
-    parent = Simulation(scenario("deployment-rolling-update"), builtin_policy("default"), None)
+    parent = Simulation(scenario("deployment-rolling-update"), policy("default"), None)
     parent.run()
     sim = fork_simulation(
         scenario("deployment-rolling-update"),
-        builtin_policy("default"),
+        policy("default"),
         parent.seed,
         20,
         {"action": "scale", "target": "deployment/api", "replicas": 6},
@@ -225,7 +234,7 @@ def test_deleting_a_pod_deletes_it():
 
 def test_switching_to_bin_packing_puts_the_next_pod_beside_the_only_busy_node():
     """Under MostAllocated web-0 joins checkout on node-b2, the only node with anything on it."""
-    sim = fork({"action": "switchPolicy", "policy": "bin-packing"}, continue_policy=builtin_policy("bin-packing"))
+    sim = fork({"action": "switchPolicy", "policy": "bin-packing"}, continue_policy=policy("bin-packing"))
     assert selected(sim, "web-0") == ["node-b2"]
     assert sim.policy.name == "bin-packing"
     assert sim.summary().policy == "bin-packing"
@@ -233,11 +242,11 @@ def test_switching_to_bin_packing_puts_the_next_pod_beside_the_only_busy_node():
 
 def test_a_switch_keeps_every_queued_pod_where_it_was(parent):
     """At event 166 big-report waits in the unschedulable lane; the switch leaves it there."""
-    sim = Simulation(scenario(), builtin_policy("default"), SEED)
+    sim = Simulation(scenario(), policy("default"), SEED)
     advance_to(sim, 166)
     before = {p.key: sim.queue.where(p) for p in sim.pods.values()}
     assert before["default/big-report"] == "unschedulable"
-    sim.switch_policy(builtin_policy("bin-packing"))
+    sim.switch_policy(policy("bin-packing"))
     assert {p.key: sim.queue.where(p) for p in sim.pods.values()} == before
 
 
@@ -257,18 +266,18 @@ def test_reconfiguring_the_queue_retimes_backoff_with_the_new_bounds():
 
 def test_switching_between_a_priority_queue_and_the_legacy_fifo_is_refused():
     with pytest.raises(ForkError) as err:
-        fork({"action": "switchPolicy", "policy": "legacy-v1.5"}, continue_policy=builtin_policy("legacy-v1.5"))
+        fork({"action": "switchPolicy", "policy": "legacy-v1.5"}, continue_policy=policy("legacy-v1.5"))
     assert err.value.field == "policy"
     assert str(err.value) == "policy: cannot switch from a priority queue (default) to a FIFO queue (legacy-v1.5)"
 
 
 def test_switching_to_the_policy_the_run_already_uses_is_refused():
     with pytest.raises(ForkError, match="^policy: the run already uses default$"):
-        fork({"action": "switchPolicy", "policy": "default"}, continue_policy=builtin_policy("default"))
+        fork({"action": "switchPolicy", "policy": "default"}, continue_policy=policy("default"))
 
 
 def test_switching_to_other_profile_names_is_refused():
-    default = builtin_policy("default")
+    default = policy("default")
     other = dataclasses.replace(
         default, name="renamed", profiles=(dataclasses.replace(default.profiles[0], scheduler_name="other"),)
     )
@@ -280,7 +289,7 @@ def test_a_switch_needs_the_policy_to_go_on_under_and_other_actions_keep_theirs(
     with pytest.raises(ForkError, match="^policy: switchPolicy needs"):
         fork({"action": "switchPolicy", "policy": "bin-packing"})
     with pytest.raises(ForkError, match="^policy: only switchPolicy goes on under another policy"):
-        fork({"action": "cordon", "target": "node-a2"}, continue_policy=builtin_policy("bin-packing"))
+        fork({"action": "cordon", "target": "node-a2"}, continue_policy=policy("bin-packing"))
 
 
 # -- targets that do not exist at the fork point ---------------------------------------------
@@ -423,8 +432,8 @@ def test_an_action_describes_itself_in_a_few_words(data, words):
 
 def test_switching_between_two_fifo_policies_keeps_the_fifo():
     """legacy-v1.5 → the framework scheduler on the same FIFO queue: allowed, and the run ends."""
-    legacy = builtin_policy("legacy-v1.5")
-    fifo_framework = dataclasses.replace(builtin_policy("default"), name="fifo", queue_mode="fifo")
+    legacy = policy("legacy-v1.5")
+    fifo_framework = dataclasses.replace(policy("default"), name="fifo", queue_mode="fifo")
     sim = fork_simulation(
         scenario(), legacy, SEED, BEFORE_WEB_0, {"action": "switchPolicy", "policy": "fifo"}, fifo_framework
     )
