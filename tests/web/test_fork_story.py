@@ -36,12 +36,13 @@ def _story(parent: Run, user, seq: int, action: dict) -> tuple[dict, list]:
 
 
 def test_a_drain_fork_is_explained_by_its_action_first(parent, user):
-    """Draining node-a1 once everything is placed (event 150): its 4 pods are evicted. They are
-    bare pods, so nothing replaces them; the two pods the scenario creates later (late-0, late-1)
-    are not counted as replacements."""
+    """Draining node-a1 once everything is placed (event 150): its 3 pods are evicted (checkout,
+    api-1 and batch-1 under v1.36, the default, whose selectHost takes the score heap's first of
+    the tied; v1.31's random pick put 4 there). They are bare pods, so nothing replaces them; the
+    two pods the scenario creates later (late-0, late-1) are not counted as replacements."""
     story, _ = _story(parent, user, 150, {"action": "drain", "target": "node-a1"})
     assert story["text"] == (
-        "node-a1 was drained at event 150 (t=0.0s): 4 pods on it were evicted; "
+        "node-a1 was drained at event 150 (t=0.0s): 3 pods on it were evicted; "
         "nothing replaces them: no controller owns them"
     )
     assert story["seq"] == 153  # the action event: the step that emitted event 150 ended at 152
