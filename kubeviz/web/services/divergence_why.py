@@ -141,7 +141,7 @@ def _score_sentence(
 ) -> str:
     """Which plugin's preference decided, which way, what pulled the other way, by how much:
     "in bin-packing NodeResourcesFit (MostAllocated) prefers fuller nodes: it gave node-a3 23
-    more than node-a2; NodeResourcesBalancedAllocation, which prefers nodes whose CPU and memory
+    more than node-b1; NodeResourcesBalancedAllocation, which prefers nodes whose CPU and memory
     use stay balanced, pulled the other way by 8; node-a3 won by 15 (417 against 402)"."""
     toward = sorted((p for p, g in gaps.items() if g > 0), key=lambda p: (-gaps[p], p))
     against = sorted((p for p, g in gaps.items() if g < 0), key=lambda p: (gaps[p], p))
