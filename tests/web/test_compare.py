@@ -196,9 +196,11 @@ def test_divergences_from_stored_traces_equal_the_engines(builtins: None, starte
     assert [(d["t_ms"], d["seq"]) for d in stored] == sorted((d["t_ms"], d["seq"]) for d in stored)  # time order
     assert [d["index"] for d in stored] == list(range(len(stored)))
     assert stored[0]["t_ms"] == 50_000
-    # why, in terms of the mechanism: upgrade-aware's reservation held node-2 for web-2
+    # why, in terms of the mechanism: upgrade-aware's reservation held web-2's node for it
+    # (node-3 under v1.36, the default, where the score heap's first of the tied took it; v1.31's
+    # random pick had put web-2 on node-2)
     assert stored[0]["mechanism"] == "reservation"
-    assert "a reservation held node-2 for web-2" in stored[0]["because"]["upgrade-aware"]
+    assert "a reservation held node-3 for web-2" in stored[0]["because"]["upgrade-aware"]
     web2 = next(d for d in stored if d["pod"] == "default/web-2" and d["attempt"] == 1)
     assert "batch-" in web2["because"]["default"]
     assert "already taken" in web2["because"]["default"]
@@ -531,7 +533,7 @@ def test_the_divergence_bar_lists_every_divergence_in_time_order_with_why(
     run_all(comparison)
     divs = comparison_divergences(comparison)
     body = client.get(comparison.get_absolute_url(), {"div": 0}).content.decode()
-    assert "a reservation held node-2 for web-2" in body
+    assert "a reservation held node-3 for web-2" in body
     assert '"action": "seek", "value": 50000' in body  # each column's verdict moves the playhead
     assert body.count('"action": "divergence", "value": ') >= len(divs)
     assert "{#" not in body  # no raw template comment
