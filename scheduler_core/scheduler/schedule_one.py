@@ -603,8 +603,11 @@ class Scheduler:
         assert decision.chosen is not None
         node = decision.chosen.node
         lower = [other for other in self.queue.nominator.pods_for_node(node) if other.priority < pod.priority]
-        self._emit_preemption(pod, decision, [other.key for other in lower], asynchronous=True)
         victims = [v for v in decision.chosen.victims if not v.terminating]
+        # prepareCandidateAsync returns before its goroutine when every victim is already being
+        # deleted, so getLowerPriorityNominatedPods / clearNominatedNodeName never run: the
+        # event lists no cleared nomination then.
+        self._emit_preemption(pod, decision, [other.key for other in lower] if victims else [], asynchronous=True)
         if not victims:
             return None  # every victim is already going: no goroutine, no gate
         uid = executor.uid(pod)
