@@ -3,6 +3,9 @@
 Upstream: ``plugins/defaultpreemption/default_preemption.go`` (eligibility, candidate count,
 SelectVictimsOnNode) and ``framework/preemption/preemption.go`` (Preempt, dryRunPreemption,
 pickOneNodeForPreemption, prepareCandidate), ≈v1.28–v1.32. Expected values are worked by hand.
+Tests whose values are that model's alone (Fit's Unschedulable beyond allocatable, v1.31's taint
+wording, no DynamicResources PostFilter, synchronous prepareCandidate, any terminating pod on the
+nominated node) run as v1.31 (``v131=True``); v1.36's are in test_preemption_v136.py.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from scheduler_core.scheduler.schedule_one import Scheduler
 from scheduler_core.simulation.simulation import Simulation
 from scheduler_core.trace.stream import Trace, dumps
 from tests.core.builders import cluster, framework_for, make_node, make_pod
+from tests.core.scheduler.v131 import v131_handle, v131_policy, v131_profile
 
 NOW = 1_000_000
 MAX_INT32 = 2**31 - 1
@@ -79,16 +83,19 @@ def pod(name, prio=0, cpu=None, labels=None, start=None, **kwargs) -> Pod:
     return p
 
 
-def setup(nodes, placed, *, pdbs=(), offset=0, nominated=None, args=None):
-    """A framework (default profile) and scheduler over a small cluster."""
+def setup(nodes, placed, *, pdbs=(), offset=0, nominated=None, args=None, v131=False):
+    """A framework (default profile) and scheduler over a small cluster; v1.31's with ``v131``."""
     cache, snapshot = cluster(nodes, placed)
-    profile = default_profile()
+    profile = v131_profile() if v131 else default_profile()
     if args is not None:
         profile = replace(profile, plugin_args={"DefaultPreemption": dict(args)})
     handle = make_handle(pdbs=pdbs, offset=offset, nominated=nominated)
+    if v131:
+        handle = v131_handle(handle)
     fwk = framework_for(snapshot, profile, handle)
     queue = SchedulingQueue(fwk.less)
-    sched = Scheduler(cache, queue, {"default-scheduler": fwk}, default_policy(), random.Random(1), Trace())
+    policy = v131_policy() if v131 else default_policy()
+    sched = Scheduler(cache, queue, {"default-scheduler": fwk}, policy, random.Random(1), Trace())
     return sched, fwk, snapshot
 
 
@@ -230,9 +237,9 @@ def test_each_criterion_decides_before_the_ones_after_it() -> None:
 # -- SelectVictimsOnNode --------------------------------------------------------------------
 
 
-def select_victims(node_cpu, placed, preemptor, pdbs=()):
+def select_victims(node_cpu, placed, preemptor, pdbs=(), v131=False):
     nodes = [make_node("n", cpu=node_cpu)]
-    sched, fwk, snapshot = setup(nodes, {"n": placed}, pdbs=pdbs)
+    sched, fwk, snapshot = setup(nodes, {"n": placed}, pdbs=pdbs, v131=v131)
     state = CycleState()
     _, status = fwk.run_pre_filter(state, preemptor, snapshot.node_info_list)
     assert status.ok
@@ -327,7 +334,8 @@ def test_select_victims_on_node(node_cpu, placed, preemptor, pdbs, victims, viol
     ],
 )
 def test_select_victims_on_node_failures(node_cpu, placed, preemptor, code, reasons, plugin):
-    victims, violations, status = select_victims(node_cpu, placed, preemptor)
+    # v1.31: a request above the node's allocatable is Unschedulable (v1.36: Unresolvable)
+    victims, violations, status = select_victims(node_cpu, placed, preemptor, v131=True)
     assert (victims, violations) == ([], 0)
     assert (status.code, status.reasons, status.plugin) == (code, reasons, plugin)
 
@@ -353,7 +361,10 @@ def test_reprieved_pods_respect_higher_priority_nominations_on_the_node():
 
 def test_preemption_policy_never_is_not_eligible():
     nodes = [make_node("a", cpu="2")]
-    result, pf, status = preempt(nodes, {"a": [pod("low", 0, "2")]}, pod("hi", 100, "2", preemption_policy="Never"))
+    # v1.31's profile: DefaultPreemption is the only PostFilter (v1.36 adds DynamicResources')
+    result, pf, status = preempt(
+        nodes, {"a": [pod("low", 0, "2")]}, pod("hi", 100, "2", preemption_policy="Never"), v131=True
+    )
     decision = pf.preemption
     assert (decision.eligible, decision.reason) == (False, MSG_NEVER)
     assert pf.nominating_info is None  # nil NominatingInfo: the nomination is left alone
@@ -361,10 +372,11 @@ def test_preemption_policy_never_is_not_eligible():
 
 
 def test_a_terminating_lower_priority_pod_on_the_nominated_node_makes_the_pod_wait():
+    # v1.31: any such pod (v1.36 only one its own preemption is deleting: test_preemption_v136)
     dying = pod("dying", 0, "2", deletion_timestamp_ms=0)
     nodes = [make_node("a", cpu="2"), make_node("b", cpu="2")]
     hi = pod("hi", 100, "2", nominated_node_name="a")
-    result, pf, status = preempt(nodes, {"a": [dying], "b": [pod("low-b", 0, "2")]}, hi)
+    result, pf, status = preempt(nodes, {"a": [dying], "b": [pod("low-b", 0, "2")]}, hi, v131=True)
     assert (pf.preemption.eligible, pf.preemption.reason) == (False, MSG_TERMINATING)
     assert pf.nominating_info is None
     assert status.reasons == (f"preemption: {MSG_TERMINATING}",)
@@ -517,6 +529,7 @@ def test_the_choice_prefers_a_non_violating_candidate_found_later():
 # -- nodes where preemption cannot help ------------------------------------------------------
 
 
+# v1.31 (the tests using it run as v1.31): the taint wording and both kinds of preemption reason
 TAINTED_MESSAGE = (
     "0/3 nodes are available: 1 node(s) had untolerated taint {k: v}, 2 Insufficient cpu. "
     "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, "
@@ -536,8 +549,9 @@ def tainted_cluster():
 
 
 def test_unresolvable_nodes_are_never_candidates_and_preemption_is_not_helpful_there():
+    # v1.31: n1 and n2 (1 cpu for a 2-cpu pod) stay candidates without victims
     nodes, placed = tainted_cluster()
-    result, pf, status = preempt(nodes, placed, pod("big", 0, "2"))
+    result, pf, status = preempt(nodes, placed, pod("big", 0, "2"), v131=True)
     decision = pf.preemption
     assert decision.eligible
     assert decision.candidates == []
@@ -556,8 +570,9 @@ def test_unresolvable_nodes_are_never_candidates_and_preemption_is_not_helpful_t
 
 
 def test_when_every_node_is_unresolvable_preemption_reports_not_helpful_for_all():
+    # v1.31's profile: no DynamicResources PostFilter message before preemption's
     nodes = [make_node(f"t{i}", taints=(Taint("k", "NoSchedule", "v"),)) for i in range(2)]
-    _, pf, status = preempt(nodes, {"t0": [pod("low", -1, "1")]}, pod("p", 0, "1"))
+    _, pf, status = preempt(nodes, {"t0": [pod("low", -1, "1")]}, pod("p", 0, "1"), v131=True)
     assert pf.preemption.candidates == []
     assert nominated(pf) == ""
     assert status.reasons == ("preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",)
@@ -568,7 +583,7 @@ def test_the_fit_error_of_a_pod_preemption_cannot_help_through_the_simulation():
     placed_pods = [p for name, pods in placed.items() for p in pods]
     for p in placed_pods:
         p.node_name = "t0"
-    sim = Simulation(Scenario(name="taint", nodes=nodes, pods=[*placed_pods, pod("big", 0, "2")]))
+    sim = Simulation(Scenario(name="taint", nodes=nodes, pods=[*placed_pods, pod("big", 0, "2")]), v131_policy())
     summary = sim.run()
     unsched = [e for e in sim.trace.events if e["type"] == "unschedulable" and e["pod"] == "default/big"]
     assert unsched
@@ -597,8 +612,9 @@ def test_decision_as_dict_lists_victims_by_key():
 # -- end to end through the Simulation ------------------------------------------------------
 
 
-def run(nodes, pods, timeline, seed=0):
-    sim = Simulation(Scenario(name="preemption", nodes=nodes, pods=pods, timeline=timeline, seed=seed), seed=seed)
+def run(nodes, pods, timeline, seed=0, v131=False):
+    scenario = Scenario(name="preemption", nodes=nodes, pods=pods, timeline=timeline, seed=seed)
+    sim = Simulation(scenario, v131_policy() if v131 else None, seed=seed)
     sim.run()
     return sim
 
@@ -666,11 +682,14 @@ def test_a_high_priority_pod_preempts_waits_for_its_victim_and_binds_on_the_nomi
 
 
 def test_lower_priority_nominations_on_the_chosen_node_are_cleared():
+    # v1.31's synchronous prepareCandidate; v1.36's async one skips it when every victim is
+    # already terminating (test_preemption_v136.py)
     nodes = [make_node("a", cpu="2")]
     sim = run(
         nodes,
         [placed("low", "a", 0, "2")],
         [create(1000, pod("mid", 50, "2")), create(2000, pod("hi", 100, "2"))],
+        v131=True,
     )
     assert [(e["node"], e["t_ms"]) for e in events(sim, "nomination_set", "mid")] == [("a", 1000)]
     (cleared,) = events(sim, "nomination_cleared", "mid")
@@ -750,7 +769,7 @@ def test_explain_shows_the_fit_error_with_the_preemption_verdict():
     nodes, placed_pods = tainted_cluster()
     low = placed_pods["t0"][0]
     low.node_name = "t0"
-    out = explain(Scenario(name="taint", nodes=nodes, pods=[low, pod("big", 0, "2")]), "big", default_policy())
+    out = explain(Scenario(name="taint", nodes=nodes, pods=[low, pod("big", 0, "2")]), "big", v131_policy())
     assert out["message"] == TAINTED_MESSAGE
 
 

@@ -17,7 +17,7 @@ import random
 import pytest
 
 from scheduler_core.api.model import Pod, Taint
-from scheduler_core.api.scenario_types import Scenario
+from scheduler_core.api.scenario_types import Scenario, TimelineAction
 from scheduler_core.documents.scenario import builtin_scenario
 from scheduler_core.results.explanation import explain
 from scheduler_core.scheduler.framework import Code, Handle, Status
@@ -208,7 +208,7 @@ def timeline(policy, scenario: str = "preemption-basics", fast: bool = True) -> 
 
 def test_v131_deletes_in_the_cycle_and_v136_after_the_requeue() -> None:
     """preemption-basics at t=10s: urgent preempts scratch-b0/b1 on node-b."""
-    v131 = timeline(builtin_policy("default"))
+    v131 = timeline(builtin_policy("default", kubernetes_version=V1_31))
     v136 = timeline(v136_policy())
     v136_sync = timeline(v136_policy(async_preemption=False))
     assert [e[1] for e in v131] == [
@@ -254,7 +254,7 @@ def test_failed_scheduling_message_as_a_v136_cluster_prints_it() -> None:
         "no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
     )
     # v1.31 model: the small nodes stay candidates (no victims there)
-    assert explain(scenario, "big", builtin_policy("default"))["message"] == (
+    assert explain(scenario, "big", builtin_policy("default", kubernetes_version=V1_31))["message"] == (
         "0/3 nodes are available: 1 node(s) had untolerated taint {k: v}, 2 Insufficient cpu. "
         "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, "
         "2 No preemption victims found for incoming pod."
@@ -322,3 +322,40 @@ def test_a_gated_pod_moves_only_for_its_gating_plugins_events() -> None:
     node_change = queue.events_by_plugin["NodeResourcesFit"][1]
     assert node_change.resource == "Node"
     assert not queue._gating_plugin_listens(info, node_change)
+
+
+# -- prepareCandidateAsync with every victim already going (executor.go, v1.36.2) ---------------
+
+
+def test_async_preemption_with_only_terminating_victims_clears_no_nomination() -> None:
+    """a (2 cpu) holds low; mid (50) preempts low at 1 s and is nominated to a; hi (100) arrives
+    at 2 s while low terminates (30 s grace) and picks a with low as its only victim. Since low
+    is already being deleted, prepareCandidateAsync returns before its goroutine, the one that
+    clears lower-priority nominations: mid keeps a until hi binds there when low is gone (31 s),
+    and loses it only when its own retry finds no node. v1.31 clears it at 2 s
+    (test_preemption.py test_lower_priority_nominations_on_the_chosen_node_are_cleared)."""
+    low = make_pod("low", cpu="2", node_name="a")
+    mid, hi = make_pod("mid", cpu="2", priority=50), make_pod("hi", cpu="2", priority=100)
+    scenario = Scenario(
+        name="p",
+        nodes=[make_node("a", cpu="2")],
+        pods=[low],
+        timeline=[
+            TimelineAction(at_ms=1000, action="create", target="pod/mid", objects=[mid]),
+            TimelineAction(at_ms=2000, action="create", target="pod/hi", objects=[hi]),
+        ],
+    )
+    sim = Simulation(scenario, v136_policy(), 0)
+    sim.run()
+    hi_pre = [e for e in sim.events if e["type"] == "preemption" and e["pod"] == "default/hi"]
+    assert [(e["t_ms"], e["node"], e["nominations_cleared"], e["asynchronous"]) for e in hi_pre] == [
+        (2000, "a", [], True)
+    ]
+    assert [e["pod"] for e in sim.events if e["type"] == "pod_deletion_started"] == ["default/low"]
+    cleared = [
+        (e["t_ms"], e["reason"]) for e in sim.events if e["type"] == "nomination_cleared" and e["pod"] == "default/mid"
+    ]
+    assert cleared == [(31_000, "preemption found no node")]
+    assert [(e["node"], e["t_ms"]) for e in sim.events if e["type"] == "bound" and e["pod"] == "default/hi"] == [
+        ("a", 31_000)
+    ]
