@@ -3,14 +3,13 @@ that rejected a parked pod judge each cluster event with their QueueingHint func
 (``internal/queue/scheduling_queue.go`` ``isPodWorthRequeuing``), and a pod that fails is judged
 by the events that came while it was in flight (``determineSchedulingHintForInFlightPod``).
 
-Each scenario runs twice, gate off (``default``) and gate on (``queueing-hints``); the comments
+Each scenario runs twice, gate off (``default``) and gate on (``queueing-hints``), both as v1.31
+(v1.36 locks the gate on; its hints are in the *_v136.py files); the comments
 work out every time. Backoff: 1 s after the first failure, 2 s after the second, 4 s after the
 third (``calculateBackoffDuration``); a pod whose backoff is over goes straight to activeQ.
 """
 
 from __future__ import annotations
-
-import dataclasses
 
 import pytest
 
@@ -20,10 +19,10 @@ from scheduler_core.results.replay import narrate
 from scheduler_core.scheduler.config import Policy
 from scheduler_core.scheduler.framework import ActionType, QueueingHint
 from scheduler_core.scheduler.policy import builtin_policy, load_policy
-from scheduler_core.scheduler.profile import default_policy
 from scheduler_core.simulation.simulation import Simulation
+from tests.core.scheduler.v131 import v131_builtin, v131_policy
 
-GATE_ON = dataclasses.replace(default_policy(), name="queueing-hints", queueing_hints=True)
+GATE_ON = v131_policy(name="queueing-hints", queueing_hints=True)
 
 HEAD = """\
 apiVersion: kubeviz.dev/v1
@@ -71,7 +70,7 @@ def test_builtin_scenario_retries_in_vain_with_the_gate_off_and_binds_earlier_wi
     # at 24 s. Gate on: NodePorts' hint says QueueSkip for cache-a (no host port) and no rejector
     # registered a pod label update, so it stays parked until 21 s; proxy-b held the port:
     # Queue, backoff from 0 s over → activeQ, bound at 21 s.
-    off = Simulation(builtin_scenario("queueing-hints"), builtin_policy("default"))
+    off = Simulation(builtin_scenario("queueing-hints"), v131_builtin("default"))
     off.run()
     on = Simulation(builtin_scenario("queueing-hints"), builtin_policy("queueing-hints"))
     on.run()
@@ -110,7 +109,7 @@ def test_builtin_scenario_narrates_each_hint() -> None:
 
 
 def test_gate_off_traces_carry_no_hint_notes() -> None:
-    sim = Simulation(builtin_scenario("queueing-hints"), builtin_policy("default"))
+    sim = Simulation(builtin_scenario("queueing-hints"), v131_builtin("default"))
     sim.run()
     assert not [e for e in sim.trace.events if e["type"] == "pod_deleted" and "events" in e]
     (update,) = [e for e in sim.trace.events if e["type"] == "pod_updated"]
@@ -138,7 +137,7 @@ def test_a_label_change_on_a_cordoned_node_moves_the_pod_only_with_the_gate_off(
     # gate on NodeUnschedulable's hint sees a still unschedulable: QueueSkip. 6 s, uncordoned
     # (NodeSpecUnschedulableChange): gate off the backoff from 5 s (2 s) runs to 7 s → bound at
     # 7 s; gate on the hint says Queue, backoff from 0 s long over → bound at 6 s.
-    off = run(CORDONED, default_policy())
+    off = run(CORDONED, v131_policy())
     assert story(off, "p") == [
         *PARKED,
         (5_000, "active", "NodeLabelChange"),
@@ -166,6 +165,7 @@ apiVersion: kubeviz.dev/v1
 kind: Policy
 metadata: {name: batch-pool}
 spec:
+  kubernetesVersion: v1.31
   featureGates: {SchedulerQueueingHints: %s}
   configuration:
     apiVersion: kubescheduler.config.k8s.io/v1
@@ -223,7 +223,7 @@ SELECTOR = """\
 """
 
 
-@pytest.mark.parametrize("policy", [default_policy(), GATE_ON], ids=["gate off", "gate on"])
+@pytest.mark.parametrize("policy", [v131_policy(), GATE_ON], ids=["gate off", "gate on"])
 def test_the_pre_check_still_stops_a_label_change_that_misses_the_pods_own_selector(policy: Policy) -> None:
     # p needs gpu=true. 5 s disk=ssd: a fails p's pre-check (node affinity), gate on or off, so
     # no hint is asked and p stays. 8 s gpu=true: both move it, bound at 8 s.
@@ -251,7 +251,7 @@ FULL = """\
 """
 
 
-@pytest.mark.parametrize("policy", [default_policy(), GATE_ON], ids=["gate off", "gate on"])
+@pytest.mark.parametrize("policy", [v131_policy(), GATE_ON], ids=["gate off", "gate on"])
 def test_a_pod_deleted_on_a_node_too_small_still_moves_a_pod_noderesourcesfit_rejected(policy: Policy) -> None:
     # big (2 CPU) fits neither a (full) nor b (1 CPU): NodeResourcesFit. 5 s, s on b is deleted.
     # v1.31.13's isSchedulableAfterPodChange answers Queue for any scheduled pod deleted, on
@@ -302,7 +302,7 @@ def test_deleting_a_pod_the_anti_affinity_does_not_select_moves_only_with_the_ga
     # gate on its hint asks whether web-0 matched all of db-2's anti-affinity terms: no,
     # QueueSkip. 6 s db-1 is deleted (it matched): gate off backoff from 5 s to 7 s → bound on b
     # at 7 s; gate on backoff from 0 s over → bound on b at 6 s.
-    off = run(ANTI, default_policy())
+    off = run(ANTI, v131_policy())
     assert story(off, "db-2") == [
         *PARKED,
         (5_000, "active", "AssignedPodDelete"),
@@ -351,7 +351,7 @@ def test_an_assigned_pod_the_spread_does_not_count_moves_the_pod_only_with_the_g
     # finds other outside app=web: QueueSkip (NodeResourcesFit registers no Pod Add). 8 s,
     # filler is deleted: NodeResourcesFit says Queue; gate off backoff from 5 s to 7 s is over,
     # both bind web-1 on b at 8 s.
-    off = run(SPREAD, default_policy())
+    off = run(SPREAD, v131_policy())
     assert story(off, "web-1") == [
         *PARKED,
         (5_000, "active", "AssignedPodAdd"),
@@ -378,7 +378,7 @@ PREEMPT = """\
 """
 
 
-@pytest.mark.parametrize("policy", [default_policy(), GATE_ON], ids=["gate off", "gate on"])
+@pytest.mark.parametrize("policy", [v131_policy(), GATE_ON], ids=["gate off", "gate on"])
 def test_a_graceful_victim_leaves_the_preemptor_parked_until_it_is_gone(policy: Policy) -> None:
     # hp preempts victim at 0 s; the victim's deletionTimestamp is an assigned-pod update during
     # hp's attempt. Gate off it is assignedPodOtherUpdate, which nobody registered: no move
@@ -400,7 +400,7 @@ def test_a_graceful_victim_leaves_the_preemptor_parked_until_it_is_gone(policy: 
         assert "events" not in started
 
 
-@pytest.mark.parametrize("policy", [default_policy(), GATE_ON], ids=["gate off", "gate on"])
+@pytest.mark.parametrize("policy", [v131_policy(), GATE_ON], ids=["gate off", "gate on"])
 def test_a_victim_deleted_at_once_during_the_attempt_sends_the_preemptor_to_backoff(policy: Policy) -> None:
     # Grace 0: the victim is deleted inside hp's attempt. Gate off that is a move request after
     # hp's pop (moveRequestCycle); gate on the recorded AssignedPodDelete is replayed and
@@ -428,10 +428,14 @@ def test_fast_and_plain_traces_are_identical_with_the_gate_on(body: str) -> None
 
 
 def test_the_gate_is_off_by_default_and_on_when_the_policy_says_so() -> None:
-    assert default_policy().queueing_hints is False
-    assert builtin_policy("default").queueing_hints is False
+    """Under v1.31, where it is a beta gate (v1.36 locks it on)."""
+    assert v131_policy().queueing_hints is False
+    assert v131_builtin("default").queueing_hints is False
     assert builtin_policy("queueing-hints").queueing_hints is True
-    text = "apiVersion: kubeviz.dev/v1\nkind: Policy\nspec:\n  featureGates: {SchedulerQueueingHints: false}\n"
+    text = (
+        "apiVersion: kubeviz.dev/v1\nkind: Policy\n"
+        "spec:\n  kubernetesVersion: v1.31\n  featureGates: {SchedulerQueueingHints: false}\n"
+    )
     assert load_policy(text).queueing_hints is False
 
 
@@ -458,9 +462,11 @@ def test_the_gate_is_off_by_default_and_on_when_the_policy_says_so() -> None:
     ],
 )
 def test_bad_feature_gates_name_the_field(spec: str, message: str) -> None:
-    text = f"apiVersion: kubeviz.dev/v1\nkind: Policy\nmetadata: {{name: p}}\nspec: {spec}\n"
+    # as v1.31, whose gates the messages name (the version after the gates: the lines stay)
+    head = "apiVersion: kubeviz.dev/v1\nkind: Policy\nmetadata: {name: p}\n"
+    text = f"{head}spec: {spec[:-1]}, kubernetesVersion: v1.31}}\n"
     if not spec.startswith("{"):
-        text = f"apiVersion: kubeviz.dev/v1\nkind: Policy\nmetadata: {{name: p}}\nspec:\n  {spec}\n"
+        text = f"{head}spec:\n  {spec}\n  kubernetesVersion: v1.31\n"
     with pytest.raises(LoadError) as err:
         load_policy(text)
     assert message in str(err.value)
