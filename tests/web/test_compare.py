@@ -32,8 +32,10 @@ from kubeviz.web.services.engine import load_run_inputs
 from kubeviz.web.services.runner import step_loop
 from kubeviz.web.services.shared_runs import scenario_seed
 from kubeviz.web.services.view_state import state_at
+from scheduler_core.documents.scenario import builtin_scenario
 from scheduler_core.results import comparison as core
 from scheduler_core.results.metrics import compute_metrics
+from scheduler_core.scheduler.policy import builtin_policy
 from scheduler_core.simulation.simulation import Simulation
 
 STS = "sts-upgrade-under-pressure"
@@ -352,6 +354,27 @@ def test_builtin_comparison_is_created_once_and_started(client: Client, builtins
     assert again["Location"] == comparison.get_absolute_url()
     assert len(started) == 2
     assert client.get(reverse("compare-builtin", args=["no-such-thing"])).status_code == 404
+
+
+def test_the_queueing_hints_comparison_is_v1_31_with_hints_off_then_on() -> None:
+    """Its blurb holds: both columns run v1.31, where the gate is a choice (the default policy
+    runs v1.36, which locks hints on); off, proxy-c is retried at 10s and 20s in vain and binds
+    at 24s; on, it stays parked and binds at 21s."""
+    spec = service.BUILTIN_COMPARISONS["queueing-hints"]
+    assert spec.policies == ("kubernetes-v1-31", "queueing-hints")
+    failed: dict[bool, list[int]] = {}
+    bound: dict[bool, list[int]] = {}
+    for name in spec.policies:
+        policy = builtin_policy(name)
+        assert policy.kubernetes_version == "v1.31"
+        scenario = builtin_scenario(spec.scenario)
+        sim = Simulation(scenario, policy, scenario.seed)
+        sim.run()
+        mine = [e for e in sim.events if e.get("pod") == "default/proxy-c"]
+        failed[policy.queueing_hints] = [e["t_ms"] for e in mine if e["type"] == "unschedulable"]
+        bound[policy.queueing_hints] = [e["t_ms"] for e in mine if e["type"] == "bound"]
+    assert failed == {False: [0, 10_000, 20_000], True: [0]}
+    assert bound == {False: [24_000], True: [21_000]}
 
 
 @pytest.mark.parametrize("key", sorted(service.BUILTIN_COMPARISONS))

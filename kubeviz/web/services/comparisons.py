@@ -99,9 +99,10 @@ BUILTIN_COMPARISONS: dict[str, BuiltinComparison] = {
         ),
         BuiltinComparison(
             "queueing-hints",
-            "The queue: QueueingHints off vs on",
+            "The queue: QueueingHints off vs on (v1.31)",
             "queueing-hints",
-            ("default", "queueing-hints"),
+            # Both v1.31, where the gate is a choice: default runs v1.36, which locks hints on.
+            ("kubernetes-v1-31", "queueing-hints"),
             "A pod wants a host port that is taken: with QueueingHints off every pod deletion and its own "
             "relabelling retry it in vain; with them on NodePorts' hint keeps it parked until the port is free.",
         ),
