@@ -130,3 +130,13 @@ def test_the_cycle_panel_shows_the_version_badge(parent):
     cycle = {"empty": False, "cycle": 1, "attempt": 1, "t": "0s", "pod": {"name": "web-0"}}
     html = render_to_string("web/runs/partials/cycle.html", {"cycle": cycle, "run": parent})
     assert ">Kubernetes v1.31</span>" in html
+
+
+def test_the_version_presets_suggest_the_comparison_across_versions(client, builtins):
+    """default runs v1.36 (hints locked on): the queueing-hints preset's page points to
+    kubernetes-v1-31 for the gate's contrast, not to default."""
+    page = client.get(reverse("policy-detail", args=["queueing-hints"])).content.decode()
+    assert "compare with kubernetes-v1-31 (the gate off), not with default" in page
+    page = client.get(reverse("policy-detail", args=["kubernetes-v1-31"])).content.decode()
+    assert "compare with kubernetes-v1-36 (or default, which runs v1.36)" in page
+    assert reverse("scenario-detail", args=["versions-retry-when-idle"]) in page

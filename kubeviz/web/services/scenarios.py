@@ -682,6 +682,20 @@ POLICY_SUGGESTIONS: dict[str, tuple[tuple[str, ...], str]] = {
         ("mixed-small",),
         "Only differs from default on clusters of more than 100 nodes; upload a big one to see it.",
     ),
+    # default runs v1.36, whose QueueingHints are locked on: the gate's contrast is under v1.31.
+    "queueing-hints": (
+        ("queueing-hints",),
+        "v1.31 with the QueueingHints gate on: compare with kubernetes-v1-31 (the gate off), not with "
+        "default, which runs v1.36 with hints locked on.",
+    ),
+    "kubernetes-v1-31": (
+        ("versions-retry-when-idle", "versions-preemption", "queueing-hints"),
+        "kube-scheduler v1.31: compare with kubernetes-v1-36 (or default, which runs v1.36).",
+    ),
+    "kubernetes-v1-36": (
+        ("versions-retry-when-idle", "versions-preemption"),
+        "kube-scheduler v1.36, what default runs: compare with kubernetes-v1-31.",
+    ),
 }
 GENERIC_SUGGESTION = "Then run the same scenario under the default policy and compare."
 
