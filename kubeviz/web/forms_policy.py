@@ -72,12 +72,14 @@ class PolicyKnobsForm(forms.Form):
     queue_mode = forms.ChoiceField(
         choices=[("priority", "priority"), ("fifo", "fifo (v1.5)")],
         label="Queue",
-        help_text="priority: activeQ, backoffQ and unschedulable pods; fifo: one queue, as in v1.5.",
+        help_text="priority: activeQ, backoffQ and unschedulable pods; fifo: one queue, as in v1.5 "
+        "(with Kubernetes version v1.31: v1.36 locks QueueingHints on, which the FIFO queue has not).",
     )
     scheduler_mode = forms.ChoiceField(
         choices=[("framework", "framework"), ("legacy", "legacy (v1.5)")],
         label="Scheduler",
-        help_text="legacy: v1.5 predicates and priorities; the plugin settings above are not used.",
+        help_text="legacy: v1.5 predicates and priorities; the plugin settings above are not used "
+        "(with Kubernetes version v1.31, as for fifo).",
     )
     upgrade_aware_reservation = forms.BooleanField(required=False, label="Upgrade-aware reservation")
     queueing_hints = forms.BooleanField(required=False, label="QueueingHints (feature gate)")
