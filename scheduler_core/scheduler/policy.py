@@ -385,10 +385,19 @@ class _PolicyReader:
         gates = self.feature_gates(spec.get("featureGates"), "spec.featureGates", version)
         queueing_hints = gates[QUEUEING_HINTS]
         if queueing_hints and (queue_mode != "priority" or scheduler_mode != "framework"):
-            r.error(
-                "spec.featureGates.SchedulerQueueingHints",
-                "needs queueMode priority and schedulerMode framework (the FIFO queue has no hints)",
-            )
+            if locked_reason(version, QUEUEING_HINTS):  # v1.36: no hints off, so no FIFO queue either
+                field = "spec.queueMode" if queue_mode != "priority" else "spec.schedulerMode"
+                value = queue_mode if queue_mode != "priority" else scheduler_mode
+                r.error(
+                    field,
+                    f"{value} needs kubernetesVersion v1.31: kube-scheduler {version} has no queue without "
+                    "QueueingHints (they are locked on since v1.34)",
+                )
+            else:
+                r.error(
+                    "spec.featureGates.SchedulerQueueingHints",
+                    "needs queueMode priority and schedulerMode framework (the FIFO queue has no hints)",
+                )
         configuration = spec.get("configuration")
         if configuration is None:
             configuration = {"apiVersion": CONFIG_API_VERSION, "kind": "KubeSchedulerConfiguration"}

@@ -62,6 +62,14 @@ def test_a_gate_may_be_overridden_where_the_version_allows() -> None:
         ),
         (
             "kubernetesVersion: v1.36\nqueueMode: fifo",
+            "spec.queueMode: fifo needs kubernetesVersion v1.31: kube-scheduler v1.36 has no queue without",
+        ),
+        (
+            "schedulerMode: legacy",  # no version: the default, v1.36
+            "spec.schedulerMode: legacy needs kubernetesVersion v1.31",
+        ),
+        (
+            "kubernetesVersion: v1.31\nqueueMode: fifo\nfeatureGates: {SchedulerQueueingHints: true}",
             "spec.featureGates.SchedulerQueueingHints: needs queueMode priority",
         ),
     ],
