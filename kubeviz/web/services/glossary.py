@@ -312,10 +312,11 @@ TERMS: tuple[Term, ...] = (
         "score",
         "selecthost",
         "selectHost",
-        "Picks the node with the highest total. Ties are broken by reservoir sampling with a random "
-        "number, which kubeviz draws from the run's seed (same seed, same choice). A kubeviz policy may "
-        "instead say tieBreak: shuffled-first-fit (the GPU presets do, as the FGD paper's simulator): the "
-        "tied node that comes first in a node order shuffled once per run wins.",
+        "kube-scheduler v1.31's last step: picks the node with the highest total, ties broken by "
+        "reservoir sampling with a random number kubeviz draws from the run's seed; v1.36 has no "
+        "selectHost (see heap-order tie-break). A policy may instead say tieBreak: shuffled-first-fit "
+        "(the GPU presets do, as the FGD paper's simulator): the tied node first in a node order "
+        "shuffled once per run wins.",
         ONE,
     ),
     _t(
@@ -323,7 +324,7 @@ TERMS: tuple[Term, ...] = (
         "heap-order-tie-break",
         "heap-order tie-break",
         "v1.36's way to pick among nodes with the same best score: the node scores go into a heap "
-        "and the node it brings to the root wins, in effect the first top node in Filter order. "
+        "and the node it brings to the root wins, usually the first top node in Filter order. "
         "v1.31's selectHost picks one of the tied nodes at random.",
         ONE,
     ),
@@ -535,7 +536,7 @@ TERMS: tuple[Term, ...] = (
         "page",
         "kubernetes-version",
         "Kubernetes version",
-        "Which kube-scheduler a policy runs (spec.kubernetesVersion): v1.31 or v1.36. The version "
+        "Which kube-scheduler a policy runs (spec.kubernetesVersion): v1.36, the default, or v1.31. The version "
         "brings its default plugins and feature gates; the badge on a policy, a run and each "
         "column says which one ran.",
         "pkg/features/kube_features.go",
