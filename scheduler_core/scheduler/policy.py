@@ -386,11 +386,11 @@ class _PolicyReader:
         queueing_hints = gates[QUEUEING_HINTS]
         if queueing_hints and (queue_mode != "priority" or scheduler_mode != "framework"):
             if locked_reason(version, QUEUEING_HINTS):  # v1.36: no hints off, so no FIFO queue either
-                field = "spec.queueMode" if queue_mode != "priority" else "spec.schedulerMode"
-                value = queue_mode if queue_mode != "priority" else scheduler_mode
+                field_path = "spec.queueMode" if queue_mode != "priority" else "spec.schedulerMode"
+                mode = queue_mode if queue_mode != "priority" else scheduler_mode
                 r.error(
-                    field,
-                    f"{value} needs kubernetesVersion v1.31: kube-scheduler {version} has no queue without "
+                    field_path,
+                    f"{mode} needs kubernetesVersion v1.31: kube-scheduler {version} has no queue without "
                     "QueueingHints (they are locked on since v1.34)",
                 )
             else:
