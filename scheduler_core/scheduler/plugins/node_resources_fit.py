@@ -386,7 +386,7 @@ class NodeResourcesFit(PreFilterPlugin, BatchFilterPlugin, ResourceAllocationPre
         for c, (_, amount, _) in zip(index, checks, strict=True):
             failing = insufficient(amount, columns.free[c][sel])
             mask[failing] |= bit
-            if unresolvable:
+            if unresolvable and failing.any():
                 mask[failing & (amount > columns.alloc[c][sel])] |= beyond
             bit <<= 1
         statuses = self._statuses_by_checks.get(checks)
