@@ -85,7 +85,12 @@ class TimelineActions:
         fields: dict[str, Any] = dict(mark or {})
         if refused:
             fields["refused"] = "; ".join(refused.values())
+        missing = None if creates else self.missing_node(action)
+        if missing:
+            fields["refused"] = missing
         self._trace.emit("action", action=action.action, target=action.target, line=action.line, **fields)
+        if missing:
+            return
         if creates:
             for obj in action.objects:
                 if id(obj) not in refused:
@@ -115,6 +120,15 @@ class TimelineActions:
             elif isinstance(obj, Node) and self._cache.node(obj.name) is not None:
                 refused[id(obj)] = f'nodes "{obj.name}" already exists'
         return refused
+
+    def missing_node(self, action: TimelineAction) -> str | None:
+        """The API server's 404 for an action on a node that no longer exists (``nodes "node-a1"
+        not found``): a what-if fork that removed a node the scenario's timeline acts on later.
+        The loader checks a scenario's own targets; only a fork's change can remove one."""
+        kind, _, name = action.target.partition("/")
+        if kind == "node" and self._cache.node(name) is None:
+            return f'nodes "{name}" not found'
+        return None
 
     def create(self, obj: object) -> None:
         """Create one object of a ``create`` or ``addNode`` action."""

@@ -462,3 +462,15 @@ def test_a_fork_of_a_fork_replays_its_parent_with_the_parents_own_action():
     assert dumps(second.trace.events[: later + 1]) == dumps(first.trace.events[: later + 1])
     marks = [e["what_if"] for e in second.trace.events if e["type"] == "action" and e.get("fork_seq") is not None]
     assert marks == ["cordon node-a2", "cordon node-b1"]
+
+
+def test_the_timeline_acting_on_a_node_the_fork_removed_is_refused_and_the_run_goes_on():
+    """mixed-small cordons node-a1 at 30 s; a fork that removed node-a1 before then gets the API
+    server's 404 on that action (trace: ``refused``), and the run goes on to its end."""
+    sim = fork({"action": "removeNode", "target": "node-a1"})
+    later = [
+        e for e in sim.trace.events if e["type"] == "action" and e["target"] == "node/node-a1" and "fork_seq" not in e
+    ]
+    assert [(e["action"], e["t_ms"]) for e in later] == [("cordon", 30_000), ("uncordon", 120_000)]
+    assert all(e["refused"] == 'nodes "node-a1" not found' for e in later)
+    assert sim.trace.events[-1]["type"] == "run_finished"
