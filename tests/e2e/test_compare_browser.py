@@ -155,3 +155,34 @@ def test_the_builtin_comparison_url_opens_at_t0_for_every_visitor(kubeviz_server
     expect_paused(page, ROOT, PLAYHEAD)
     expect(page.locator("#compare-results")).to_be_hidden()
     expect(page.locator(".cancel-btn")).to_have_count(0)  # a built-in belongs to nobody
+
+
+VERSIONS_SCREENSHOT = "/tmp/compare-versions.png"
+
+
+def test_the_v131_vs_v136_comparison_says_where_the_versions_part_in_time(
+    kubeviz_server: Server, page: Any, browser_log: BrowserLog
+) -> None:
+    """The built-in "kube-scheduler v1.31 vs v1.36" comparison: both columns bind waiter on node-a,
+    v1.31 at 4s and v1.36 at 2.5s; the divergence bar names the queue and says why per column."""
+    base = kubeviz_server.url
+    page.goto(base + reverse("compare-builtin", args=["versions-retry-when-idle"]))
+    expect(page).to_have_url(re.compile(re.escape(base) + r"/compare/[0-9a-f-]{36}/$"))
+    columns = page.locator(".compare-col")
+    expect(columns.nth(0)).to_have_attribute("data-policy", "kubernetes-v1-31")
+    expect(columns.nth(1)).to_have_attribute("data-policy", "kubernetes-v1-36")
+    expect(page.locator("#compare-recording .status-badge")).to_have_text("Recorded", timeout=RECORDED_MS)
+    divergence = page.locator("#compare-divergence")
+    expect(divergence).to_contain_text("First divergence at t=2.5s: waiter")
+    page.locator("#next-divergence").click()
+    at(page, 2_500)
+    expect(divergence.locator(".badge.mechanism-queue").first).to_have_text("queue")
+    outcomes = divergence.locator(".div-current .div-outcome")
+    expect(outcomes.nth(0)).to_have_text(re.compile(r"kubernetes-v1-31 → node-a at 4\.0s"))
+    expect(outcomes.nth(1)).to_have_text(re.compile(r"kubernetes-v1-36 → node-a at 2\.5s"))
+    because = divergence.locator(".div-because li")
+    expect(because.nth(0)).to_contain_text("to activeQ at 4s when its backoff ended")
+    expect(because.nth(1)).to_contain_text("to activeQ at 2.5s popped from backoffQ as activeQ was empty")
+    page.screenshot(path=VERSIONS_SCREENSHOT, full_page=True)
+    expect_no_page_errors(browser_log, "/ws/compare/")
+    print(f"screenshot: {VERSIONS_SCREENSHOT}")
