@@ -298,14 +298,9 @@ def _create(hub_key: str, scope: Any, state: PresenterState) -> tuple[Presentati
             recording=hub_key,
             client_key=who.key,
             signed_in=who.signed_in,
-            position=state.position,
-            playing=state.playing,
-            follow=state.follow,
-            speed=state.speed,
-            moment=state.moment,
-            moved_at=state.at,
             presenters=1,
             seen_at=now,
+            **_row_fields(state),
         )
     return row, token, ""
 
@@ -350,16 +345,20 @@ def _leave(key: str, last: PresenterState) -> int | None:
         return row.presenters
 
 
+def _row_fields(state: PresenterState) -> dict[str, Any]:
+    """The presenter's move as the row keeps it (one mapping for creating and saving a row)."""
+    return {
+        "position": state.position,
+        "playing": state.playing,
+        "follow": state.follow,
+        "speed": state.speed,
+        "moment": state.moment,
+        "moved_at": state.at,
+    }
+
+
 def _save(key: str, state: PresenterState) -> None:
-    PresentationRow.objects.filter(key=key, moved_at__lt=state.at).update(
-        position=state.position,
-        playing=state.playing,
-        follow=state.follow,
-        speed=state.speed,
-        moment=state.moment,
-        moved_at=state.at,
-        seen_at=timezone.now(),
-    )
+    PresentationRow.objects.filter(key=key, moved_at__lt=state.at).update(seen_at=timezone.now(), **_row_fields(state))
 
 
 def _beat(key: str) -> bool:
