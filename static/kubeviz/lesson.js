@@ -7,18 +7,27 @@
 // "kubeviz:playhead" event). Between moments it walks from decision to decision by seeking,
 // never by playing, so it never passes the next stop and never shows a decision early.
 // Two runs side by side: the columns of each moment come from the server (data-columns-url).
+//
+// While a question is open the run is held at it: nothing on the page may show what comes
+// after (see "hold" below): the run's own playback controls, their keys and the slider, the
+// fork form, the story's "show" links and every link that leads to the run, its trace or the
+// comparison page are disabled until the learner answers or asks for the answer.
 (function () {
   "use strict";
 
   var HIGHLIGHT = "lesson-highlight";
   var PHONE = "(max-width: 700px)";
+  var HELD = "Answer the question, or ask for the answer, to go on: the run is held here.";
+  // What moves the playhead, or forks the run from it (playback_controls.html, fork.html,
+  // pod_story.html). The speed select and present mode's buttons stay: they show nothing new.
+  var MOVING = ".run-controls .buttons button, #scrub, .fork-form [type=submit], #pod-story a[data-seek], .lesson-leave";
 
   function init() {
     var panel = document.getElementById("lesson-panel");
     var data = document.getElementById("lesson-script");
     var stage = document.getElementById("lesson-stage");
     var layout = document.getElementById("lesson-layout");
-    if (!panel || !data || !stage) return;
+    if (!panel || !data || !stage || !layout) return;
     var script = JSON.parse(data.textContent);
     var moments = script.moments;
     var paired = Boolean(script.side_by_side);
@@ -37,8 +46,10 @@
     var timer = null;
     var fetching = 0;  // side by side: the latest columns request
 
+    var held = false;  // a question is open: the page cannot show what comes after it
+
     function setPhaseClass() {
-      if (layout) layout.classList.toggle("is-complete", phase === "complete" || phase === "left");
+      layout.classList.toggle("is-complete", phase === "complete" || phase === "left");
     }
 
     // -- one run: the playhead ---------------------------------------------------------
@@ -128,6 +139,149 @@
     document.body.addEventListener("htmx:afterSettle", applyHighlights);
     document.addEventListener("kubeviz:grid", applyHighlights);
 
+    // -- the hold: while a question is open -------------------------------------------------
+    // The lesson moves the playhead itself (kubevizPlayback.send); everything a learner could use
+    // to move it, or to open the run, its trace or the comparison elsewhere, waits for the answer.
+    // playback.js and pod_story.js know nothing of lessons: the hold is disabled controls, links
+    // without their href, and capture-phase listeners that stop a click or key before theirs.
+    var note = document.createElement("p");  // next to the run's controls: why they do not move
+    note.className = "lesson-held-note";
+    note.setAttribute("role", "status");
+    note.hidden = true;
+    var controls = runPage && runPage.querySelector(".run-controls");
+    if (controls) controls.insertBefore(note, controls.firstChild);
+    else stage.insertBefore(note, document.getElementById("lesson-columns"));
+
+    // A link to this lesson's run (at any seq, or its trace) or to the comparison page.
+    function leadsOff(a) {
+      var href = a.getAttribute("href");
+      if (!href || href.charAt(0) === "#") return false;
+      var url;
+      try { url = new URL(href, window.location.href); } catch (e) { return false; }
+      return url.origin === window.location.origin && /^\/(runs|compare)\//.test(url.pathname);
+    }
+    function holdLinks() {
+      layout.querySelectorAll("a[href]").forEach(function (a) {
+        if (!leadsOff(a)) return;
+        a.dataset.lessonHref = a.getAttribute("href");
+        a.removeAttribute("href");
+        a.setAttribute("aria-disabled", "true");
+        a.title = HELD;
+      });
+    }
+    function releaseLinks() {
+      layout.querySelectorAll("a[data-lesson-href]").forEach(function (a) {
+        a.setAttribute("href", a.dataset.lessonHref);
+        delete a.dataset.lessonHref;
+        a.removeAttribute("aria-disabled");
+        a.removeAttribute("title");
+      });
+    }
+    // The cycle panel's "The verdict comes in the next events: step forward (›) to see it" (or
+    // "Deciding…") invites a step the learner cannot take: lesson.css hides it and this says why.
+    function holdCycles() {
+      stage.querySelectorAll(".cycle .outcome").forEach(function (outcome) {
+        var undecided = outcome.querySelector(":scope > p.muted");
+        var mine = outcome.querySelector(".lesson-held-verdict");
+        if (undecided && !mine) {
+          mine = document.createElement("p");
+          mine.className = "lesson-held-verdict";
+          mine.textContent = "The verdict is what the question asks: answer it, or ask for the answer, to see it.";
+          outcome.appendChild(mine);
+        } else if (!undecided && mine) {
+          mine.remove();
+        }
+      });
+    }
+    function applyHold() {
+      if (!held) return;
+      layout.querySelectorAll(MOVING).forEach(function (c) {
+        if (c.disabled || c.dataset.lessonHeld) return;
+        c.dataset.lessonHeld = "1";
+        if (c.tagName === "A") c.setAttribute("aria-disabled", "true");
+        else c.disabled = true;
+      });
+      holdLinks();
+      holdCycles();
+    }
+    function release() {
+      layout.querySelectorAll("[data-lesson-held]").forEach(function (c) {
+        delete c.dataset.lessonHeld;
+        if (c.tagName === "A") c.removeAttribute("aria-disabled");
+        else c.disabled = false;
+      });
+      releaseLinks();
+      stage.querySelectorAll(".lesson-held-verdict").forEach(function (n) { n.remove(); });
+    }
+    function setHeld(on) {
+      layout.classList.toggle("is-held", on);
+      note.textContent = HELD;
+      note.hidden = !on;
+      el("lesson-hint").textContent = HELD;
+      if (on === held) { applyHold(); return; }
+      held = on;
+      if (on) applyHold(); else release();
+    }
+    // Said again (and pulsed) when a held control is tried, so the learner sees why.
+    function tried() {
+      [note, el("lesson-hint")].forEach(function (n) {
+        n.classList.remove("is-tried");
+        void n.offsetWidth;  // restart the pulse
+        n.classList.add("is-tried");
+      });
+    }
+    // The run page re-renders its fragments (and a pod's story, the columns) as they come: hold
+    // what arrives while held.
+    var pending = false;
+    new MutationObserver(function () {
+      if (!held || pending) return;
+      pending = true;
+      Promise.resolve().then(function () { pending = false; applyHold(); });
+    }).observe(layout, { childList: true, subtree: true });
+
+    function heldTarget(evt) {
+      var t = evt.target;
+      if (!held || !t || !t.closest || !layout.contains(t)) return null;
+      return t.closest(MOVING + ", a[data-lesson-href]");
+    }
+    function refuse(evt) {
+      evt.preventDefault();
+      evt.stopImmediatePropagation();
+      tried();
+    }
+    ["click", "auxclick", "dblclick"].forEach(function (type) {
+      window.addEventListener(type, function (evt) { if (heldTarget(evt)) refuse(evt); }, true);
+    });
+    // The slider (disabled, but a script or an old browser could still send its events).
+    ["input", "change", "pointerdown"].forEach(function (type) {
+      window.addEventListener(type, function (evt) {
+        if (held && evt.target && evt.target.id === "scrub") refuse(evt);
+      }, true);
+    });
+    window.addEventListener("submit", function (evt) {
+      if (held && evt.target && evt.target.closest && evt.target.closest(".fork-form")) refuse(evt);
+    }, true);
+    // playback.js's keys: space plays, and each [data-key] button's key presses it. Stopped before
+    // they reach it; not prevented, so space still presses a focused choice or scrolls the page.
+    window.addEventListener("keydown", function (evt) {
+      if (!held || !runPage || evt.metaKey || evt.ctrlKey || evt.altKey) return;
+      var tag = (evt.target && evt.target.tagName || "").toLowerCase();
+      if (tag === "input" || tag === "select" || tag === "textarea") return;
+      var keyed = evt.key === " " || Array.prototype.some.call(
+        runPage.querySelectorAll("[data-key]"), function (b) { return b.dataset.key === evt.key; });
+      if (!keyed) return;
+      evt.stopImmediatePropagation();
+      tried();
+    }, true);
+
+    // On a phone the sheet grows while a question is open (lesson.css); the page keeps room
+    // under its content for the sheet, whatever its height, so nothing is out of reach under it.
+    if (window.ResizeObserver) {
+      new ResizeObserver(function () {
+        layout.style.setProperty("--lesson-sheet", Math.ceil(panel.getBoundingClientRect().height) + "px");
+      }).observe(panel);
+    }
+
     // -- the panel -------------------------------------------------------------------------
     function setStatus(text) {
       var status = el("lesson-status");
@@ -176,6 +330,7 @@
       // A question must be answered (or its answer asked for) before going on.
       el("lesson-next").disabled = phase === "playing" || waiting();
       el("lesson-hint").hidden = !waiting();
+      setHeld(waiting());
       el("lesson-next").textContent = phase === "shown" && index === moments.length - 1 ? "Finish" : "Next";
       el("lesson-complete").hidden = phase !== "complete";
       el("lesson-moment").hidden = phase !== "shown";
