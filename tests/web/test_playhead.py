@@ -89,14 +89,14 @@ APPLY_CASES = [
     (playhead(position=2), "seek", 15, GROWING, {"position": 10}, "Moved"),
     (playhead(position=2), "seek", -5, DONE, {"position": 0}, "Moved"),
     (playhead(position=2), "seek", "-5", DONE, {"position": 0}, "Moved"),
-    (playhead(position=0), "seek", 3, EMPTY, {"position": -1}, "Moved"),
+    (playhead(position=0), "seek", 3, EMPTY, {"position": 0}, "Moved"),
     (playhead(position=8, follow=True), "seek", 4, GROWING, {"position": 4, "follow": False}, "Moved"),
     (playhead(position=8, playing=True), "seek", 4, DONE, {"position": 4}, "Moved"),  # scrubbing keeps playing
     # live: the newest recorded moment; follow only while there is more to come
     (playhead(position=2), "live", None, GROWING, {"position": 10, "follow": True}, "Following the recording"),
     (Playhead(2, playing=True), "follow", None, GROWING, {"position": 10, "playing": False, "follow": True}, "Follow"),
     (playhead(position=2), "live", None, DONE, {"position": 20}, "At the end of the run"),
-    (playhead(position=0), "live", None, EMPTY, {"position": -1, "follow": True}, "Following"),
+    (playhead(position=0), "live", None, EMPTY, {"position": 0, "follow": True}, "Following"),
 ]
 
 
@@ -377,7 +377,7 @@ def test_decision_number_counts_recorded_decisions_only() -> None:
 
 def test_clamp() -> None:
     assert [DONE.clamp(p) for p in (-3, 0, 9, 20, 21)] == [0, 0, 9, 20, 20]
-    assert EMPTY.clamp(5) == -1  # before the first event: nothing to show
+    assert EMPTY.clamp(5) == EMPTY.clamp(-1) == 0  # nothing recorded yet: the start, never -1 (issue #35)
     assert replace(TIMES, end=-1).clamp(700) == 0  # a comparison clamps to its start
 
 

@@ -66,8 +66,12 @@ class Timeline:
         return self.end < self.start
 
     def clamp(self, position: int) -> int:
+        """``position`` within what is recorded; ``start`` while nothing is. Never before
+        ``start``: a page opened before a run's first event used to sit at -1, and a paused
+        viewer stayed there as the recording grew ("event -1 of 8377"); at ``start`` it shows
+        the first event once there is one."""
         if self.empty:
-            return self.start - 1 if self.events is None else self.start
+            return self.start
         return max(self.start, min(self.end, position))
 
     def next_stop(self, position: int) -> int | None:

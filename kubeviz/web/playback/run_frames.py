@@ -41,8 +41,11 @@ RECORDING = "web/runs/partials/recording.html"
 
 
 def frame_header(state: ViewState) -> dict[str, Any]:
+    """The header's facts. ``event`` is None before the first recorded event (the state of a run
+    still queued has seq -1): the header shows a dash there, never a negative event number."""
     return {
         "seq": state.seq,
+        "event": state.seq if state.seq >= 0 else None,
         "t": format_time(state.t_ms),
         "t_ms": state.t_ms,
         "cycle": state.cycle,
