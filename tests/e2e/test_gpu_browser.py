@@ -51,10 +51,11 @@ def test_the_six_gpu_policies_compared_to_the_end(kubeviz_server: Server, page: 
             # Each policy has a figure: a percentage, not a blank.
             expect(table.locator(f'td[data-policy="{policy}"]').first).to_contain_text(re.compile(r"\d+(\.\d+)?%"))
 
-        # A GPU node's card in a column: one bar per GPU, labelled with what is free.
+        # A GPU node's card in a column: one bar per GPU, labelled with what is free, in GPUs.
         bars = page.locator("#compare-col-5 .gpu-row")
         expect(bars.first).to_be_visible()
-        expect(bars.first).to_have_attribute("title", re.compile(r"GPU \d+ · \d+m free · \d+m used"))
+        in_gpus = re.compile(r"^GPU \d+ · \d+(\.\d+)? GPU free · \d+(\.\d+)? GPU used$")  # never "1000m"
+        expect(bars.first).to_have_attribute("title", in_gpus)
         gpu.screenshot(path=CHART_SCREENSHOT)
         page.screenshot(path=SCREENSHOT, full_page=True)
         expect_no_page_errors(browser_log, "/ws/compare/")

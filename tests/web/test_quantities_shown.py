@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from kubeviz.web.playback.rendering import _requests_text
+import re
+
+from django.template.loader import render_to_string
+
+from kubeviz.web.playback.node_view import card_context
+from kubeviz.web.playback.rendering import _requests_text, gpu_amount
 from kubeviz.web.services.scenarios import _node_row
 from scheduler_core.api.model import Node
 from scheduler_core.api.quantity import to_resource_int
@@ -42,3 +47,35 @@ def test_the_cluster_page_prints_every_label_whole(client, builtins) -> None:
     assert '<span class="label" title="kubernetes.io/hostname=node-a1">kubernetes.io/hostname=node-a1</span>' in body
     assert "topology.kubernetes.io/zone=zone-a</span>" in body
     assert '<span class="label" title=""></span>' not in body
+
+
+# -- GPU shares: in GPUs, never in thousandths (issue #35) ---------------------------------
+
+
+def test_gpu_amounts_read_in_whole_gpus_and_fractions() -> None:
+    assert [gpu_amount(m) for m in (1000, 500, 0, 2250, 4000, 333, 125)] == [
+        "1 GPU",
+        "0.5 GPU",
+        "0 GPU",
+        "2.25 GPU",
+        "4 GPU",
+        "0.333 GPU",
+        "0.125 GPU",
+    ]
+
+
+def test_a_gpu_nodes_card_says_what_is_free_and_used_in_gpus() -> None:
+    """A node of four GPUs: one free, one half used by a sharing pod, two taken by a two-GPU pod."""
+    from tests.web.test_gpu_views import cluster, fold
+
+    ctx = card_context(fold(*cluster()), "g1", None)
+    assert [(g["label"], g["used_label"]) for g in ctx["gpus"]] == [
+        ("GPU 0 · 1 GPU free", "0 GPU used"),
+        ("GPU 1 · 0.5 GPU free", "0.5 GPU used"),
+        ("GPU 2 · 0 GPU free", "1 GPU used"),
+        ("GPU 3 · 0 GPU free", "1 GPU used"),
+    ]
+    html = render_to_string("web/runs/partials/node_card.html", {"node": ctx})
+    assert 'title="GPU 1 · 0.5 GPU free · 0.5 GPU used"' in html
+    assert ">GPU 0 · 1 GPU free<" in html
+    assert not re.search(r"\d+m (free|used)", html), "no milli-units on a learner's card"

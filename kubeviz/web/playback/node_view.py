@@ -27,7 +27,7 @@ from scheduler_core.results import ViewState
 
 from . import node_grid
 from .frames import Group, oob
-from .rendering import node_dom_id, pod_chip, taint_text
+from .rendering import gpu_amount, node_dom_id, pod_chip, taint_text
 
 __all__ = [
     "GRID_AFTER",
@@ -70,8 +70,16 @@ def gpu_allocation(node: dict[str, Any]) -> float | None:
 
 
 def gpu_rows(state: ViewState, name: str) -> list[dict[str, Any]]:
-    """One thin bar per GPU: used share filled, a label with what is free (what a sharing pod needs)."""
-    return [{**row, "label": f"GPU {row['index']} · {row['free']}m free"} for row in state.gpu_bars(name)]
+    """One thin bar per GPU: used share filled, a label with what is free (what a sharing pod
+    needs), in GPUs ("GPU 1 · 0.5 GPU free"; :func:`~kubeviz.web.playback.rendering.gpu_amount`)."""
+    return [
+        {
+            **row,
+            "label": f"GPU {row['index']} · {gpu_amount(row['free'])} free",
+            "used_label": f"{gpu_amount(row['used'])} used",
+        }
+        for row in state.gpu_bars(name)
+    ]
 
 
 def allocation(node: dict[str, Any]) -> tuple[float, float]:
@@ -132,6 +140,21 @@ def _flags(name: str, node: dict[str, Any], chosen: str | None, victims_on: str 
     return flags
 
 
+def reserved_chip(state: ViewState, key: str, node: str) -> dict[str, Any]:
+    """The chip of a pod whose place a reservation holds. Between the old pod's deletion and its
+    replacement's creation no pod of that name exists: the chip says what is held and for whom,
+    from the requests the reservation keeps (ViewState.reserved_requests), not "phase gone"."""
+    chip = pod_chip(state, key)
+    if key in state.pods:
+        return chip
+    requests = state.reserved_requests.get(key) or {}
+    held = ", ".join(f"{r} {format_amount(r, v)}" for r, v in sorted(requests.items()))
+    chip["title"] = " · ".join(
+        [key, f"being recreated: its place on {node} is reserved for it"] + ([f"holds {held}"] if held else [])
+    )
+    return chip
+
+
 def card_context(state: ViewState, name: str, chosen: str | None) -> dict[str, Any]:
     node = state.nodes[name]
     bars = state.node_bars(name)
@@ -155,7 +178,7 @@ def card_context(state: ViewState, name: str, chosen: str | None) -> dict[str, A
         "pod_count": len(keys),
         "pod_capacity": node["allocatable"].get("pods"),
         "nominated": [pod_chip(state, k) for k in node["nominated"]],
-        "reserved": [pod_chip(state, k) for k in node["reserved"]],
+        "reserved": [reserved_chip(state, k, name) for k in node["reserved"]],
         "chosen": name == chosen,
     }
 

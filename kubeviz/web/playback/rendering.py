@@ -25,6 +25,7 @@ __all__ = [
     "narration_context",
     "node_dom_id",
     "pod_chip",
+    "gpu_amount",
     "gpu_text",
     "priority_band",
     "priority_hue",
@@ -93,10 +94,18 @@ def _requests_text(requests: dict[str, int]) -> str:
     return ", ".join(f"{r} {format_amount(r, v)}" for r, v in sorted(requests.items())) or "no requests"
 
 
+def gpu_amount(milli: int) -> str:
+    """An amount of GPU in GPUs, as a learner reads it: 1000 thousandths are ``"1 GPU"``, 500 are
+    ``"0.5 GPU"``, 2250 are ``"2.25 GPU"``, 0 is ``"0 GPU"``, 333 is ``"0.333 GPU"``. The engine counts
+    thousandths of a GPU (the trace's ``gpu-milli``), but "1000m" reads as a CPU quantity and means
+    nothing to someone learning what a GPU share is."""
+    return f"{round(max(0, milli) / 1000, 3):g} GPU"
+
+
 def gpu_text(gpu: dict[str, Any], gpus: list[int] | None = None) -> str:
     """A GPU request in words: "0.5 GPU", "2 GPU (V100M16)", plus the GPUs held ("on GPU 0, 3")."""
     count, milli = int(gpu.get("count", 1)), int(gpu.get("milli", 1000))
-    amount = f"{count * milli / 1000:g} GPU"
+    amount = gpu_amount(count * milli)
     models = gpu.get("models") or []
     if models:
         amount += f" ({' or '.join(models)})"
