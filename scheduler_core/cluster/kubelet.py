@@ -108,7 +108,10 @@ class Kubelet:
             return
         pod.phase = "Running"
         self._store.set_ready(pod)
-        self._trace.emit("pod_running", pod=pod.key, node=pod.node_name)
+        if pod.start_time_ms is not None and pod.start_time_ms < 0:
+            self._trace.emit("pod_running", pod=pod.key, node=pod.node_name, start_ms=pod.start_time_ms)
+        else:
+            self._trace.emit("pod_running", pod=pod.key, node=pod.node_name)
         if pod.run_duration_ms is not None:
             self._wake_at(self._now() + pod.run_duration_ms, SUCCEEDED, pod)
         self._controllers.on_pod_event(pod)

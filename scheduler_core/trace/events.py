@@ -172,6 +172,11 @@ class NominationSetFields(_PodNode):
 class PodRunningFields(_PodNode):
     """The kubelet started the pod."""
 
+    # status.startTime in virtual ms, for a pod that started before the run began (a
+    # snapshot's pod, docs/scenario.md "Status times"): negative. Preemption's latest-start-time
+    # criterion compares it, so the pod's story says it.
+    start_ms: NotRequired[int]
+
 
 class _PodNodeReason(TypedDict):
     pod: str

@@ -226,6 +226,11 @@ def _forgotten(e: ForgottenFields, line: StoryLine) -> None:
 
 def _pod_running(e: PodRunningFields, line: StoryLine) -> None:
     line.kind, line.text = "ok", f"Running on {e.get('node')}"
+    start = e.get("start_ms")
+    if start is not None:
+        # A snapshot's pod: its status.startTime is before the run began, and preemption's
+        # latest-start-time criterion compares it.
+        line.text += f", started {format_time(-start)} before the run began (status.startTime)"
 
 
 def _pod_deletion_started(e: PodDeletionStartedFields, line: StoryLine) -> None:
