@@ -20,7 +20,7 @@ __all__ = ["DIVERGENCE_LIMIT", "comparison_divergences"]
 
 DIVERGENCE_LIMIT = 200
 # Bumped when the explanations change, so a comparison stored with older wording is explained again.
-WHY_VERSION = 3
+WHY_VERSION = 4
 # The events scheduler_core.results.decisions, the score rows and the "why" (divergence_why) read.
 DECISION_TYPES = TRACE_TYPES
 

@@ -121,6 +121,12 @@ def divergence_context(
     def where(i: int) -> str:
         return steps.where(positions[i], divs[i]["t_ms"])
 
+    caused = (story or {}).get("caused")
+    if story is not None and caused is not None and 0 <= caused["index"] < len(divs):
+        # the first divergence the action caused, where the bar's "Then, …" line sends the playhead
+        i = caused["index"]
+        story["caused"] = caused | {"where": where(i), "position": positions[i], "number": i + 1}
+
     because = current.get("because") or {}
     listed = [
         {

@@ -21,12 +21,21 @@ from scheduler_core.simulation import ForkAction, ForkError
 from ..models import Run, TraceEvent
 from . import formats
 from .comparisons import Column
+from .divergence_why import action_effects
 from .forks import setup_end
 
 __all__ = ["fork_story", "what_if_of"]
 
 # The events the story reads.
-STORY_TYPES = ("action", "pod_added", "bound", "pod_deleted", "pod_completed", "eviction", "controller_action")
+STORY_TYPES = (
+    "action",
+    "pod_added",
+    "bound",
+    "pod_deleted",
+    "pod_completed",
+    "eviction",
+    "controller_action",
+)
 _CACHE: dict[tuple[str, int], dict[str, Any] | None] = {}
 _CACHE_MAX = 256
 
@@ -42,14 +51,19 @@ class _After:
     refused: set[str] = field(default_factory=set)  # evictions a PodDisruptionBudget refused
     made_by: dict[str, str] = field(default_factory=dict)  # pod -> the workload whose controller made it
     controller_made: set[str] = field(default_factory=set)  # pods a controller made after the action
+    scaled: set[str] = field(default_factory=set)  # pods the scale itself made (divergence_why.action_effects)
+    unscaled: set[str] = field(default_factory=set)  # pods the scale itself deleted
+    where: dict[str, str] = field(default_factory=dict)  # pod -> its node when the action came
+    gone_at: dict[str, int] = field(default_factory=dict)  # pod -> t_ms its object was deleted
 
     def replacements(self, of: list[str]) -> list[str]:
         """The pods created after the action by the controllers of the pods ``of``."""
         workloads = {self.made_by[p] for p in of if p in self.made_by}
         return [p for p in self.created if p in self.controller_made and self.made_by.get(p) in workloads]
 
-    def controllers_made(self) -> list[str]:
-        return [p for p in self.created if p in self.controller_made]
+    def scale_made(self) -> list[str]:
+        """The pods the scale's own workload made in the action's step, in order of creation."""
+        return [p for p in self.created if p in self.scaled]
 
 
 def _read(run: Run, target_node: str) -> tuple[dict[str, Any] | None, _After]:
@@ -57,7 +71,9 @@ def _read(run: Run, target_node: str) -> tuple[dict[str, Any] | None, _After]:
     action: dict[str, Any] | None = None
     after = _After()
     where: dict[str, str] = {}
-    for e in events.values_list("data", flat=True).iterator(chunk_size=2000):
+    rows = list(events.values_list("data", flat=True).iterator(chunk_size=2000))
+    after.scaled, after.unscaled = action_effects(rows)
+    for e in rows:
         kind = e["type"]
         if kind == "controller_action":
             if e.get("action") == "create_pod" and e.get("pod"):
@@ -69,6 +85,7 @@ def _read(run: Run, target_node: str) -> tuple[dict[str, Any] | None, _After]:
             if kind == "action" and "fork_seq" in e:
                 action = e
                 after.on_target = {p for p, n in where.items() if n == target_node}
+                after.where = dict(where)
                 continue
             if kind == "bound" or (kind == "pod_added" and e.get("node")):
                 where[e["pod"]] = e["node"]
@@ -77,6 +94,7 @@ def _read(run: Run, target_node: str) -> tuple[dict[str, Any] | None, _After]:
             continue
         if kind == "pod_deleted":
             after.deleted.append(e["pod"])
+            after.gone_at.setdefault(e["pod"], e["t_ms"])
         elif kind == "pod_added" and not e.get("node"):
             after.created.append(e["pod"])
         elif kind == "bound" and e["pod"] not in after.bound:
@@ -142,23 +160,29 @@ def _sentence(fork: ForkAction, action: dict[str, Any], after: _After, moved: in
     if fork.action == "scale":
         kind, _, name = target.split("/")
         text = f"{kind}/{name} was scaled to {fork.replicas} {at}"
-        new = after.controllers_made()
-        changes = []
+        new = after.scale_made()
         if new:
-            changes.append(f"{_plural(len(new), 'pod')} created ({_placed(after, new, None)})")
-        if after.deleted:
-            changes.append(f"{_plural(len(after.deleted), 'pod')} deleted")
-        return text + (": " + "; ".join(changes) if changes else "")
+            return text + f": its controller created {_plural(len(new), 'pod')} ({_placed(after, new, None)})"
+        if after.unscaled:
+            return text + f": its controller deleted {_plural(len(after.unscaled), 'pod')}"
+        return text + ": it already had that many"
     if fork.action == "deletePod":
         text = f"{formats.short_pod(target)} was deleted {at}"
-        deleted = [p for p in after.made_by if p == target or p.endswith("/" + target)]
-        new = after.replacements(deleted)
+        node = after.where.get(target)
+        gone = after.gone_at.get(target)
+        if node and gone is not None:
+            text += f": its place on {node} was free from t={formats.format_time(gone)}"
+            if gone > action["t_ms"]:
+                text += ", when its grace period was over"
+        new = after.replacements([target])
         if new:
             first = new[0]
-            node = after.bound.get(first)
+            placed = after.bound.get(first)
             text += f"; its replacement {formats.short_pod(first)} " + (
-                f"went to {node}" if node else "never found a node"
+                f"went to {placed}" if placed else "never found a node"
             )
+        elif target not in after.made_by:
+            text += "; nothing replaces it: no controller owns it"
         return text
     return f"the scheduler switched to policy {fork.policy} {at}, keeping the cluster and the queue"
 
@@ -204,4 +228,21 @@ def what_if_of(columns: list[Column], divs: list[dict[str, Any]] | None) -> dict
         for d in divs or ()
         if d["outcomes"].get(labels[0]) == target and d["outcomes"].get(labels[1]) not in (target, None, "-")
     )
-    return fork_story(fork, moved)
+    story = fork_story(fork, moved)
+    if story is None or not divs:
+        return story
+    return story | {"caused": _first_caused(divs, labels[1])}
+
+
+def _first_caused(divs: list[dict[str, Any]], label: str) -> dict[str, Any]:
+    """The first divergence the action itself explains (divergence_why's ``action`` mechanism:
+    a node it cordoned or added, a pod it made or took away …), else the first of all: the runs
+    were the same up to the action, so every divergence follows from it."""
+    first = next((d for d in divs if d.get("mechanism") == "action"), divs[0])
+    return {
+        "index": first["index"],
+        "pod": formats.short_pod(first["pod"]),
+        "t_ms": first["t_ms"],
+        "direct": first.get("mechanism") == "action",
+        "text": (first.get("because") or {}).get(label, ""),
+    }
