@@ -8,6 +8,7 @@ that every predicate still finds its moment and that what the text claims holds 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -26,6 +27,8 @@ __all__ = [
     "Expectation",
     "Highlight",
     "Question",
+    "Shown",
+    "SHOWN_KINDS",
     "Moment",
     "Lesson",
     "load_lesson",
@@ -47,7 +50,19 @@ LANES = ("active", "backoff", "unschedulable")
 EXPECT_OPS = ("equals", "contains", "at_least", "at_most", "length", "has")
 
 _LESSON_FIELDS = ("slug", "title", "order", "summary", "scenario", "policy", "seed", "compare", "concepts", "moments")
-_MOMENT_FIELDS = ("id", "title", "when", "text", "highlight", "question", "expect", "column")
+_MOMENT_FIELDS = ("id", "title", "when", "text", "highlight", "question", "expect", "shows", "column")
+# What ``shows`` can claim about the page at the moment (after its answer): a lane's pods and
+# count, a node's pods and held pods, a time on the page, a pod's story.
+SHOWN_KINDS = ("lane", "node", "time", "story")
+_SHOWN_FIELDS = {
+    "lane": ("lane", "pods", "count", "without"),
+    "node": ("node", "pods", "held", "without"),
+    "time": ("time", "story"),
+    "story": ("story", "says"),
+}
+_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
+_TIME = re.compile(r"^(?:t\s*=\s*)?((?:\d+(?:\.\d+)?\s*(?:ms|h|m|s)\s*)+)$")
+_TIME_PART = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|h|m|s)")
 _WHEN_FIELDS = ("type", "where", "nth", "after")
 _QUESTION_FIELDS = ("prompt", "choices", "answer", "reveal")
 
@@ -95,6 +110,42 @@ class Question:
 
 
 @dataclass(frozen=True)
+class Shown:
+    """A claim about what the page shows at the moment (once its question is answered), which
+    a browser test reads off the page (tests/e2e/test_lesson_claims.py): the text's lanes,
+    counts, times and nodes are the page's.
+
+    - ``lane``: ``target`` is active, backoff or unschedulable; its chips include ``pods``,
+      exclude ``without``, and its count reads ``count``;
+    - ``node``: the node is on the page; its card's chips include ``pods`` and exclude
+      ``without``, and the pods its place is held for (nominated, reserved) include ``held``;
+    - ``time``: ``ms`` is shown on the page (its clock, a narration line, a lane's note), or in
+      the story of the pod ``target`` when given;
+    - ``story``: the story of the pod ``target`` (opened from its chip) says ``says``.
+    """
+
+    kind: str  # one of SHOWN_KINDS
+    target: str = ""
+    pods: tuple[str, ...] = ()
+    without: tuple[str, ...] = ()
+    held: tuple[str, ...] = ()
+    count: int | None = None
+    ms: int | None = None
+    says: str = ""
+
+
+def time_ms(text: str) -> int | None:
+    """``"5 m 30 s"``, ``"0.5 s"``, ``"60s"``, ``"t=0"`` as virtual milliseconds; None if it is
+    not a time."""
+    text = text.strip()
+    if re.fullmatch(r"t\s*=\s*0", text):
+        return 0
+    if not _TIME.match(text):
+        return None
+    return round(sum(float(n) * _UNITS_MS[unit] for n, unit in _TIME_PART.findall(text)))
+
+
+@dataclass(frozen=True)
 class Moment:
     id: str
     title: str
@@ -103,6 +154,7 @@ class Moment:
     highlight: tuple[Highlight, ...] = ()
     question: Question | None = None
     expect: tuple[Expectation, ...] = ()
+    shows: tuple[Shown, ...] = ()
     column: int = 0  # in a side-by-side lesson, which run's trace (0: policy, 1: compare)
 
 
@@ -225,6 +277,51 @@ def _expectation(r: _Reader, raw: Any, path: str) -> Expectation:
     return Expectation(r.text(data.get("path"), f"{path}.path"), ops[0], data[ops[0]])
 
 
+def _pods(r: _Reader, data: dict[str, Any], key: str, path: str) -> tuple[str, ...]:
+    pods = tuple(r.text(p, f"{path}.{key}[{i}]") for i, p in enumerate(r.items(data.get(key), f"{path}.{key}")))
+    for i, pod in enumerate(pods):
+        if "/" not in pod:
+            raise r.fail(f"{path}.{key}[{i}]", "must be a pod key, namespace/name")
+    return pods
+
+
+def _shown(r: _Reader, raw: Any, path: str) -> Shown:
+    if not isinstance(raw, dict):
+        raise r.fail(path, "must be a mapping")
+    # A time may name the story it is in ({time: 1 s, story: default/big}): it is a time claim.
+    kinds = ["time"] if "time" in raw else [k for k in SHOWN_KINDS if k in raw]
+    if len(kinds) != 1:
+        raise r.fail(path, f"name exactly one of {', '.join(SHOWN_KINDS)}")
+    kind = kinds[0]
+    data = r.mapping(raw, path, _SHOWN_FIELDS[kind])
+    if kind == "lane":
+        lane = r.text(data.get("lane"), f"{path}.lane")
+        if lane not in LANES:
+            raise r.fail(f"{path}.lane", f"must be one of {', '.join(LANES)}")
+        count = None if data.get("count") is None else r.whole(data["count"], f"{path}.count")
+        pods, without = _pods(r, data, "pods", path), _pods(r, data, "without", path)
+        if count is None and not pods and not without:
+            raise r.fail(path, "say what the lane shows: pods, without or count")
+        return Shown("lane", lane, pods=pods, without=without, count=count)
+    if kind == "node":
+        return Shown(
+            "node",
+            r.text(data.get("node"), f"{path}.node"),
+            pods=_pods(r, data, "pods", path),
+            without=_pods(r, data, "without", path),
+            held=_pods(r, data, "held", path),
+        )
+    if kind == "time":
+        raw_time = data.get("time")
+        ms = time_ms(str(raw_time)) if isinstance(raw_time, (str, int)) and not isinstance(raw_time, bool) else None
+        if ms is None:
+            raise r.fail(f"{path}.time", "must be a time as the text writes it: 0.5 s, 60s, 5 m 30 s, t=0")
+        story = "" if data.get("story") is None else r.text(data["story"], f"{path}.story")
+        return Shown("time", story, ms=ms)
+    story = r.text(data.get("story"), f"{path}.story")
+    return Shown("story", story, says=r.text(data.get("says"), f"{path}.says"))
+
+
 def _question(r: _Reader, raw: Any, path: str) -> Question:
     data = r.mapping(raw, path, _QUESTION_FIELDS)
     choices = tuple(r.text(c, f"{path}.choices[{i}]") for i, c in enumerate(r.items(data.get("choices"), path)))
@@ -270,6 +367,7 @@ def load_lesson(text: str, source: str = "lesson.yaml") -> Lesson:
                 expect=tuple(
                     _expectation(r, e, f"{path}.expect[{j}]") for j, e in enumerate(r.items(m.get("expect"), path))
                 ),
+                shows=tuple(_shown(r, c, f"{path}.shows[{j}]") for j, c in enumerate(r.items(m.get("shows"), path))),
                 column=column,
             )
         )

@@ -28,7 +28,8 @@ def test_a_reserved_place_names_its_pod_and_what_it_holds(client: Client, builti
     held = re.search(r'<div class="held-pods">.*?</div>', right, re.S)
     assert held, "node-3's card shows the place it holds"
     title = html_lib.unescape(re.search(r'title="([^"]*)"', held.group(0)).group(1))  # type: ignore[union-attr]
-    assert "phase gone" not in title and "no requests" not in title
+    assert "phase gone" not in title
+    assert "no requests" not in title
     assert title.startswith("default/web-2 · being recreated: its place on node-3 is reserved for it · holds cpu 2")
 
 
@@ -38,4 +39,5 @@ def test_a_snapshot_pods_story_gives_its_real_start_time(client: Client, builtin
     old = client.get(reverse("run-pod", args=[run.id]), {"name": "default/cache-old", "seq": 60}).content.decode()
     new = client.get(reverse("run-pod", args=[run.id]), {"name": "default/cache-new", "seq": 60}).content.decode()
     assert "Running on age-2, started 1h 55m 00s before the run began (status.startTime)" in old
-    assert "Running on age-1" in new and "before the run began" not in new
+    assert "Running on age-1" in new
+    assert "before the run began" not in new

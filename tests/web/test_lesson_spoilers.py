@@ -200,14 +200,15 @@ WORD = r"(?<![\w-]){}(?![\w-])"
 
 @pytest.mark.parametrize(("lesson", "index"), questions(), ids=[f"{x.slug}-{x.moments[i].id}" for x, i in questions()])
 def test_a_questions_text_does_not_single_out_its_answer(lesson: Lesson, index: int) -> None:
-    """The text is shown with the question (it says what the learner needs): it may name the
-    right choice only where it names every other choice that is a name or a number (a node, a
-    pod, a count), and the outcome waits for the reveal."""
+    """The title and text are shown with the question (they say what the learner needs): they
+    may name the right choice only where they name every other choice that is a name or a number
+    (a node, a pod, a count), and the outcome waits for the reveal."""
     moment = lesson.moments[index]
     assert moment.question is not None
     right = moment.question.choices[moment.question.answer]
     names = [c for c in moment.question.choices if " " not in c.strip()]
-    named = [c for c in names if re.search(WORD.format(re.escape(c)), moment.text, re.I)]
+    words = f"{moment.title}. {moment.text}"
+    named = [c for c in names if re.search(WORD.format(re.escape(c)), words, re.I)]
     if right in named:
         assert len(named) == len(names), (
             f"{lesson.slug} {moment.id}: the text names the answer {right!r} and not the other choices"
