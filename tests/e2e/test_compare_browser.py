@@ -64,12 +64,12 @@ def test_builtin_sts_comparison_played_back_from_the_home_page(
         expect(columns.nth(0)).to_have_attribute("data-policy", "default")
         expect(columns.nth(1)).to_have_attribute("data-policy", "upgrade-aware")
 
-        # It opens at t = 0, paused, for this viewer; no summary before the end.
+        # It opens at t = 0, paused, for this viewer; the summary's place says when it comes.
         playhead = page.locator(PLAYHEAD)
         expect(playhead).to_have_text(re.compile(r"^Paused · t = 0"))
         at(page, 0)
         expect_paused(page, ROOT, PLAYHEAD)
-        expect(page.locator("#compare-results")).to_be_hidden()
+        expect(page.locator("#compare-results")).to_be_visible()
         for i in range(2):
             expect(page.locator(f"#compare-col-{i}-head")).to_be_visible()
             expect(page.locator(f"#compare-col-{i}-head .run-header")).to_be_visible()
@@ -125,12 +125,12 @@ def test_builtin_sts_comparison_played_back_from_the_home_page(
         expect(playhead).to_contain_text("the end")
         expect_results(page)
 
-        # Drag the scrubber back with the mouse: an earlier moment, the results hidden again.
+        # Drag the scrubber back with the mouse: an earlier moment; the summary of the whole runs stays.
         dragged_to = drag_scrubber(page, 0.2)
         assert 0 <= dragged_to < end
         expect(page.locator(PLAYHEAD)).to_have_attribute("data-position", str(dragged_to))
         expect(page.locator("#compare-clock")).to_have_attribute("data-t-ms", str(dragged_to))
-        expect(page.locator("#compare-results")).to_be_hidden()
+        expect(page.locator("#compare-summary-table")).to_be_visible()
 
         # Back to the end for the picture.
         page.get_by_role("button", name="Follow live").click()
@@ -153,7 +153,7 @@ def test_the_builtin_comparison_url_opens_at_t0_for_every_visitor(kubeviz_server
     expect(page).to_have_url(re.compile(re.escape(base) + r"/compare/[0-9a-f-]{36}/$"))
     at(page, 0)
     expect_paused(page, ROOT, PLAYHEAD)
-    expect(page.locator("#compare-results")).to_be_hidden()
+    expect(page.locator("#compare-results")).to_be_visible()
     expect(page.locator(".cancel-btn")).to_have_count(0)  # a built-in belongs to nobody
 
 

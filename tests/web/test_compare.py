@@ -29,6 +29,7 @@ from kubeviz.web.services.comparison_metrics import engine_comparison, metrics_f
 from kubeviz.web.services.comparison_results import results_context
 from kubeviz.web.services.divergence_bar import divergence_context
 from kubeviz.web.services.engine import load_run_inputs
+from kubeviz.web.services.formats import format_time
 from kubeviz.web.services.runner import step_loop
 from kubeviz.web.services.shared_runs import scenario_seed
 from kubeviz.web.services.view_state import state_at
@@ -287,16 +288,22 @@ def test_the_page_opens_at_a_divergence_with_every_column_at_its_time(
     assert client.get(comparison.get_absolute_url(), {"t_ms": "soon"}).status_code == 400
 
 
-def test_the_page_opens_at_t0_without_the_summary(client: Client, builtins: None, started: list[Run]) -> None:
-    """A learner lands at the start, paused, whether or not the runs are computed."""
+def test_the_page_opens_at_t0_with_the_finished_summary(client: Client, builtins: None, started: list[Run]) -> None:
+    """A learner lands at the start, paused; a finished comparison's summary is there at once
+    (issue #35: it was hidden until the playhead reached the end, with nothing saying so), and
+    says that it covers each whole run, not the moment shown."""
     comparison = make(STS, ["default", "upgrade-aware"])
+    waiting = client.get(comparison.get_absolute_url()).content.decode()
+    assert 'id="compare-summary-table"' not in waiting
+    assert "appears here once every run has finished" in waiting
     run_all(comparison)
     body = client.get(comparison.get_absolute_url()).content.decode()
     assert 'data-t-ms="0"' in body
     assert 'data-position="0"' in body
-    assert '<section id="compare-results" class="compare-results" hidden>' in body
-    end = client.get(comparison.get_absolute_url(), {"t_ms": 10**9}).content.decode()
-    assert 'id="compare-summary-table"' in end
+    assert 'id="compare-summary-table"' in body
+    end_ms = max((c.run.metrics or {}).get("end_ms", 0) for c in service.columns_of(comparison))
+    assert end_ms > 50_000
+    assert f"Each figure covers a whole run, from t=0 to its end (t={format_time(end_ms)})" in body
 
 
 def test_the_page_comes_from_the_recording_its_viewers_share(
@@ -493,7 +500,7 @@ async def test_each_viewer_of_a_comparison_has_one_playhead_for_every_column() -
     assert 'id="compare-col-0-head"' in first
     assert 'id="compare-col-1-head"' in first
     assert _t(first) == 0
-    assert "hidden" in first.split('id="compare-results"')[1][:80]
+    assert 'id="compare-summary-table"' in first  # finished: the summary at once, at t = 0
     bob, _ = await _connect(finished)
     jumped = await _control(alice, "divergence", 0)
     assert _t(jumped) == 50_000
@@ -503,7 +510,7 @@ async def test_each_viewer_of_a_comparison_has_one_playhead_for_every_column() -
     assert 0 < _t(stepped) <= 50_000
     assert 'data-t-ms="50000"' not in stepped
     ended = await _control(alice, "seek", 10**9)
-    assert 'id="compare-summary-table"' in ended
+    assert 'id="compare-summary-table"' not in ended  # sent at t = 0 already; a diff does not repeat it
     assert "stalled" in ended
     assert "There is no divergence 99" in (await _control(alice, "divergence", 99)).replace("there", "There")
     assert "action: &#x27;fly&#x27; is not one of" in await _control(alice, "fly")

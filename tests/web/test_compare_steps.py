@@ -286,7 +286,7 @@ async def test_the_socket_steps_an_instant_comparison_decision_by_decision() -> 
     ended = await _control(viewer, "seek", 10**6)
     assert _position(ended) == 12
     assert "the end" in ended
-    assert 'id="compare-summary-table"' in ended
+    assert 'id="compare-summary-table"' in first  # finished: the summary from decision 0 on
     # the same comparison by time is another recording: one position, t = 0
     timed, start = await _connect(comparison, "?at=0&by=time")
     assert "t = 0.0s of 0.0s" in start

@@ -153,7 +153,7 @@ class CompareRecording:
             assert self.comparison is not None
             end = self.timeline().end
             t = max(0, min(position, end))
-            final = self.done and t >= end
+            final = self.done  # a finished comparison's summary shows at once, at any moment (it says so)
             key: tuple[Any, ...] = (t, divergence, final)
             if self.by == "decision":  # what each column shows there moves on while runs are computed
                 steps = self.steps
@@ -192,7 +192,8 @@ class CompareRecording:
 
 
 def _hidden_results() -> str:
-    return '<section id="compare-results" class="compare-results" hx-swap-oob="true" hidden></section>'
+    """While runs are computed: the results' place says they come once every run has finished."""
+    return render_to_string(RESULTS_TEMPLATE, {"oob": True, "results": None}).strip()
 
 
 def _recording_for_page(comparison_id: Any, by: str | None, decision: int | None, t_ms: int | None) -> CompareRecording:

@@ -10,6 +10,7 @@ from scheduler_core.results import SUMMARY_COLUMNS
 
 from ..charts import ChartSeries, line_chart, node_bars_chart, sum_step_series
 from ..models import Comparison
+from . import formats
 from .comparison_gpu import gpu_results
 from .comparison_metrics import engine_comparison
 from .comparisons import Column
@@ -134,6 +135,9 @@ def results_context(comparison: Comparison, columns: list[Column]) -> dict[str, 
         "policies": [{"label": c.label, "color": c.color, "slug": c.policy.slug} for c in columns],
         "rows": rows,
         "seeds": seeds,
+        "end": f"t={formats.format_time(end_ms)}"
+        if seeds == 1
+        else f"t={formats.format_time(end_ms)} for the first seed",
         "seed_list": ", ".join(str(s) for s in comparison.seeds),
         "charts": charts,
         "multiples": multiples,

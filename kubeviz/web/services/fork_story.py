@@ -184,6 +184,8 @@ def _sentence(fork: ForkAction, action: dict[str, Any], after: _After, moved: in
         elif target not in after.made_by:
             text += "; nothing replaces it: no controller owns it"
         return text
+    if fork.action == "switchKubernetesVersion":
+        return f"the scheduler switched to Kubernetes {fork.version} {at}, keeping the cluster and the queue"
     return f"the scheduler switched to policy {fork.policy} {at}, keeping the cluster and the queue"
 
 
