@@ -435,6 +435,9 @@
       if (phase !== "shown" || answered[index] !== undefined) return;
       answered[index] = choice;
       render();
+      // On a phone the sheet shrinks back once the run is released: its verdict and the reveal
+      // are what to read now, so they come to its top.
+      if (window.matchMedia(PHONE).matches) panel.scrollTop = Math.max(0, el("lesson-verdict").offsetTop - 8);
       // Now the page plays the decision: the moment's own event.
       if (paired) loadColumns(index, render);
       else walk(moments[index].seq);
