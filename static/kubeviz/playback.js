@@ -294,12 +294,58 @@
     }
     window.kubevizGrid = { draw: drawGrids };
 
-    // The node grid: a click on a cell opens that node's card in a panel over the page (beside
-    // the grid on a wide screen, a sheet at the bottom on a phone); Escape or its button closes
-    // it. The search box marks matching cells, and Enter in it (or a single match) opens the
-    // first one's card.
+    // The node grid: a click on a cell opens that node's card in a panel over the page (on a wide
+    // screen beside the clicked cell, kept within the viewport as the page scrolls; a sheet at
+    // the bottom on a phone); Escape or its button closes it. The search box marks matching
+    // cells, and Enter in it (or a single match) opens the first one's card.
     var nodeUrl = page.dataset.nodeUrl;
-    function closeCard(slot) { slot.innerHTML = ""; slot.classList.remove("open"); }
+    var PHONE = "(max-width: 600px)";  // run.css's phone layout: the card is a bottom sheet there
+    var GAP = 12;  // px between the cell and its card, and kept from the viewport's edges
+    function placeCard(slot) {
+      var cell = slot.kubevizCell;
+      if (!slot.classList.contains("open") || !cell) return;
+      if (window.matchMedia(PHONE).matches || !cell.isConnected) {
+        slot.style.left = slot.style.top = "";
+        slot.classList.remove("beside");
+        return;
+      }
+      slot.classList.add("beside");
+      var r = cell.getBoundingClientRect();
+      var vw = document.documentElement.clientWidth, vh = document.documentElement.clientHeight;
+      var w = slot.offsetWidth, h = slot.offsetHeight;
+      // Right of the cell, else left of it, else over the grid as near to the cell as fits.
+      var left = r.right + GAP;
+      if (left + w > vw - GAP) left = r.left - GAP - w >= GAP ? r.left - GAP - w : Math.max(GAP, vw - GAP - w);
+      // Its top level with the cell, moved up as far as it must to stay on screen.
+      var top = Math.max(GAP, Math.min(r.top - GAP, vh - GAP - h));
+      slot.style.left = Math.round(left) + "px";
+      slot.style.top = Math.round(top) + "px";
+    }
+    function placeOpenCards() { page.querySelectorAll(".node-card-slot.open").forEach(placeCard); }
+    document.addEventListener("scroll", placeOpenCards, { capture: true, passive: true });  // the page's and a zone's own scroll
+    window.addEventListener("resize", placeOpenCards);
+    document.addEventListener("kubeviz:grid", function () {
+      // A whole grid redrawn: the card stays with the node's new cell.
+      page.querySelectorAll(".node-card-slot.open").forEach(function (slot) {
+        var cell = slot.kubevizCell;
+        if (cell && !cell.isConnected) {
+          var again = cellOf(slot.closest(".nodes"), cell.dataset.node);
+          if (again) { again.classList.add("opened"); slot.kubevizCell = again; }
+        }
+        placeCard(slot);
+      });
+    });
+    function cellOf(section, name) {
+      var found = null;
+      if (section) section.querySelectorAll(".nodes-grid .cell").forEach(function (c) { if (!found && c.dataset.node === name) found = c; });
+      return found;
+    }
+    function closeCard(slot) {
+      slot.innerHTML = "";
+      slot.classList.remove("open", "beside");
+      slot.style.left = slot.style.top = "";
+      slot.kubevizCell = null;
+    }
     function openCard(cell) {
       var slot = cell.closest(".nodes") && cell.closest(".nodes").querySelector(".node-card-slot");
       var line = playhead();
@@ -317,7 +363,9 @@
         close.textContent = "×";
         close.addEventListener("click", function () { closeCard(slot); });
         slot.insertBefore(close, slot.firstChild);
+        slot.kubevizCell = cell;
         slot.classList.add("open");
+        placeCard(slot);
       };
       if (request && request.then) request.then(done); else done();
     }

@@ -1,5 +1,5 @@
 """A 5,000-node run in Chromium: the grid is drawn at event 0, a seek to the end shows the end,
-and a cell's card opens in view (beside the grid on a laptop, a sheet on a phone)."""
+and a cell's card opens in view (beside its cell on a laptop, a sheet on a phone)."""
 
 from __future__ import annotations
 
@@ -88,11 +88,13 @@ def test_a_5000_node_run_is_drawn_at_event_0_seeks_to_its_end_and_opens_cards_in
         expect(body.locator("h2")).to_have_text(re.compile(rf"^Nodes {NODES} · one cell per node"))
         expect(body.locator(".cell.pending")).to_have_count(0)
         page.wait_for_function(f"({PODS_ON_CELLS})() === {PODS}")
-        expect(body.locator(".cell.a2").first).to_be_visible()  # a 1-CPU pod on a 4-CPU node: 25%
+        # A 1-CPU pod on a 4-CPU node: 25 %, shade 3 (node_grid.shade_level); an empty node is 0.
+        expect(body.locator(".cell.a3").first).to_be_visible()
+        expect(body.locator(".cell.a0").first).to_be_visible()
         expect(page.locator("#run-summary")).to_be_visible()
 
-        # A click on a cell opens its card beside the grid, in view.
-        cell = body.locator(".cell.a2").first
+        # A click on a cell opens its card beside the cell, in view.
+        cell = body.locator(".cell.a3").first
         name = cell.get_attribute("data-node") or ""
         assert name.startswith("general-"), name
         cell.scroll_into_view_if_needed()
@@ -124,7 +126,7 @@ def test_a_5000_node_run_is_drawn_at_event_0_seeks_to_its_end_and_opens_cards_in
 
         # On a phone the card is a sheet at the bottom of the screen, in view too.
         page.set_viewport_size({"width": 390, "height": 844})
-        other = body.locator(".cell.a2").nth(5)
+        other = body.locator(".cell.a3").nth(5)
         other.scroll_into_view_if_needed()
         other.click()
         expect(card.locator("h3")).to_have_text(other.get_attribute("data-node") or "")

@@ -141,10 +141,10 @@ def test_the_card_has_one_thin_bar_per_gpu_with_the_model_and_what_is_free() -> 
     ctx = card_context(state, "g1", None)
     assert ctx["gpu_model"] == "V100M16"
     assert [g["label"] for g in ctx["gpus"]] == [
-        "GPU 0 · 1000m free",
-        "GPU 1 · 500m free",
-        "GPU 2 · 0m free",
-        "GPU 3 · 0m free",
+        "GPU 0 · 1 GPU free",
+        "GPU 1 · 0.5 GPU free",
+        "GPU 2 · 0 GPU free",
+        "GPU 3 · 0 GPU free",
     ]
     html = render_to_string("web/runs/partials/node_card.html", {"node": ctx})
     assert html.count('class="gpu-row"') == 4
@@ -167,7 +167,7 @@ def test_grid_cells_of_gpu_nodes_show_gpu_allocation() -> None:
     group = node_group(fold(*events), NodeMemo())
     tokens = read_grid(group.html)["tokens"]
     assert parse_token(tokens["g1"])["gpu"] == 62  # 2500 of 4000 thousandths
-    assert parse_token(tokens["g1"])["level"] == 6  # the GPU share is the largest
+    assert parse_token(tokens["g1"])["level"] == 7  # the GPU share is the largest: 60-69 %
     assert parse_token(tokens["c1"])["gpu"] is None
 
 

@@ -19,12 +19,14 @@ from kubeviz.web.playback.frames import Frame, FrameDiff, Group
 from kubeviz.web.playback.node_grid import (
     GRID_PIECE_BYTES,
     PENDING,
+    cell_token,
     grid_html,
     grid_pieces,
     names_attribute,
     parse_token,
     plan_pieces,
     read_grid,
+    shade_level,
 )
 from kubeviz.web.services.runner import step_loop
 from tests.web.test_big_grid import TIMEOUT, application, scenario_sync
@@ -100,6 +102,31 @@ class Browser:
     async def move(self, action: str, value: Any = None) -> int:
         await self.communicator.send_to(text_data=json.dumps({"action": action, "value": value}))
         return await self.answer()
+
+
+def node_holding(pods: int) -> dict[str, Any]:
+    return {"pods": [f"default/p{i}" for i in range(pods)]}
+
+
+def test_a_node_with_one_small_pod_is_shaded_apart_from_an_empty_one() -> None:
+    """Issue #35: 600 of 5,000 nodes held one 250m pod (3 % of 8 CPUs), and shared the lowest
+    shade with the empty ones, so the grid looked empty. Level 0 is a node holding nothing."""
+    assert shade_level(0.0, 0) == 0
+    assert shade_level(3.1, 1) == 1
+    assert shade_level(0.0, 1) == 1  # a BestEffort pod requests nothing, but the node holds it
+    assert cell_token(node_holding(0), "", 0.0, 0.0, None) == "0.0.0..0"
+    assert cell_token(node_holding(1), "s", 3.1, 3.1, None) == "1s.3.3..1"
+    assert parse_token(cell_token(node_holding(1), "", 0.4, 0.2, None))["level"] == 1
+
+
+@pytest.mark.parametrize(
+    ("share", "level"),
+    [(0.1, 1), (9.99, 1), (10.0, 2), (25.0, 3), (45.4, 5), (62.5, 7), (89.9, 9), (90.0, 10), (100.0, 10), (130.0, 10)],
+)
+def test_a_busy_nodes_shade_steps_by_tenths_of_its_largest_share(share: float, level: int) -> None:
+    assert shade_level(share, 1) == level
+    assert parse_token(cell_token(node_holding(1), "", share, 0.0, None))["level"] == level
+    assert parse_token(cell_token(node_holding(1), "", 0.0, 0.0, share))["level"] == level  # the GPU share counts too
 
 
 def test_pieces_hold_every_name_and_stay_under_their_bound() -> None:

@@ -7,8 +7,9 @@ past a few bytes per node (docs/architecture.md, "Big clusters"):
   as data attributes of the grid's container (``data-zones``: ``[[zone, count], …]``;
   ``data-names``: the names separated by spaces, which a Kubernetes node name never holds);
 - the **values** — one token per cell, in the same order (``data-values``, space separated):
-  ``<level><flags>.<cpu %>.<memory %>.<GPU %>.<pods>`` — level 0-10 is the larger of CPU,
-  memory and GPU allocation in tenths (the cell's shade); flags are letters: ``s`` chosen,
+  ``<level><flags>.<cpu %>.<memory %>.<GPU %>.<pods>`` — level 0-10 is the cell's shade
+  (:func:`shade_level`): 0 a node holding nothing, 1-10 one holding pods, by the larger of CPU,
+  memory and GPU allocation (1 under 10 %, 2 from 10 %, … 10 from 90 %); flags are letters: ``s`` chosen,
   ``v`` victims here, ``n`` nominated pod, ``r`` reserved, ``x`` rejected, ``c`` cordoned; the
   GPU % is empty for a node without GPUs. ``-`` is a node the trace has not added yet (the
   cluster of t = 0 before its ``node_added`` events, so that the grid is drawn at event 0);
@@ -46,6 +47,7 @@ __all__ = [
     "PENDING",
     "FLAG_NAMES",
     "cell_token",
+    "shade_level",
     "grid_tokens",
     "grid_layout",
     "grid_html",
@@ -78,10 +80,22 @@ FLAG_NAMES = {
 }
 
 
+def shade_level(share: float, pods: int) -> int:
+    """The shade of a cell: 0 for a node that holds nothing, else 1-10 by ``share`` (the larger of
+    its CPU, memory and GPU allocation, in %): 1 under 10 %, 2 from 10 %, … 10 from 90 %.
+
+    Empty and busy never share a shade: in a 5,000-node cluster of 8-CPU nodes the nodes holding
+    one 250m pod (3 %) looked as empty as the empty ones, and a grid of 600 busy nodes looked idle.
+    A node whose pods request nothing (BestEffort) is still busy, so it takes level 1 too."""
+    if pods <= 0 and share <= 0:
+        return 0
+    return min(10, 1 + int(max(0.0, share) // 10))
+
+
 def cell_token(node: dict[str, Any], flags: str, cpu: float, mem: float, gpu: float | None) -> str:
     """One cell's value (see the module's docstring). 45.4 % CPU, 30 % memory, 12 pods, chosen:
-    ``"4s.45.30..12"``."""
-    level = min(10, int(max(cpu, mem, gpu or 0.0) // 10))
+    ``"5s.45.30..12"``."""
+    level = shade_level(max(cpu, mem, gpu or 0.0), len(node["pods"]))
     gpu_text = "" if gpu is None else f"{gpu:.0f}"
     return f"{level}{flags}.{cpu:.0f}.{mem:.0f}.{gpu_text}.{len(node['pods'])}"
 
