@@ -18,6 +18,7 @@
   var HIGHLIGHT = "lesson-highlight";
   var PHONE = "(max-width: 700px)";
   var HELD = "Answer the question, or ask for the answer, to go on: the run is held here.";
+  var WALKING = "Playing to the next question: the run is held there until you answer it.";
   // What moves the playhead, or forks the run from it (playback_controls.html, fork.html,
   // pod_story.html). The speed select and present mode's buttons stay: they show nothing new.
   var MOVING = ".run-controls .buttons button, #scrub, .fork-form [type=submit], #pod-story a[data-seek], .lesson-leave";
@@ -213,9 +214,9 @@
       releaseLinks();
       stage.querySelectorAll(".lesson-held-verdict").forEach(function (n) { n.remove(); });
     }
-    function setHeld(on) {
+    function setHeld(on, why) {
       layout.classList.toggle("is-held", on);
-      note.textContent = HELD;
+      note.textContent = why || HELD;
       note.hidden = !on;
       el("lesson-hint").textContent = HELD;
       if (on === held) { applyHold(); return; }
@@ -330,7 +331,9 @@
       // A question must be answered (or its answer asked for) before going on.
       el("lesson-next").disabled = phase === "playing" || waiting();
       el("lesson-hint").hidden = !waiting();
-      setHeld(waiting());
+      // Walking to a question holds too: a Play pressed on the way would carry the run past it.
+      var toQuestion = !paired && phase === "playing" && Boolean(m.question) && answered[index] === undefined;
+      setHeld(waiting() || toQuestion, toQuestion ? WALKING : HELD);
       el("lesson-next").textContent = phase === "shown" && index === moments.length - 1 ? "Finish" : "Next";
       el("lesson-complete").hidden = phase !== "complete";
       el("lesson-moment").hidden = phase !== "shown";

@@ -228,6 +228,65 @@ def test_an_open_question_holds_the_run(
         raise
 
 
+def walked_question(page: Any, base: str) -> tuple[str, int, dict[str, Any]]:
+    """A one-run lesson's question whose walk from the moment before passes a decision stop (the
+    lesson seeks from stop to stop at the viewer's speed, so at 0.5 decisions/s it is on its way
+    for two seconds or more): its slug, its index and the lesson's script."""
+    for slug in ONE_RUN:
+        page.goto(base + reverse("lesson-detail", args=[slug]))
+        expect(page.locator(PANEL)).to_be_visible(timeout=RECORDED_MS)
+        script: dict[str, Any] = json.loads(page.locator("#lesson-script").text_content() or "{}")
+        moments = script["moments"]
+        for i in questions(slug):
+            if i == 0 or moments[i]["column"] != moments[i - 1]["column"]:
+                continue
+            stops = script["stops"][moments[i]["column"]]
+            if any(moments[i - 1]["seq"] < s < moments[i]["ask_seq"] for s in stops):
+                return slug, i, script
+    pytest.fail("no lesson walks past a decision on its way to a question")
+
+
+def test_the_walk_to_a_question_is_held_too(
+    kubeviz_server: Server, student: tuple[Any, list[dict[str, Any]]], browser_log: BrowserLog
+) -> None:
+    """Next plays to the next moment; on the way to a question a Play (or a step) would carry the
+    run past it, so the controls are held from Next on and the walk ends at the question."""
+    page, _ = student
+    base = kubeviz_server.url
+    slug, index, script = walked_question(page, base)
+    before, moment = script["moments"][index - 1], script["moments"][index]
+    page.goto(base + reverse("lesson-detail", args=[slug]) + f"?m={index - 1}")
+    expect(page.locator(f"{PANEL} .lesson-moment-title")).to_have_text(before["title"], timeout=RECORDED_MS)
+    if before["question"]:
+        page.locator(f"{PANEL} .lesson-skip").click()
+    expect_position(page, before["seq"])
+    page.wait_for_function("() => window.kubevizPlayback && window.kubevizPlayback.send('pause')")
+    page.locator("#run-page .speed-select").select_option("0.5")
+    expect(page.locator("#run-playhead")).to_have_attribute("data-speed", "0.5")
+    page.locator(f"{PANEL} .lesson-next").click()
+    on_the_way = page.evaluate(
+        """() => ({
+          status: document.querySelector('#lesson-panel .lesson-status').textContent,
+          note: document.querySelector('#lesson-stage .lesson-held-note').textContent,
+          free: [...document.querySelectorAll('#run-page .run-controls .buttons button, #scrub')]
+            .filter(b => !b.disabled).map(b => b.textContent || b.id),
+        })"""
+    )
+    assert on_the_way["status"].startswith("Playing"), on_the_way
+    assert on_the_way["note"].startswith("Playing to the next question"), on_the_way
+    assert on_the_way["free"] == [], f"on the way to {slug} moment {index + 1}: {on_the_way['free']} not held"
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    for key in (" ", "ArrowDown", "ArrowRight"):
+        page.keyboard.press(key)
+    page.locator("#run-page .play-btn").click(force=True)
+    expect(page.locator(f"{PANEL} .lesson-prompt")).to_have_text(moment["question"]["prompt"], timeout=60_000)
+    expect_position(page, moment["ask_seq"])
+    settle(page)
+    expect_position(page, moment["ask_seq"], timeout=1_000)
+    expect(page.locator("#run-playhead")).to_have_attribute("data-playing", "")
+    assert not browser_log.page_errors, str(browser_log)
+
+
 @pytest.mark.parametrize("slug", TWO_RUNS)
 def test_an_open_question_holds_both_columns(
     kubeviz_server: Server, student: tuple[Any, list[dict[str, Any]]], browser_log: BrowserLog, slug: str
