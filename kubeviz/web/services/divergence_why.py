@@ -120,6 +120,7 @@ class _Column:
     nodes: set[str] = field(default_factory=set)  # every node the column ever had
     rooms: dict[int, _Room] = field(default_factory=dict)  # cycle start seq -> the room it found
     deleted_at: dict[str, int] = field(default_factory=dict)  # pod -> t_ms its object was gone
+    requests: dict[str, dict[str, int]] = field(default_factory=dict)  # pod -> what it asks
 
 
 def _column(events: Sequence[dict[str, Any]]) -> _Column:
@@ -149,6 +150,7 @@ def _column(events: Sequence[dict[str, Any]]) -> _Column:
                 )
         elif kind == "pod_added":
             column.incarnations[e["pod"]] = column.incarnations.get(e["pod"], 0) + 1
+            column.requests[e["pod"]] = dict(e.get("requests") or {})
             if e.get("node"):
                 where[e["pod"]] = e["node"]
         elif kind in ("assumed", "bound"):
@@ -318,6 +320,14 @@ def _short_of(row: dict[str, Any]) -> str | None:
         if found:
             return found
     return None
+
+
+def _fits_without(room: _Room, node: str, requests: dict[str, int] | None) -> bool:
+    """The pod would have fitted ``node`` had a pod with ``requests`` not been there."""
+    free = room.free.get(node)
+    if free is None or not requests:
+        return False
+    return all(free.get(r, 0) + requests.get(r, 0) >= v for r, v in room.asks.items() if v and r != "pods")
 
 
 def _no_room(label: str, pod: str, cycle: _Cycle, room: _Room | None) -> str | None:
@@ -557,10 +567,16 @@ def _why_cycle(
     if d.node is None:
         sentence = _no_room(label, pod, cycle, room)
         if sentence is not None:
-            for node in others:  # who took the space the other column found
+            for node in others:  # the pod whose place there would have been enough
                 taker = _taker(column.events, node, pod, d.seq)
-                if taker is not None:
-                    sentence += f"; {_short(taker['pod'])} had taken {node} at {_at(taker)}"
+                if (
+                    taker is not None
+                    and room is not None
+                    and _fits_without(room, node, column.requests.get(taker["pod"]))
+                ):
+                    sentence += (
+                        f"; {node} would have had room without {_short(taker['pod'])}, placed there at {_at(taker)}"
+                    )
             return "room", sentence
     rejected = {r.get("node"): r for r in flt.get("results") or () if r.get("code") not in (None, "Success")}
     for node in others:
