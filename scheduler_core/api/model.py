@@ -222,6 +222,14 @@ class ContainerPort:
 
 
 @dataclass(slots=True, frozen=True)
+class ContainerClaim:
+    """resources.claims: the container uses the pod's claim ``name`` (all of it, or one ``request``)."""
+
+    name: str
+    request: str = ""
+
+
+@dataclass(slots=True, frozen=True)
 class Container:
     name: str
     image: str = ""
@@ -229,6 +237,17 @@ class Container:
     limits: Mapping[str, int] = field(default_factory=dict)
     ports: tuple[ContainerPort, ...] = ()
     restart_policy: str = ""  # "Always" on an init container makes it a sidecar
+    claims: tuple[ContainerClaim, ...] = ()
+
+
+@dataclass(slots=True, frozen=True)
+class PodResourceClaim:
+    """A pod's spec.resourceClaims entry (Dynamic Resource Allocation, docs/dra.md): exactly one of
+    the claim's name or the template a claim is generated from is set."""
+
+    name: str
+    resource_claim_name: str = ""
+    resource_claim_template_name: str = ""
 
 
 @dataclass(slots=True, frozen=True)
@@ -369,6 +388,7 @@ class Pod:
     affinity: Affinity | None = None
     tolerations: tuple[Toleration, ...] = ()
     topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
+    resource_claims: tuple[PodResourceClaim, ...] = ()  # spec.resourceClaims
     scheduler_name: str = DEFAULT_SCHEDULER_NAME
     owner_references: tuple[OwnerReference, ...] = ()
     termination_grace_ms: int = DEFAULT_TERMINATION_GRACE_MS
