@@ -205,3 +205,134 @@ def test_two_versions_part_in_time_and_the_queue_says_why(scenario: str, pod: st
     found = _because(columns, {})
     assert (found["pod"], found["kind"], found["mechanism"]) == (pod, "time", "queue")
     assert found["because"] == {"kubernetes-v1-31": v131, "kubernetes-v1-36": v136}
+
+
+# -- issue #35: the mechanism is read from the trace (room, a what-if's action), not the nearest tie
+
+
+CORES = 1000
+
+
+def _events(*raw: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"seq": i, "t_ms": 0, "cycle": 1, **e} for i, e in enumerate(raw)]
+
+
+def _node(name: str, cpu: int = 4 * CORES) -> dict[str, Any]:
+    return {"type": "node_added", "node": name, "allocatable": {"cpu": cpu, "memory": 8 << 30, "pods": 110}}
+
+
+def _placed(pod: str, node: str, cpu: int) -> list[dict[str, Any]]:
+    return [
+        {"type": "pod_added", "pod": pod, "priority": 0, "requests": {"cpu": cpu, "memory": 1 << 30}, "node": None},
+        {"type": "assumed", "pod": pod, "node": node},
+        {"type": "bound", "pod": pod, "node": node},
+    ]
+
+
+def _attempt(pod: str, cpu: int, results: list[dict[str, Any]], chosen: str | None) -> list[dict[str, Any]]:
+    feasible = sum(1 for r in results if r["code"] == "Success")
+    verdict: dict[str, Any] = (
+        {"type": "selected", "pod": pod, "node": chosen, "feasible": feasible, "evaluated": len(results), "top": []}
+        if chosen
+        else {"type": "unschedulable", "pod": pod, "message": "0/2 nodes are available"}
+    )
+    return [
+        {"type": "pod_added", "pod": pod, "priority": 0, "requests": {"cpu": cpu, "memory": 1 << 30}, "node": None},
+        {"type": "cycle_start", "pod": pod, "attempt": 1, "priority": 0},
+        {"type": "filter", "pod": pod, "evaluated": len(results), "feasible": feasible, "results": results},
+        verdict,
+    ]
+
+
+def _fit(node: str) -> dict[str, Any]:
+    return {"node": node, "code": "Unschedulable", "plugin": "NodeResourcesFit", "reasons": ["Insufficient cpu"]}
+
+
+def _ok(node: str) -> dict[str, Any]:
+    return {"node": node, "code": "Success", "plugin": "", "reasons": []}
+
+
+def test_no_room_says_what_every_node_had_free_against_what_the_pod_asks() -> None:
+    """bin-packing-vs-spread's shape: spread left 2.5 of 4 cores on both nodes, big asks 3; the
+    packed column kept node-b empty. The mechanism is room, not the packed column's tie."""
+    spread = _events(
+        _node("node-a"),
+        _node("node-b"),
+        *_placed("default/a-0", "node-a", 1500),
+        *_placed("default/b-0", "node-b", 1500),
+        *_attempt("default/big", 3 * CORES, [_fit("node-a"), _fit("node-b")], None),
+    )
+    packed = _events(
+        _node("node-a"),
+        _node("node-b"),
+        *_placed("default/a-0", "node-a", 1500),
+        *_placed("default/b-0", "node-a", 1500),
+        *_attempt("default/big", 3 * CORES, [_fit("node-a"), _ok("node-b")], "node-b"),
+    )
+    div = _because({"spread": spread, "packed": packed}, {})
+    assert div["mechanism"] == "room"
+    assert div["because"]["spread"] == (
+        "no node had room for big in spread: every node had 2.5 of 4 cores free and big asks 3; "
+        "node-b would have had room without b-0, placed there at t=0.0s"
+    )
+    assert div["because"]["packed"] == "in packed node-b had room for big: 4 of 4 cores free, it asks 3"
+
+
+def test_no_room_names_the_most_free_and_the_nodes_other_filters_kept_out() -> None:
+    tainted = {"node": "node-c", "code": "UnschedulableAndUnresolvable", "plugin": "TaintToleration"}
+    short = _events(
+        _node("node-a"),
+        _node("node-b"),
+        _node("node-c"),
+        *_placed("default/a-0", "node-a", 3500),
+        *_placed("default/b-0", "node-b", 2000),
+        *_attempt(
+            "default/big",
+            3 * CORES,
+            [_fit("node-a"), _fit("node-b"), tainted | {"reasons": ["node(s) had untolerated taint(s)"]}],
+            None,
+        ),
+    )
+    roomy = _events(
+        _node("node-a"),
+        _node("node-b"),
+        _node("node-c"),
+        *_attempt("default/big", 3 * CORES, [_ok("node-a")], "node-a"),
+    )
+    div = _because({"short": short, "roomy": roomy}, {})
+    assert div["mechanism"] == "room"
+    assert div["because"]["short"] == (
+        "no node had room for big in short: the most free on one node was 2 of 4 cores (node-b) and big asks 3; "
+        "1 other node did not pass TaintToleration (node(s) had untolerated taint(s)); "
+        "node-a would have had room without a-0, placed there at t=0.0s"
+    )
+
+
+def test_a_what_ifs_cordon_is_named_as_the_cause_not_the_tie_among_the_rest() -> None:
+    """Issue #35: the cordon fork's first divergence was a 'tie' that never mentioned the cordon."""
+    cordoned = {"node": "node-a", "code": "UnschedulableAndUnresolvable", "plugin": "NodeUnschedulable"}
+    tie = {"node-b": {"NodeResourcesFit": 50}, "node-c": {"NodeResourcesFit": 50}}
+
+    def bare(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{k: v for k, v in e.items() if k not in ("seq", "t_ms", "cycle")} for e in events]
+
+    nodes = [_node("node-a"), _node("node-b"), _node("node-c")]
+    original = _events(*nodes, *bare(_cycle("default/p", "node-a", tie | {"node-a": {"NodeResourcesFit": 90}})))
+    added, start, score, selected = bare(_cycle("default/p", "node-b", tie))
+    results = [cordoned | {"reasons": ["node(s) were unschedulable"]}, _ok("node-b"), _ok("node-c")]
+    fork = _events(
+        *nodes,
+        {"type": "action", "action": "cordon", "target": "node/node-a", "fork_seq": 2, "what_if": "cordon node-a"},
+        {"type": "node_updated", "node": "node-a", "unschedulable": True},
+        added,
+        start,
+        {"type": "filter", "pod": "default/p", "evaluated": 3, "feasible": 2, "results": results},
+        score,
+        selected,
+    )
+    div = _because({"original": original, "what if": fork}, {})
+    assert div["mechanism"] == "action"
+    assert div["because"]["what if"] == (
+        "in what if node-a did not pass NodeUnschedulable: node(s) were unschedulable, "
+        "since the what-if's cordon node-a (event 3) made it unschedulable"
+    )
