@@ -163,7 +163,8 @@ def test_a_fork_explains_its_own_action(
         if action in ("scale", "cordon"):  # the findings' own forks, on a phone too
             page.set_viewport_size(PHONE)
             expect(page.locator("#what-if-caused")).to_be_visible()
-            page.screenshot(path=f"{SHOTS}/hx-{TAG}-fork-{action}-phone.png", full_page=True)
+            page.evaluate("document.getElementById('compare-divergence').scrollIntoView()")
+            page.screenshot(path=f"{SHOTS}/hx-{TAG}-fork-{action}-phone.png")
             width = page.evaluate("document.scrollingElement.scrollWidth")
             assert width <= PHONE["width"], f"the fork's comparison is {width}px wide on a phone"
         assert not browser_log.page_errors, str(browser_log)
