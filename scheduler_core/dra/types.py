@@ -211,8 +211,12 @@ class ResourceClaim:
     uid: str = ""
     allocation: AllocationResult | None = None
     reserved_for: list[ConsumerReference] = field(default_factory=list)
-    # The pod whose template this claim was generated from (annotation resource.kubernetes.io/pod-claim-name).
+    # The pod whose template this claim was generated from: the name of the Pod that controls the
+    # claim (metadata.ownerReferences, controller: true), in the claim's namespace.
     owner_pod: str = ""
+    # That pod's spec.resourceClaims[].name the claim was generated for (annotation
+    # resource.kubernetes.io/pod-claim-name); with owner_pod it finds the claim of each entry.
+    pod_claim_name: str = ""
 
     @property
     def key(self) -> str:
