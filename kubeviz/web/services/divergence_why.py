@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scheduler_core.api.units import format_bytes
+from scheduler_core.api import format_bytes
 from scheduler_core.results import Decision, decisions, queue_moves_before
 from scheduler_core.scheduler import Preference, score_preferences
 
