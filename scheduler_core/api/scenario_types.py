@@ -88,3 +88,12 @@ class Scenario:
     # spec.gpuTrace: the trace's pods, turned into create (and delete) actions for each run's seed
     # by GpuWorkload.timeline(seed); None without a GPU trace.
     gpu_workload: PodArrivals | None = None
+    # Dynamic Resource Allocation's objects at t=0, in document order (docs/dra.md): dra.types'
+    # DeviceClass, ResourceSlice, ResourceClaim and ResourceClaimTemplate. Typed Any because
+    # scheduler_core/dra sits above this package (it imports api.model), so naming its types here
+    # would tie the two floors in a circle (tests/core/test_import_cycles.py). The claims are
+    # mutable (status.allocation, reservedFor): a run works on copies.
+    device_classes: tuple[Any, ...] = ()
+    resource_slices: tuple[Any, ...] = ()
+    resource_claims: tuple[Any, ...] = ()
+    resource_claim_templates: tuple[Any, ...] = ()

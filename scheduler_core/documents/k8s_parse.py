@@ -53,6 +53,14 @@ from ..api.model import (
 )
 from ..api.quantity import QuantityError, to_resource_int
 from ..api.workloads import Deployment, Job, PodTemplate, ReplicaSet, Service, StatefulSet, Workload
+from .dra_parse import (
+    DRA_API_VERSION,
+    DRA_KINDS,
+    DraObject,
+    parse_container_claims,
+    parse_dra_object,
+    parse_pod_resource_claims,
+)
 from .errors import LoadError
 from .k8s_fields import unknown_fields
 from .reader import INT32_MAX, INT32_MIN, Reader, field_of, quoted
@@ -111,6 +119,7 @@ SUPPORTED_KINDS = (
     "Namespace",
     *WORKLOAD_MANIFEST_KINDS,
     "Service",
+    *DRA_KINDS,  # resource.k8s.io/v1 (dra_parse.py)
 )
 RUN_DURATION_ANNOTATION = "kubeviz.dev/run-duration"
 DEFAULT_NODE_PODS = 110  # kubelet's default --max-pods
@@ -128,6 +137,7 @@ _API_VERSIONS = {
     "StatefulSet": ("apps/v1",),
     "Job": ("batch/v1",),
     "Service": ("v1",),
+    **dict.fromkeys(DRA_KINDS, (DRA_API_VERSION,)),
 }
 # Which rule names an object of a kind (pkg/apis/core/validation, pkg/apis/apps/validation):
 # most are DNS-1123 subdomains, namespaces and StatefulSets DNS-1123 labels, Services DNS-1035 labels.
@@ -426,7 +436,9 @@ def _spread_constraint(r: Reader, value: Any, path: str) -> TopologySpreadConstr
 # -- pods ------------------------------------------------------------------------------
 
 
-def _container(r: Reader, value: Any, path: str, index: int, *, host_network: bool) -> Container:
+def _container(
+    r: Reader, value: Any, path: str, index: int, *, host_network: bool, pod_claims: Sequence[str] = ()
+) -> Container:
     obj = r.mapping(value, path)
     name = r.string(obj.get("name"), key_path(path, "name"), f"container-{index}")
     image = r.string(obj.get("image"), key_path(path, "image"))
@@ -436,6 +448,7 @@ def _container(r: Reader, value: Any, path: str, index: int, *, host_network: bo
     limits = parse_resources(r, resources.get("limits"), key_path(res_path, "limits"))
     for name_, amount in limits.items():
         requests.setdefault(name_, amount)  # defaulting: a limit without a request is also the request
+    claims = parse_container_claims(r, resources.get("claims"), key_path(res_path, "claims"), pod_claims)
     ports = []
     for port_path, port_value in r.items(obj.get("ports"), key_path(path, "ports")):
         port = r.mapping(port_value, port_path)
@@ -449,7 +462,7 @@ def _container(r: Reader, value: Any, path: str, index: int, *, host_network: bo
         host_ip = r.string(port.get("hostIP"), key_path(port_path, "hostIP"))
         ports.append(ContainerPort(container_port, host_port, protocol, host_ip))
     restart_policy = r.string(obj.get("restartPolicy"), key_path(path, "restartPolicy"))
-    return Container(name, image, requests, limits, tuple(ports), restart_policy)
+    return Container(name, image, requests, limits, tuple(ports), restart_policy, claims)
 
 
 @dataclass
@@ -463,7 +476,7 @@ class Parsed:
     """One parsed object with where it came from and what the manifest set explicitly."""
 
     kind: str
-    obj: Node | Pod | PriorityClass | PodDisruptionBudget | Namespace | Workload | Service
+    obj: Node | Pod | PriorityClass | PodDisruptionBudget | Namespace | Workload | Service | DraObject
     path: str = ""
     line: int | None = None
     source: str = ""
@@ -534,16 +547,20 @@ def parse_pod(
     spec_value, spec_path = field_of(obj, "spec", path)
     spec = r.mapping(spec_value, spec_path, required=True)
     host_network = r.boolean(spec.get("hostNetwork"), key_path(spec_path, "hostNetwork"))
+    resource_claims = parse_pod_resource_claims(
+        r, spec.get("resourceClaims"), key_path(spec_path, "resourceClaims"), name if template_of is None else None
+    )
+    pod_claims = [claim.name for claim in resource_claims if claim.name]
     containers_path = key_path(spec_path, "containers")
     containers = tuple(
-        _container(r, item, p, i, host_network=host_network)
+        _container(r, item, p, i, host_network=host_network, pod_claims=pod_claims)
         for i, (p, item) in enumerate(r.items(spec.get("containers"), containers_path))
     )
     if spec and not containers:
         r.error(containers_path, "a pod needs at least one container")
     init_path = key_path(spec_path, "initContainers")
     init_containers = tuple(
-        _container(r, item, p, i, host_network=host_network)
+        _container(r, item, p, i, host_network=host_network, pod_claims=pod_claims)
         for i, (p, item) in enumerate(r.items(spec.get("initContainers"), init_path))
     )
     overhead = parse_resources(r, spec.get("overhead"), key_path(spec_path, "overhead"))
@@ -582,6 +599,7 @@ def parse_pod(
         topology_spread_constraints=tuple(
             _spread_constraint(r, item, p) for p, item in r.items(spec.get("topologySpreadConstraints"), tsc_path)
         ),
+        resource_claims=resource_claims,
         scheduler_name=r.string(spec.get("schedulerName"), key_path(spec_path, "schedulerName"), DEFAULT_SCHEDULER_NAME)
         or DEFAULT_SCHEDULER_NAME,
         owner_references=tuple(owners),
@@ -1034,6 +1052,15 @@ _PARSERS = {
     "Job": parse_job,
     "Service": parse_service,
 }
+
+
+def _parse_dra(r: Reader, obj: Mapping[str, Any], path: str = "") -> Parsed:
+    """A resource.k8s.io/v1 object; dra_parse reads NodeSelectors with this module's reader."""
+    kind = str(obj.get("kind"))
+    return Parsed(kind, parse_dra_object(r, kind, obj, path, _node_selector), path, r.line(path), r.source)
+
+
+_PARSERS.update(dict.fromkeys(DRA_KINDS, _parse_dra))
 
 
 def parse_manifest(

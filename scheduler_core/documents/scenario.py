@@ -16,6 +16,7 @@ from ..api.gpu_request import GPU_RESOURCE, MILLI
 from ..api.model import DEFAULT_NAMESPACE, LABEL_ZONE, Node, Pod, PodDisruptionBudget, PriorityClass
 from ..api.scenario_types import TIMELINE_ACTIONS, Scenario, TimelineAction
 from ..api.workloads import WORKLOAD_KINDS, Deployment, Job, ReplicaSet, Service, StatefulSet, Workload
+from .dra_parse import DRA_TYPES, DraCollector
 from .errors import LoadError, Problem, Problems
 from .gpu_trace_csv import CsvPlace, PodRow, nodes_of, parse_nodes_csv, parse_pods_csv
 from .gpu_workload import DEFAULT_ARRIVAL_INTERVAL_MS, DEFAULT_TARGET_PERCENT, PROTOCOLS, GpuWorkload
@@ -273,6 +274,7 @@ class _Builder:
         self.field_warnings: list[Problem] = []  # fields Kubernetes does not know (k8s_fields)
         self.text_lines: list[str] = []  # the document's text, to find where a CSV block starts
         self.gpu_trace: _GpuTraceSpec | None = None
+        self.dra = DraCollector()  # DeviceClasses, ResourceSlices, ResourceClaims, their templates
 
     def reader(self, document: Document) -> Reader:
         return Reader(self.source, document, self.problems, self.naming, self.field_warnings)
@@ -340,6 +342,8 @@ class _Builder:
                 return
             self.service_keys[key] = (r, parsed.path)
             self.services.append(obj)
+        elif isinstance(obj, DRA_TYPES):
+            self.dra.add(r, obj, parsed.path)
 
     def add_class(self, r: Reader, pc: PriorityClass, path: str) -> None:
         if pc.name in self.classes:
@@ -579,7 +583,7 @@ class _Builder:
             else:
                 act.target = self.target(r, entry.get("target"), key_path(path, "target"), action)
                 act.params = self.params(r, entry, path, action)
-            act.objects = [parsed.obj for parsed in created if not isinstance(parsed.obj, Namespace)]
+            act.objects = [parsed.obj for parsed in created if not isinstance(parsed.obj, (Namespace, *DRA_TYPES))]
             entries.append((act, path, r, created))
         entries.sort(key=lambda e: e[0].at_ms)  # stable: same-time actions keep document order
         self.replay(entries)
@@ -777,6 +781,17 @@ class _Builder:
             what = "its pods" if parsed.template is not None else "the pod"
             message = f'node "{pod.node_name}" is not in the scenario; {what} will never run'
             out.append(str(Problem(self.source, r.line(path), path, message)))
+        return out + [str(warning) for warning in self.dra.warnings(self.claiming_pods(), names)]
+
+    def claiming_pods(self) -> list[tuple[Pod, Reader, str]]:
+        """Every pod (or workload's pod template) with spec.resourceClaims, for the DRA warnings."""
+        out = []
+        for parsed, r in [*self.pods, *self.workloads, *self.timeline_pods]:
+            pod, pod_path = parsed.obj, parsed.path
+            if parsed.template is not None:
+                pod, pod_path = parsed.template.obj, parsed.template.path
+            if isinstance(pod, Pod) and pod.resource_claims:
+                out.append((pod, r, pod_path))
         return out
 
     def finish(self, scenario: Scenario, cluster_nodes: Sequence[Node] | None = None) -> Scenario:
@@ -808,6 +823,10 @@ class _Builder:
         scenario.pdbs = self.pdbs
         scenario.workloads = [parsed.obj for parsed, _ in self.workloads if isinstance(parsed.obj, _WORKLOAD_TYPES)]
         scenario.services = self.services
+        scenario.device_classes = tuple(self.dra.device_classes.values())
+        scenario.resource_slices = tuple(self.dra.resource_slices.values())
+        scenario.resource_claims = tuple(self.dra.resource_claims.values())
+        scenario.resource_claim_templates = tuple(self.dra.resource_claim_templates.values())
         scenario.namespaces = self.namespaces
         scenario.timeline = self.timeline
         scenario.source = self.source
