@@ -10,6 +10,10 @@ should land on. A cluster brings them, read from any of:
 - a kubeviz Scenario document: its nodes, node groups and the pods bound to those nodes;
 - Node manifests.
 
+Any of them may also hold resource.k8s.io/v1 objects (``kubectl get deviceclasses,resourceslices,
+resourceclaims -A -o yaml``): the cluster keeps its DeviceClasses, ResourceSlices, ResourceClaims
+(allocated and reserved ones included) and ResourceClaimTemplates, and puts them under the scenario.
+
 :func:`load_on_cluster` loads a document on a cluster: the one rule for the web upload, the
 scenario page, runs, forks and the command line, so that what uploads runs and the page shows
 what a run starts with. :func:`apply_cluster` is its second half, for a scenario already loaded
@@ -29,6 +33,7 @@ from typing import Any
 from ..api.model import LABEL_ZONE, Node, Pod
 from ..api.quantity import format_quantity
 from ..api.scenario_types import Scenario
+from .dra_parse import DRA_KINDS, DRA_TYPES, DraCollector
 from .errors import LoadError, Problem, Problems
 from .k8s_parse import Parsed, parse_manifest
 from .reader import Naming, Reader
@@ -60,7 +65,7 @@ DEFAULT_CLUSTER = "three-zones"
 # (pkg/scheduler/scheduler.go, the pod informer's field selector
 # "status.phase!=Succeeded,status.phase!=Failed"), so they hold nothing on their node.
 _FINISHED_PHASES = ("Succeeded", "Failed")
-_CLUSTER_KINDS = ("Node", "Pod")
+_CLUSTER_KINDS = ("Node", "Pod", *DRA_KINDS)
 _BUILTIN_CLASSES = {pc.name: pc.value for pc in BUILTIN_PRIORITY_CLASSES}
 
 
@@ -79,6 +84,11 @@ class Cluster:
     source: str = ""
     # What was read but left out (pending or finished pods, other kinds), one line each.
     warnings: list[str] = field(default_factory=list)
+    # resource.k8s.io/v1 objects (dra.types), as on Scenario: they go under the scenario with the nodes.
+    device_classes: tuple[Any, ...] = ()
+    resource_slices: tuple[Any, ...] = ()
+    resource_claims: tuple[Any, ...] = ()
+    resource_claim_templates: tuple[Any, ...] = ()
 
     @property
     def zones(self) -> list[str]:
@@ -157,7 +167,13 @@ def _from_scenario(scenario: Scenario, source: str) -> Cluster:
         left_out["timeline actions"] = len(scenario.timeline)
     warnings = [f"{source}: left out {count} {what}" for what, count in left_out.items()]
     description = " ".join(scenario.description.split())
-    return Cluster(scenario.name, scenario.nodes, running, description, source, warnings)
+    cluster = Cluster(scenario.name, scenario.nodes, running, description, source, warnings)
+    cluster.device_classes, cluster.resource_slices = scenario.device_classes, scenario.resource_slices
+    cluster.resource_claims, cluster.resource_claim_templates = (
+        scenario.resource_claims,
+        scenario.resource_claim_templates,
+    )
+    return cluster
 
 
 def _flatten(r: Reader, value: Any, path: str) -> Iterator[tuple[str, Any]]:
@@ -200,6 +216,7 @@ class _ManifestCluster:
         self.pod_places: dict[str, tuple[Reader, str]] = {}
         self.left_out = Counter[str]()
         self.other_kinds = Counter[str]()
+        self.dra = DraCollector()
 
     def read(self, documents: list[Document]) -> None:
         for doc in documents:
@@ -246,6 +263,8 @@ class _ManifestCluster:
                 # The Priority admission plugin, for the two classes every cluster has.
                 obj.priority = _BUILTIN_CLASSES[obj.priority_class_name]
             self.pods.append(parsed)
+        elif isinstance(obj, DRA_TYPES):
+            self.dra.add(r, obj, parsed.path)
 
     def cluster(self) -> Cluster:
         self.problems.raise_if_any()
@@ -267,9 +286,15 @@ class _ManifestCluster:
             warnings.append(f"{self.source}: left out {total} pod(s) not running on a node of the cluster: {parts}")
         if self.other_kinds:
             parts = ", ".join(f"{kind} ×{count}" for kind, count in sorted(self.other_kinds.items()))
+            # resource.k8s.io objects are kept (self.dra): only other kinds are counted here.
             warnings.append(f"{self.source}: left out objects that are neither Nodes nor Pods: {parts}")
         name = Path(self.source).stem or "cluster"
-        return Cluster(name, list(self.nodes.values()), running, "", self.source, warnings)
+        cluster = Cluster(name, list(self.nodes.values()), running, "", self.source, warnings)
+        cluster.device_classes = tuple(self.dra.device_classes.values())
+        cluster.resource_slices = tuple(self.dra.resource_slices.values())
+        cluster.resource_claims = tuple(self.dra.resource_claims.values())
+        cluster.resource_claim_templates = tuple(self.dra.resource_claim_templates.values())
+        return cluster
 
 
 def _from_manifests(documents: list[Document], source: str) -> Cluster:
@@ -341,6 +366,7 @@ def apply_cluster(scenario: Scenario, cluster: Cluster) -> Scenario:
             f"too many pods: the scenario's {len(scenario.pods):,} and the cluster's {len(cluster.pods):,} running "
             f"pods add up to more than {MAX_PODS:,}"
         )
+    _apply_dra(scenario, cluster)
     scenario.nodes = [_copy_node(node) for node in cluster.nodes]
     scenario.pods = [_copy_pod(pod) for pod in cluster.pods] + scenario.pods
     for pod in cluster.pods:
@@ -365,6 +391,30 @@ def apply_cluster(scenario: Scenario, cluster: Cluster) -> Scenario:
             )
     scenario.warnings = warnings
     return scenario
+
+
+def _apply_dra(scenario: Scenario, cluster: Cluster) -> None:
+    """The cluster's DRA objects join the scenario's (its claims copied: a run changes their
+    status); an object the scenario defines too is a ClusterError, as a second create would be."""
+    for field_name, kind in (
+        ("device_classes", "DeviceClass"),
+        ("resource_slices", "ResourceSlice"),
+        ("resource_claims", "ResourceClaim"),
+        ("resource_claim_templates", "ResourceClaimTemplate"),
+    ):
+        own: tuple[Any, ...] = getattr(scenario, field_name)
+        theirs: tuple[Any, ...] = getattr(cluster, field_name)
+        if not theirs:
+            continue
+        namespaced = kind in ("ResourceClaim", "ResourceClaimTemplate")
+        keys = {f"{o.namespace}/{o.name}" if namespaced else o.name for o in own}
+        for obj in theirs:
+            key = f"{obj.namespace}/{obj.name}" if namespaced else obj.name
+            if key in keys:
+                raise ClusterError(f'{kind} "{key}" is in the scenario and in cluster "{cluster.name}"; rename one')
+        if kind == "ResourceClaim":
+            theirs = tuple(dataclasses.replace(claim, reserved_for=list(claim.reserved_for)) for claim in theirs)
+        setattr(scenario, field_name, theirs + own)
 
 
 # -- writing cluster documents ----------------------------------------------------------

@@ -229,7 +229,10 @@ def test_bad_durations(text: Any, message: str) -> None:
         parse_duration_ms(text)
 
 
-KINDS = "Node, Pod, PriorityClass, PodDisruptionBudget, Namespace, Deployment, ReplicaSet, StatefulSet, Job, Service"
+KINDS = (
+    "Node, Pod, PriorityClass, PodDisruptionBudget, Namespace, Deployment, ReplicaSet, StatefulSet, Job, Service, "
+    "DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate"
+)
 
 BAD = [
     (

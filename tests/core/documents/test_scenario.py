@@ -186,7 +186,7 @@ BAD_SCENARIOS = [
         HEAD + "  objects:\n    - {apiVersion: apps/v1, kind: DaemonSet, metadata: {name: s}}\n",
         "scenario.yaml:7 spec.objects[0].kind: DaemonSet is not supported yet (no DaemonSet controller is modelled); "
         "supported kinds: Node, Pod, PriorityClass, PodDisruptionBudget, Namespace, Deployment, ReplicaSet, "
-        "StatefulSet, Job, Service",
+        "StatefulSet, Job, Service, DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate",
     ),
     (
         HEAD + "  seed: -1\n",
@@ -249,7 +249,7 @@ BAD_SCENARIOS = [
         "",
         "scenario.yaml: no documents: expected a kubeviz.dev/v1 Scenario or Kubernetes manifests "
         "(Node, Pod, PriorityClass, PodDisruptionBudget, Namespace, Deployment, ReplicaSet, StatefulSet, Job, "
-        "Service)",
+        "Service, DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate)",
     ),
     ("a: 1\na: 2\n", "scenario.yaml:2 a: duplicate key, first defined on line 1"),
     (
