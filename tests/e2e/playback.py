@@ -5,6 +5,7 @@ Every wait is Playwright's own auto-waiting ``expect``; nothing here measures wa
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -129,3 +130,14 @@ def scrub_key(page: Any, key: str) -> None:
 def expect_no_page_errors(log: BrowserLog, ws_path: str) -> None:
     assert any(ws_path in url for url in log.websockets), f"the page opened no {ws_path} websocket\n{log}"
     assert log.page_errors == [], log
+
+
+SHOTS = "/tmp/shots"
+# Screenshots for a person to look at, taken only when asked: KUBEVIZ_SHOT_TAG=before|after.
+SHOT_TAG = os.environ.get("KUBEVIZ_SHOT_TAG", "")
+
+
+def shot(page: Any, name: str, *, full_page: bool = False) -> None:
+    """A screenshot named ``hx-<tag>-<name>.png`` under /tmp/shots, when KUBEVIZ_SHOT_TAG asks."""
+    if SHOT_TAG:
+        page.screenshot(path=f"{SHOTS}/hx-{SHOT_TAG}-{name}.png", full_page=full_page)

@@ -4,11 +4,10 @@ decisive divergence is explained by its mechanism, in real Chromium at 1400 px a
 bin-packing-vs-spread: under spread every node ends with three 500m pods (1.5 of 4 cores used),
 so big-0, asking 3 cores at 60 s, fits nowhere; bin-packing left a node empty. The bar used to
 say "in spread node-2 was already taken" with a "tie" badge. Screenshots go to /tmp/shots
-(``KUBEVIZ_SHOT_TAG`` names them, "after" unless told)."""
+(only when ``KUBEVIZ_SHOT_TAG`` names them)."""
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any
 
@@ -16,10 +15,8 @@ import pytest
 from playwright.sync_api import expect
 
 from .conftest import BrowserLog, Server
-from .playback import watch
+from .playback import shot, watch
 
-SHOTS = "/tmp/shots"
-TAG = os.environ.get("KUBEVIZ_SHOT_TAG", "after")
 WIDTHS = {"wide": {"width": 1400, "height": 900}, "phone": {"width": 390, "height": 844}}
 
 
@@ -48,12 +45,13 @@ def test_the_summary_at_once_and_no_room_said_with_its_numbers(
         url = page.url.split("?")[0]
         _recorded(page, url)  # at t = 0, paused
         expect(page.locator("#compare-clock")).to_have_attribute("data-t-ms", "0")
-        page.screenshot(path=f"{SHOTS}/hx-{TAG}-compare-summary-{device}.png", full_page=True)
+        shot(page, f"compare-summary-{device}", full_page=True)
         # The summary is there at t = 0 and says what it summarises.
         expect(page.locator("#compare-summary-table")).to_be_visible()
         expect(page.locator("#compare-results h2")).to_have_text("Summary: how each run ended")
         expect(page.locator("#compare-summary-scope")).to_contain_text(
-            "Each figure covers a whole run, from t=0 to its end (t=1m 00.0s), whatever moment your playhead shows above."
+            "Each figure covers a whole run, from t=0 to its end (t=1m 00.0s), "
+            "whatever moment your playhead shows above."
         )
         table = page.locator("#compare-summary-table")
         expect(table.locator('tr[data-key=pods_pending_at_end] td[data-policy="spread"]')).to_have_text("1")
@@ -72,12 +70,12 @@ def test_the_summary_at_once_and_no_room_said_with_its_numbers(
             "in bin-packing node-2 had room for big-0: 4 of 4 cores free, it asks 3."
         )
         page.evaluate("document.getElementById('compare-divergence').scrollIntoView()")
-        page.screenshot(path=f"{SHOTS}/hx-{TAG}-compare-room-{device}.png")
+        shot(page, f"compare-room-{device}")
         width = page.evaluate("document.scrollingElement.scrollWidth")
         assert width <= viewport["width"], f"the comparison is {width}px wide at {viewport['width']}px"
         assert not browser_log.page_errors, str(browser_log)
     except Exception:
-        page.screenshot(path=f"{SHOTS}/hx-{TAG}-compare-failed-{device}.png", full_page=True)
+        shot(page, f"compare-failed-{device}", full_page=True)
         raise
     finally:
         context.close()

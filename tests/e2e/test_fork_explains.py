@@ -4,12 +4,11 @@ Each test forks a recorded run with the run page's "What if?" form, side by side
 comparison's bar: the story counts only what the action did (job-burst's scale of web 2 -> 5
 made 3 pods, not the Jobs' 15 as well), and the first divergence it caused names the action
 (kubeviz/web/services/divergence_why.py's ``action`` mechanism). Screenshots go to /tmp/shots
-(``KUBEVIZ_SHOT_TAG`` names them, "after" unless told) for a person to look at.
+(only when ``KUBEVIZ_SHOT_TAG`` names them) for a person to look at.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from typing import Any
@@ -18,10 +17,8 @@ import pytest
 from playwright.sync_api import expect
 
 from .conftest import BrowserLog, Server
-from .playback import RECORDED_MS, sign_up, watch
+from .playback import RECORDED_MS, shot, sign_up, watch
 
-SHOTS = "/tmp/shots"
-TAG = os.environ.get("KUBEVIZ_SHOT_TAG", "after")
 WIDE = {"width": 1400, "height": 900}
 PHONE = {"width": 390, "height": 844}
 
@@ -78,8 +75,8 @@ FORKS: dict[str, tuple[str, str, int, dict[str, str], str, str]] = {
         "spread",
         124,
         {"target": "app-11"},
-        r"app-11 was deleted at event 124 \(t=1m 00\.0s\): its place on node-2 was free from t=1m 30\.0s, when its grace "
-        r"period was over; nothing replaces it: no controller owns it",
+        r"app-11 was deleted at event 124 \(t=1m 00\.0s\): its place on node-2 was free from t=1m 30\.0s, "
+        r"when its grace period was over; nothing replaces it: no controller owns it",
         r"node-2 had room for big-0: 3 of 4 cores free, it asks 3, once the what-if's delete pod app-11 \(event 123\) "
         r"took app-11 off it",
     ),
@@ -159,17 +156,17 @@ def test_a_fork_explains_its_own_action(
         line.get_by_role("button", name=re.compile(r"^See divergence \d+$")).click()
         because = page.locator('#compare-divergence .div-because li[data-policy^="what if"]')
         expect(because).to_contain_text(re.compile(caused))
-        page.screenshot(path=f"{SHOTS}/hx-{TAG}-fork-{action}-wide.png", full_page=True)
+        shot(page, f"fork-{action}-wide", full_page=True)
         if action in ("scale", "cordon"):  # the findings' own forks, on a phone too
             page.set_viewport_size(PHONE)
             expect(page.locator("#what-if-caused")).to_be_visible()
             page.evaluate("document.getElementById('compare-divergence').scrollIntoView()")
-            page.screenshot(path=f"{SHOTS}/hx-{TAG}-fork-{action}-phone.png")
+            shot(page, f"fork-{action}-phone")
             width = page.evaluate("document.scrollingElement.scrollWidth")
             assert width <= PHONE["width"], f"the fork's comparison is {width}px wide on a phone"
         assert not browser_log.page_errors, str(browser_log)
     except Exception:
-        page.screenshot(path=f"{SHOTS}/hx-{TAG}-fork-{action}-failed.png", full_page=True)
+        shot(page, f"fork-{action}-failed", full_page=True)
         print(kubeviz_server.log_tail())
         raise
     finally:
