@@ -14,6 +14,7 @@ timeout.
 
 from __future__ import annotations
 
+import sys
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -245,8 +246,27 @@ class Search:
 
     # -- the search (allocateOne, allocateDevice) --------------------------------------------
 
+    def depth_bound(self) -> int:
+        """How deep the search's recursion can go: a frame per device, request and claim."""
+        depth = 2
+        for c, claim in enumerate(self.claims):
+            depth += 1
+            for r in range(len(claim.spec.requests)):
+                subs = [data for (ci, ri, _), data in self.request_data.items() if (ci, ri) == (c, r)]
+                depth += 2 + max((data.num_devices for data in subs), default=0)
+        return depth
+
     def run(self) -> bool:
-        outcome = self._one((0, 0, 0, 0), False, (0, 0, 0))
+        # One Python frame per step of depth; a pod with many claims of many devices can go past
+        # the default recursion limit, so the limit is raised for this search and restored.
+        limit = sys.getrecursionlimit()
+        needed = self.depth_bound() + 200
+        if needed > limit:
+            sys.setrecursionlimit(needed + limit)
+        try:
+            outcome = self._one((0, 0, 0, 0), False, (0, 0, 0))
+        finally:
+            sys.setrecursionlimit(limit)
         if outcome == EXCEEDED:
             raise AllocatorError("allocation max size exceeded")
         return outcome == DONE

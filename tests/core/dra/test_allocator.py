@@ -1713,3 +1713,19 @@ def test_a_shared_claim_keeps_its_device_and_its_node() -> None:
     assert isinstance(second.allocate(N1, [claim("own", request("gpu", GPU, 2))]), NotAllocated)
     with pytest.raises(ValueError, match="already allocated"):
         second.allocate(N1, [shared_claim])
+
+
+def test_many_claims_of_many_devices_search_deeper_than_pythons_default_limit() -> None:
+    """40 claims of 32 devices each: a search about 1,400 calls deep, one per device placed."""
+    slices = [
+        slice_(f"slice-{s:02d}", NODE1, pool(POOL1, 10), DRIVER_A, *(device(f"d-{s:02d}-{i:03d}") for i in range(128)))
+        for s in range(10)
+    ]
+    claims = [claim(f"claim-{c:02d}", request(REQ0, CLASS_A, MAX)) for c in range(40)]
+    allocator = Allocator(
+        classes=[cls(CLASS_A, DRIVER_A)], slices=slices, allocated=AllocatedState(), selectors=fake_cel
+    )
+    outcome = allocator.allocate(N1, claims)
+    assert isinstance(outcome, Allocated)
+    assert outcome.allocations[-1].results[-1].device == "d-09-127"
+    assert outcome.steps == 40 * (MAX + 2) + 1
