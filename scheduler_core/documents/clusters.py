@@ -395,7 +395,9 @@ def apply_cluster(scenario: Scenario, cluster: Cluster) -> Scenario:
 
 def _apply_dra(scenario: Scenario, cluster: Cluster) -> None:
     """The cluster's DRA objects join the scenario's (its claims copied: a run changes their
-    status); an object the scenario defines too is a ClusterError, as a second create would be."""
+    status); an object the scenario defines too is a ClusterError, as a second create would be.
+    Every name is checked before anything is changed."""
+    merged: dict[str, tuple[Any, ...]] = {}
     for field_name, kind in (
         ("device_classes", "DeviceClass"),
         ("resource_slices", "ResourceSlice"),
@@ -414,7 +416,9 @@ def _apply_dra(scenario: Scenario, cluster: Cluster) -> None:
                 raise ClusterError(f'{kind} "{key}" is in the scenario and in cluster "{cluster.name}"; rename one')
         if kind == "ResourceClaim":
             theirs = tuple(dataclasses.replace(claim, reserved_for=list(claim.reserved_for)) for claim in theirs)
-        setattr(scenario, field_name, theirs + own)
+        merged[field_name] = theirs + own
+    for field_name, objects in merged.items():
+        setattr(scenario, field_name, objects)
 
 
 # -- writing cluster documents ----------------------------------------------------------

@@ -540,14 +540,14 @@ def _device(r: Reader, value: Any, path: str) -> Device | None:
     attributes: dict[str, AttributeValue] = {}
     for key, item in attrs:
         item_path = key_path(attrs_path, key)
-        if _qualified_name(r, key, attrs_path, at=item_path):
+        if _qualified_name(r, key, item_path):
             attribute = _attribute(r, item, item_path)
             if attribute is not None:
                 attributes[key] = attribute
     capacity: dict[str, DeviceCapacity] = {}
     for key, item in caps:
         item_path = key_path(caps_path, key)
-        if _qualified_name(r, key, caps_path, at=item_path):
+        if _qualified_name(r, key, item_path):
             cap = _capacity(r, item, item_path, shared=shared)
             if cap is not None:
                 capacity[key] = cap
@@ -712,7 +712,7 @@ def _sub_request(r: Reader, obj: Mapping[str, Any], path: str, name: str) -> Dev
         reqs_path = key_path(cap_path, "requests")
         for key, amount in _mapping_entries(r, r.mapping(obj.get("capacity"), cap_path).get("requests"), reqs_path):
             item_path = key_path(reqs_path, key)
-            if _qualified_name(r, key, reqs_path, at=item_path):
+            if _qualified_name(r, key, item_path):
                 parsed = _quantity(r, amount, item_path, nonnegative=True)
                 if parsed is not None:
                     requests[key] = parsed
@@ -826,7 +826,7 @@ def _allocation(
         consumed: dict[str, Fraction] = {}
         for key, amount in _mapping_entries(r, result.get("consumedCapacity"), consumed_path):
             amount_path = key_path(consumed_path, key)
-            if _qualified_name(r, key, consumed_path, at=amount_path):
+            if _qualified_name(r, key, amount_path):
                 parsed = _quantity(r, amount, amount_path, nonnegative=True)
                 if parsed is not None:
                     consumed[key] = parsed
