@@ -695,6 +695,8 @@ class _Checker:
         self._stored = stored
         self.types: dict[int, _T] = {}
         self.overloads: dict[int, list[_Overload]] = {}
+        # Calls whose one overload is certain from the argument types: no dispatch at runtime.
+        self.exact: set[int] = set()
         self._scopes: list[tuple[str, _T]] = []
 
     def fail(self, node: _Node, message: str) -> NoReturn:
@@ -799,7 +801,13 @@ class _Checker:
             signature = f"{target}.({shown})" if target is not None else f"({shown})"
             self.fail(node, f"found no matching overload for '{node.function}' applied to '{signature}'")
         self.overloads[node.id] = matched
+        if len(matched) == 1 and all(_concrete(a) for a in actual):
+            self.exact.add(node.id)
         return results[0] if all(r == results[0] for r in results) else DYN
+
+
+def _concrete(t: _T) -> bool:
+    return t.name not in _DYNLIKE and not t.is_param and all(_concrete(p) for p in t.params)
 
 
 def _join(types: list[_T]) -> _T:
@@ -1226,11 +1234,21 @@ def _code_points(text: str, start: int, end: int | None = None) -> str:
     return text[start:end]
 
 
+_REGEX_CACHE: dict[str, Any] = {}
+
+
 def _regex(pattern: str) -> Any:
-    try:
-        return re2.compile(pattern)
-    except re2.error as exc:
-        raise _EvalError(f"error parsing regexp: {exc}") from None
+    """RE2 (linear time, cel-go's engine too), compiled once per pattern (a bounded cache)."""
+    found = _REGEX_CACHE.get(pattern)
+    if found is None:
+        try:
+            found = re2.compile(pattern)
+        except re2.error as exc:
+            raise _EvalError(f"error parsing regexp: {exc}") from None
+        if len(_REGEX_CACHE) >= 256:
+            _REGEX_CACHE.clear()
+        _REGEX_CACHE[pattern] = found
+    return found
 
 
 def _split(text: str, sep: str, limit: int = -1) -> list[str]:
@@ -1413,8 +1431,9 @@ def _runtime_matches(param: _T, value: Any) -> bool:
 
 
 class _Evaluator:
-    def __init__(self, checker_overloads: dict[int, list[_Overload]], limit: int) -> None:
+    def __init__(self, checker_overloads: dict[int, list[_Overload]], exact: frozenset[int], limit: int) -> None:
         self._overloads = checker_overloads
+        self._exact = exact
         self._limit = limit
         self.cost = 0
         self._scopes: list[tuple[str, Any]] = []
@@ -1588,7 +1607,10 @@ class _Evaluator:
             self.charge(1)
             return self._index(args[0], args[1])
         candidates = self._overloads[node.id]
-        overload = next(
+        if node.id in self._exact:
+            self.charge(self._call_cost(fn, candidates[0].id, args))
+            return self._apply(fn, candidates[0].id, args)
+        overload: _Overload | None = next(
             (o for o in candidates if all(_runtime_matches(p, v) for p, v in zip(o.params, args, strict=True))),
             None,
         )
@@ -1762,6 +1784,7 @@ class CompiledSelector:
     cost_limit: int = CEL_SELECTOR_EXPRESSION_MAX_COST
     _root: _Node = field(repr=False, default=None)  # type: ignore[assignment]
     _overloads: dict[int, list[_Overload]] = field(repr=False, default_factory=dict)
+    _exact: frozenset[int] = field(repr=False, default=frozenset())
 
     def matches(self, device: Device, driver: str) -> SelectorResult:
         """Evaluate against ``device`` of ``driver`` (its slice's driver: the domain of its bare
@@ -1771,7 +1794,7 @@ class CompiledSelector:
 
     def evaluate(self, device: Device, driver: str) -> tuple[SelectorResult, int]:
         """:meth:`matches` and the actual cost charged (cel-go's EvalDetails.ActualCost)."""
-        evaluator = _Evaluator(self._overloads, self.cost_limit)
+        evaluator = _Evaluator(self._overloads, self._exact, self.cost_limit)
         try:
             value = evaluator.run(self._root, _device_value(device, driver))
         except (_EvalError, _CostExceeded) as exc:
@@ -1817,7 +1840,7 @@ def compile_selector(
     if output not in (BOOL, ANY):
         raise CelError(f"must evaluate to bool or the unknown type, not {output}")
     max_cost = _Estimator(checker).cost(root)
-    return CompiledSelector(expression, max_cost, cost_limit, root, checker.overloads)
+    return CompiledSelector(expression, max_cost, cost_limit, root, checker.overloads, frozenset(checker.exact))
 
 
 def validate_selector(expression: str) -> list[str]:
