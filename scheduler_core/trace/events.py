@@ -24,6 +24,89 @@ class CommonFields(TypedDict):
     type: str
 
 
+# -- Dynamic Resource Allocation (docs/dra.md) ------------------------------------------------------
+
+
+class DeviceRow(TypedDict):
+    """A device of a ResourceSlice as the page shows it: attributes and capacities by qualified
+    name (``domain/name``), a version attribute as its string, a capacity as its quantity's text."""
+
+    name: str
+    attributes: dict[str, int | bool | str]
+    capacity: dict[str, str]
+    shared: bool  # allowMultipleAllocations: several claims may consume parts of it
+
+
+class ResourceSliceAddedFields(TypedDict):
+    slice: str
+    driver: str
+    pool: str
+    node: str | None  # spec.nodeName; None for a nodeSelector or allNodes slice
+    nodes: list[str]  # every node that can reach the slice's devices, in node order
+    devices: list[DeviceRow]
+
+
+class ClaimRequestRow(TypedDict):
+    name: str
+    device_class: str  # the class asked for ("" for a firstAvailable request: see alternatives)
+    count: int | str  # a number, or "All"
+    alternatives: NotRequired[list[str]]  # firstAvailable: "sub: class ×count", in order
+
+
+class ClaimAddedFields(TypedDict):
+    claim: str  # namespace/name
+    requests: list[ClaimRequestRow]
+    pod: NotRequired[str]  # generated from a template for this pod
+    template: NotRequired[str]
+    allocated: NotRequired[bool]  # it came allocated (a cluster dump's status.allocation)
+
+
+class AllocatedDeviceRow(TypedDict):
+    request: str  # "request" or "request/subrequest"
+    driver: str
+    pool: str
+    device: str
+    node: str | None  # the node whose slice holds the device; None for a network-attached one
+    share_id: NotRequired[str]  # a device that allows multiple allocations
+    consumed: NotRequired[dict[str, str]]  # consumable capacity taken, by capacity name
+
+
+class ClaimAllocatedFields(TypedDict):
+    """PreBind wrote status.allocation (devices) and status.reservedFor (the pod)."""
+
+    claim: str
+    pod: str
+    node: str
+    devices: list[AllocatedDeviceRow]
+
+
+class ClaimReservedFields(TypedDict):
+    """An allocated claim (shared, or allocated before) got one more consumer in reservedFor."""
+
+    claim: str
+    pod: str
+
+
+class ClaimReleasedFields(TypedDict):
+    """A pod left the claim's reservedFor (deleted, completed, or its binding failed)."""
+
+    claim: str
+    pod: str
+    reason: str
+
+
+class ClaimDeallocatedFields(TypedDict):
+    """status.allocation cleared: the claim's devices are free again."""
+
+    claim: str
+    reason: str
+
+
+class ClaimDeletedFields(TypedDict):
+    claim: str
+    reason: str
+
+
 # -- run ----------------------------------------------------------------------------------------
 
 
@@ -265,6 +348,9 @@ class FilterFields(TypedDict):
     histogram: dict[str, int]
     nominated_node: str | None
     results: NotRequired[list[FilterResultRow]]  # full detail only
+    # A pod with resource claims, full detail only: per node whose devices were looked at, the
+    # allocator's account of each request ("request gpu: 1 usable of 2 devices of class …").
+    devices: NotRequired[dict[str, list[str]]]
 
 
 class ScorePluginRow(TypedDict):
@@ -426,5 +512,12 @@ EVENT_FIELDS: dict[str, type] = {
     "eviction": EvictionFields,
     "reservation_set": ReservationSetFields,
     "reservation_released": ReservationReleasedFields,
+    "resource_slice_added": ResourceSliceAddedFields,
+    "claim_added": ClaimAddedFields,
+    "claim_allocated": ClaimAllocatedFields,
+    "claim_reserved": ClaimReservedFields,
+    "claim_released": ClaimReleasedFields,
+    "claim_deallocated": ClaimDeallocatedFields,
+    "claim_deleted": ClaimDeletedFields,
     "error": ErrorFields,
 }
