@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -980,12 +980,14 @@ def parse_pod_resource_claims(r: Reader, value: Any, path: str, pod_name: str | 
     return tuple(out)
 
 
-def parse_container_claims(r: Reader, value: Any, path: str, pod_claims: Sequence[str]) -> tuple[ContainerClaim, ...]:
+def parse_container_claims(r: Reader, value: Any, path: str, pod_claims: Collection[str]) -> tuple[ContainerClaim, ...]:
     """resources.claims (core validateResourceClaimNames): each names an entry of the pod's
     spec.resourceClaims, optionally one ``request`` of it (a DNS label); no entry twice, and a
     whole claim not beside one of its requests."""
     out: list[ContainerClaim] = []
     keys: set[str] = set()
+    with_request: set[str] = set()  # claims some entry names one request of
+    known = frozenset(pod_claims)
     for item_path, item in r.items(value, path):
         obj = r.mapping(item, item_path)
         name = r.string(obj.get("name"), key_path(item_path, "name"), required=True)
@@ -993,14 +995,16 @@ def parse_container_claims(r: Reader, value: Any, path: str, pod_claims: Sequenc
             continue
         request = _label(r, obj.get("request"), key_path(item_path, "request"), "request name", required=False)
         key = f"{name}/{request}" if request else name
-        if name in keys or key in keys or (not request and any(k.startswith(f"{name}/") for k in keys)):
+        if name in keys or key in keys or (not request and name in with_request):
             r.error(item_path, f"duplicate claim {quoted(key)}")
         keys.add(key)
-        if name not in pod_claims:
-            known = f": {', '.join(sorted(pod_claims))}" if pod_claims else " which is empty"
+        if request:
+            with_request.add(name)
+        if name not in known:
+            listed = f": {', '.join(sorted(known))}" if known else " which is empty"
             r.error(
                 key_path(item_path, "name"),
-                f"{quoted(name)} must be one of the names in pod.spec.resourceClaims{known}",
+                f"{quoted(name)} must be one of the names in pod.spec.resourceClaims{listed}",
             )
         out.append(ContainerClaim(name, request))
     return tuple(out)

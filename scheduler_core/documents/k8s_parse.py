@@ -437,7 +437,7 @@ def _spread_constraint(r: Reader, value: Any, path: str) -> TopologySpreadConstr
 
 
 def _container(
-    r: Reader, value: Any, path: str, index: int, *, host_network: bool, pod_claims: Sequence[str] = ()
+    r: Reader, value: Any, path: str, index: int, *, host_network: bool, pod_claims: frozenset[str] = frozenset()
 ) -> Container:
     obj = r.mapping(value, path)
     name = r.string(obj.get("name"), key_path(path, "name"), f"container-{index}")
@@ -550,7 +550,7 @@ def parse_pod(
     resource_claims = parse_pod_resource_claims(
         r, spec.get("resourceClaims"), key_path(spec_path, "resourceClaims"), name if template_of is None else None
     )
-    pod_claims = [claim.name for claim in resource_claims if claim.name]
+    pod_claims = frozenset(claim.name for claim in resource_claims if claim.name)
     containers_path = key_path(spec_path, "containers")
     containers = tuple(
         _container(r, item, p, i, host_network=host_network, pod_claims=pod_claims)
