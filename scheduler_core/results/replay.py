@@ -9,25 +9,37 @@ GPUs (docs/trace.md): a node with ``nvidia.com/gpu`` allocatable gets ``gpu_used
 used per GPU, a short list of ints so snapshots and frames of big clusters stay small) and
 ``gpu_model``; a GPU pod gets ``gpu`` (its request) and, once placed, ``gpus`` (the GPUs it holds).
 Rows of nodes and pods without GPUs have none of these keys.
+
+Dynamic Resource Allocation (docs/dra.md): ``slices`` holds each ResourceSlice's devices (name,
+capacities as quantity text, whether several claims may share it, a few attributes), ``claims``
+each ResourceClaim (its requests, the devices of its allocation and the pods in its
+``reservedFor``). Which claims hold a device, and which slices a node reaches, are indexes
+rebuilt from those two (never stored), so a snapshot carries each fact once. A pod that uses
+claims gets ``claims`` (their names). Runs without DRA have none of these keys' contents.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from collections import deque
 from collections.abc import Callable, Mapping
+from fractions import Fraction
 from typing import Any
 
 from ..api.gpu_request import GPU_MODEL_LABEL, GPU_RESOURCE, MILLI
-from ..api.units import format_usage
+from ..api.quantity import QuantityError, parse_quantity
+from ..api.units import format_bytes, format_usage
 from ..scheduler.tie_break import describe_tie
 from ..trace import events as te
 
-__all__ = ["ViewState", "narrate", "NARRATION_LINES"]
+__all__ = ["ViewState", "narrate", "NARRATION_LINES", "capacity_text", "device_key"]
 
 NARRATION_LINES = 40
 GONE_REQUESTS_KEPT = 64  # deleted pods whose requests a reservation may still need
 LANES = ("active", "backoff", "unschedulable")
+DEVICE_ATTRIBUTES_KEPT = 3  # a device's first attributes, for its card row (the trace has them all)
+ATTRIBUTE_CHARS = 24
 
 
 def _short(pod: str | None) -> str:
@@ -63,6 +75,92 @@ def _event_notes(notes: list[te.ClusterEventNote]) -> str:
             fate = "moves" if verdict["moves"] else "stays parked"
             parts.append(f"{_short(verdict['pod'])} {fate}: {verdict['why']}.")
     return " ".join(parts)
+
+
+# -- Dynamic Resource Allocation: quantities and device names as a learner reads them ------------
+
+_QUANTITY_PARTS = re.compile(r"^\s*([+-]?[0-9.]+)(Ki|Mi|Gi|Ti|Pi|Ei|[kMGTPE])?\s*$")
+
+
+def capacity_text(text: str) -> str:
+    """A device capacity's quantity as a person reads it: ``80Gi`` → ``80 Gi``, ``40G`` → ``40 G``,
+    ``500m`` → ``0.5``, ``108`` → ``108``; binary amounts that are not whole (``81920Mi``) in
+    the largest unit (``80 Gi``). Text that is no quantity is shown as it is."""
+    try:
+        value = parse_quantity(text)
+    except QuantityError:
+        return str(text)
+    match = _QUANTITY_PARTS.match(str(text))
+    suffix = match.group(2) if match else None
+    if suffix and suffix.endswith("i") and value.denominator == 1:
+        return format_bytes(int(value))
+    if suffix and match:
+        return f"{match.group(1)} {suffix}"
+    return _number(value)
+
+
+def _number(value: Fraction) -> str:
+    if value.denominator == 1:
+        return str(value.numerator)
+    return f"{float(value):.6g}"
+
+
+def _like(value: Fraction, like: str) -> str:
+    """``value`` written in the unit of ``like`` (a capacity's quantity text), as capacity_text would."""
+    match = _QUANTITY_PARTS.match(str(like))
+    suffix = match.group(2) if match else None
+    if suffix and suffix.endswith("i") and value.denominator == 1:
+        return format_bytes(int(value))
+    if suffix and not suffix.endswith("i"):
+        scale = parse_quantity(f"1{suffix}")
+        return f"{_number(value / scale)} {suffix}"
+    return _number(value)
+
+
+def _fraction(text: Any) -> Fraction | None:
+    try:
+        return parse_quantity(text)
+    except QuantityError:
+        return None
+
+
+def _bare(name: str, driver: str) -> str:
+    """A qualified attribute or capacity name without its domain when that is the driver's: the
+    API's own shorthand (a bare name belongs to the device's driver), half the bytes."""
+    domain, _, bare = name.rpartition("/")
+    return bare if domain == driver else name
+
+
+def _attribute(value: Any) -> str:
+    text = str(value).lower() if isinstance(value, bool) else str(value)
+    return text if len(text) <= ATTRIBUTE_CHARS else text[: ATTRIBUTE_CHARS - 1] + "…"
+
+
+def device_key(driver: str, pool: str, device: str) -> str:
+    """One device's key: device names are unique within a pool, pools within a driver."""
+    return f"{driver}/{pool}/{device}"
+
+
+def _count_text(count: int | str, device_class: str) -> str:
+    if count == "All":
+        return f"all devices of class {device_class}"
+    return f"{count} device{'s' if count != 1 else ''} of class {device_class}"
+
+
+def _request_text(row: Mapping[str, Any]) -> str:
+    if row.get("alternatives"):
+        return f"{row['name']}: first available of " + ", then ".join(row["alternatives"])
+    return f"{row['name']}: " + _count_text(row.get("count", 1), str(row.get("device_class", "")))
+
+
+def _allocated_device_text(row: Mapping[str, Any]) -> str:
+    where = f" on {row['node']}" if row.get("node") else " (network-attached)"
+    text = f"{row['device']}{where} for request {row['request']}"
+    consumed = row.get("consumed") or {}
+    if consumed:
+        parts = ", ".join(f"{capacity_text(v)} of {k.rpartition('/')[2]}" for k, v in sorted(consumed.items()))
+        text += f" (shares the device, taking {parts})"
+    return text
 
 
 # -- narration: one function per event type a learner cares about, reading its type's fields ----
@@ -186,6 +284,53 @@ def _say_run_finished(e: te.RunFinishedFields) -> str | None:
     return f"The run ends — {e['reason']}." if e.get("reason") else None
 
 
+def _say_resource_slice_added(e: te.ResourceSliceAddedFields) -> str:
+    count = len(e["devices"])
+    devices = f"{count} device{'s' if count != 1 else ''}"
+    if e.get("node"):
+        where = f"on node {e['node']}"
+    else:
+        reach = len(e.get("nodes") or [])
+        where = f"reachable from {reach} node{'s' if reach != 1 else ''}"
+    return f"ResourceSlice {e['slice']}: driver {e['driver']} publishes {devices} {where} (pool {e['pool']})."
+
+
+def _say_claim_added(e: te.ClaimAddedFields) -> str:
+    asks = "; ".join(_request_text(row) for row in e["requests"]) or "no devices"
+    head = f"ResourceClaim {_short(e['claim'])}"
+    if e.get("pod"):
+        head += f" is generated for {_short(e['pod'])}"
+        head += f" from ResourceClaimTemplate {e['template']}" if e.get("template") else ""
+    else:
+        head += " exists"
+    tail = " It is already allocated." if e.get("allocated") else ""
+    return f"{head}; it asks for {asks}.{tail}"
+
+
+def _say_claim_allocated(e: te.ClaimAllocatedFields) -> str:
+    devices = "; ".join(_allocated_device_text(row) for row in e["devices"]) or "no device"
+    return (
+        f"{_short(e['claim'])} is allocated for {_short(e['pod'])} on {e['node']}: {devices}."
+        f" {_short(e['pod'])} is in its reservedFor."
+    )
+
+
+def _say_claim_reserved(e: te.ClaimReservedFields) -> str:
+    return f"{_short(e['pod'])} joins the reservedFor of {_short(e['claim'])}: it uses the same devices."
+
+
+def _say_claim_released(e: te.ClaimReleasedFields) -> str:
+    return f"{_short(e['pod'])} leaves the reservedFor of {_short(e['claim'])} ({e['reason']})."
+
+
+def _say_claim_deallocated(e: te.ClaimDeallocatedFields) -> str:
+    return f"{_short(e['claim'])}'s allocation is cleared: its devices are free again ({e['reason']})."
+
+
+def _say_claim_deleted(e: te.ClaimDeletedFields) -> str:
+    return f"ResourceClaim {_short(e['claim'])} is deleted ({e['reason']})."
+
+
 # Event type -> its narration; the table cannot say which fields each reads, hence Any (as in
 # metrics.py); each function's own type is what mypy checks its lookups against.
 _NARRATIONS: dict[str, Callable[[Any], str | None]] = {
@@ -210,6 +355,13 @@ _NARRATIONS: dict[str, Callable[[Any], str | None]] = {
     "action": _say_action,
     "pod_added": _say_pod_added,
     "run_finished": _say_run_finished,
+    "resource_slice_added": _say_resource_slice_added,
+    "claim_added": _say_claim_added,
+    "claim_allocated": _say_claim_allocated,
+    "claim_reserved": _say_claim_reserved,
+    "claim_released": _say_claim_released,
+    "claim_deallocated": _say_claim_deallocated,
+    "claim_deleted": _say_claim_deleted,
 }
 
 
@@ -238,6 +390,11 @@ class ViewState:
         # requests of the last deleted pods are kept to draw the held space in between.
         self.reserved_requests: dict[str, dict[str, int]] = {}
         self.gone_requests: dict[str, dict[str, int]] = {}
+        # Dynamic Resource Allocation (the module's docstring): stored, then indexes built from them.
+        self.slices: dict[str, dict[str, Any]] = {}
+        self.claims: dict[str, dict[str, Any]] = {}
+        self._reach: dict[str, list[str]] = {}  # node -> the slices whose devices it can reach
+        self._holders: dict[str, list[str]] = {}  # device_key -> the claims allocated it
 
     # -- (de)serialisation ---------------------------------------------------------------
 
@@ -258,6 +415,8 @@ class ViewState:
             "finished": self.finished,
             "reserved_requests": take(self.reserved_requests),
             "gone_requests": take(self.gone_requests),
+            "slices": take(self.slices),
+            "claims": take(self.claims),
         }
 
     @classmethod
@@ -275,6 +434,12 @@ class ViewState:
         state.finished = data.get("finished", False)
         state.reserved_requests = copy.deepcopy(data.get("reserved_requests") or {})
         state.gone_requests = copy.deepcopy(data.get("gone_requests") or {})
+        state.slices = copy.deepcopy(data.get("slices") or {})
+        state.claims = copy.deepcopy(data.get("claims") or {})
+        for name, row in state.slices.items():
+            state._index_slice(name, row)
+        for name, claim in state.claims.items():
+            state._hold_devices(name, claim.get("devices") or [], +1)
         return state
 
     # -- folding events ------------------------------------------------------------------
@@ -441,6 +606,8 @@ class ViewState:
             "results": e.get("results"),
             "nominated_node": e.get("nominated_node"),
         }
+        if e.get("devices"):  # a pod with claims: the allocator's account, per node
+            self.current["filter"]["devices"] = {node: list(lines) for node, lines in e["devices"].items()}
 
     def _on_score(self, e: te.ScoreFields) -> None:
         self.current["score"] = {
@@ -586,6 +753,106 @@ class ViewState:
     def _on_run_finished(self, e: te.RunFinishedFields) -> None:
         self.finished = True
 
+    # -- Dynamic Resource Allocation -----------------------------------------------------
+
+    def _index_slice(self, name: str, row: dict[str, Any]) -> None:
+        for node in [row["node"]] if row.get("node") else row.get("nodes") or []:
+            reach = self._reach.setdefault(node, [])
+            if name not in reach:
+                reach.append(name)
+
+    def _hold_devices(self, claim: str, devices: list[dict[str, Any]], sign: int) -> None:
+        for row in devices:
+            key = device_key(row["driver"], row["pool"], row["device"])
+            holders = self._holders.setdefault(key, [])
+            if sign > 0 and claim not in holders:
+                holders.append(claim)
+            elif sign < 0 and claim in holders:
+                holders.remove(claim)
+            if not holders:
+                del self._holders[key]
+
+    def _pod_uses(self, pod_key: str | None, claim: str) -> None:
+        pod = self.pods.get(pod_key) if pod_key else None
+        if pod is not None and claim not in pod.setdefault("claims", []):
+            pod["claims"].append(claim)
+
+    def _on_resource_slice_added(self, e: te.ResourceSliceAddedFields) -> None:
+        devices = []
+        for device in e["devices"]:
+            row: dict[str, Any] = {"name": device["name"]}
+            if device.get("capacity"):
+                row["capacity"] = {_bare(k, e["driver"]): str(v) for k, v in device["capacity"].items()}
+            if device.get("shared"):
+                row["shared"] = True
+            attributes = list((device.get("attributes") or {}).items())[:DEVICE_ATTRIBUTES_KEPT]
+            if attributes:
+                row["attributes"] = {_bare(k, e["driver"]): _attribute(v) for k, v in attributes}
+            devices.append(row)
+        stored: dict[str, Any] = {"driver": e["driver"], "pool": e["pool"], "node": e.get("node"), "devices": devices}
+        if not e.get("node"):
+            stored["nodes"] = list(e.get("nodes") or [])
+        old = self.slices.get(e["slice"])
+        if old is not None:  # published again: drop it from the nodes it reached
+            for reach in self._reach.values():
+                if e["slice"] in reach:
+                    reach.remove(e["slice"])
+        self.slices[e["slice"]] = stored
+        self._index_slice(e["slice"], stored)
+
+    def _on_claim_added(self, e: te.ClaimAddedFields) -> None:
+        claim: dict[str, Any] = {
+            "requests": [dict(row) for row in e["requests"]],
+            "devices": [],
+            "node": None,
+            "reserved_for": [],
+        }
+        if e.get("pod"):
+            claim["pod"] = e["pod"]
+        if e.get("template"):
+            claim["template"] = e["template"]
+        if e.get("allocated"):
+            claim["allocated"] = True
+        old = self.claims.get(e["claim"])
+        if old is not None:
+            self._hold_devices(e["claim"], old.get("devices") or [], -1)
+        self.claims[e["claim"]] = claim
+        self._pod_uses(e.get("pod"), e["claim"])
+
+    def _on_claim_allocated(self, e: te.ClaimAllocatedFields) -> None:
+        claim = self.claims.setdefault(e["claim"], {"requests": [], "devices": [], "node": None, "reserved_for": []})
+        self._hold_devices(e["claim"], claim.get("devices") or [], -1)
+        claim["devices"] = [dict(row) for row in e["devices"]]
+        claim["node"] = e["node"]
+        claim["allocated"] = True
+        claim["reserved_for"] = [e["pod"]]
+        self._hold_devices(e["claim"], claim["devices"], +1)
+        self._pod_uses(e["pod"], e["claim"])
+
+    def _on_claim_reserved(self, e: te.ClaimReservedFields) -> None:
+        claim = self.claims.get(e["claim"])
+        if claim is not None and e["pod"] not in claim["reserved_for"]:
+            claim["reserved_for"].append(e["pod"])
+        self._pod_uses(e["pod"], e["claim"])
+
+    def _on_claim_released(self, e: te.ClaimReleasedFields) -> None:
+        claim = self.claims.get(e["claim"])
+        if claim is not None and e["pod"] in claim["reserved_for"]:
+            claim["reserved_for"].remove(e["pod"])
+
+    def _on_claim_deallocated(self, e: te.ClaimDeallocatedFields) -> None:
+        claim = self.claims.get(e["claim"])
+        if claim is not None:
+            self._hold_devices(e["claim"], claim.get("devices") or [], -1)
+            claim["devices"] = []
+            claim["node"] = None
+            claim.pop("allocated", None)
+
+    def _on_claim_deleted(self, e: te.ClaimDeletedFields) -> None:
+        claim = self.claims.pop(e["claim"], None)
+        if claim is not None:
+            self._hold_devices(e["claim"], claim.get("devices") or [], -1)
+
     # -- derived views -------------------------------------------------------------------
 
     def node_bars(self, name: str) -> list[dict[str, Any]]:
@@ -626,6 +893,91 @@ class ViewState:
                 }
             )
         return bars
+
+    # -- devices (DRA) -------------------------------------------------------------------
+
+    @property
+    def has_devices(self) -> bool:
+        """The cluster has published ResourceSlices with devices."""
+        return any(row["devices"] for row in self.slices.values())
+
+    def node_slices(self, name: str) -> list[dict[str, Any]]:
+        """The slices whose devices node ``name`` can reach (its own first, then network-attached
+        ones), each device with the claims that hold it: which request, the pods in the claim's
+        reservedFor, the capacity it consumes, and for a shared device what is left."""
+        names = self._reach.get(name) or []
+        ordered = sorted(names, key=lambda s: (self.slices[s].get("node") != name, s))
+        return [self._slice_view(slice_name, name) for slice_name in ordered if slice_name in self.slices]
+
+    def _slice_view(self, slice_name: str, node: str) -> dict[str, Any]:
+        row = self.slices[slice_name]
+        devices = [self._device_view(row["driver"], row["pool"], device) for device in row["devices"]]
+        return {
+            "slice": slice_name,
+            "driver": row["driver"],
+            "pool": row["pool"],
+            "local": row.get("node") == node,
+            "reach": 1 if row.get("node") else len(row.get("nodes") or []),
+            "devices": devices,
+            "in_use": sum(1 for d in devices if d["holders"]),
+        }
+
+    def _device_view(self, driver: str, pool: str, device: dict[str, Any]) -> dict[str, Any]:
+        holders = []
+        consumed_total: dict[str, Fraction] = {}
+        for claim_name in self._holders.get(device_key(driver, pool, device["name"])) or []:
+            claim = self.claims.get(claim_name) or {}
+            for row in claim.get("devices") or []:
+                if row["driver"] != driver or row["pool"] != pool or row["device"] != device["name"]:
+                    continue
+                consumed = {_bare(k, driver): str(v) for k, v in (row.get("consumed") or {}).items()}
+                for cap, text in consumed.items():
+                    amount = _fraction(text)
+                    if amount is not None:
+                        consumed_total[cap] = consumed_total.get(cap, Fraction(0)) + amount
+                holders.append(
+                    {
+                        "claim": claim_name,
+                        "request": row["request"],
+                        "pods": list(claim.get("reserved_for") or []),
+                        "consumed": consumed,
+                    }
+                )
+        capacity = dict(device.get("capacity") or {})
+        used = 0.0
+        left: dict[str, str] = {}
+        if device.get("shared"):
+            for cap, text in capacity.items():
+                total = _fraction(text)
+                taken = consumed_total.get(cap, Fraction(0))
+                if total is None:
+                    continue
+                left[cap] = _like(total - taken, text)
+                if total > 0:
+                    used = max(used, float(min(Fraction(1), taken / total)))
+        elif holders:
+            used = 1.0
+        return {
+            "name": device["name"],
+            "capacity": capacity,
+            "shared": bool(device.get("shared")),
+            "attributes": dict(device.get("attributes") or {}),
+            "holders": holders,
+            "left": left,
+            "used": used,
+        }
+
+    def device_share(self, name: str) -> tuple[int, float] | None:
+        """(devices node ``name`` can reach, how many of them are in use): an exclusive device held
+        by a claim counts 1, a shared device the largest share of a capacity its claims consume.
+        None for a node that reaches no device."""
+        total = 0
+        used = 0.0
+        for slice_view in self.node_slices(name):
+            for device in slice_view["devices"]:
+                total += 1
+                used += device["used"]
+        return (total, used) if total else None
 
     def gpu_bars(self, name: str) -> list[dict[str, Any]]:
         """One row per GPU of the node (none without GPUs): thousandths used and free, used %."""
@@ -670,4 +1022,11 @@ _FOLDS: dict[str, Callable[[ViewState, Any], None]] = {
     "pod_completed": ViewState._on_pod_completed,
     "node_usage": ViewState._on_node_usage,
     "run_finished": ViewState._on_run_finished,
+    "resource_slice_added": ViewState._on_resource_slice_added,
+    "claim_added": ViewState._on_claim_added,
+    "claim_allocated": ViewState._on_claim_allocated,
+    "claim_reserved": ViewState._on_claim_reserved,
+    "claim_released": ViewState._on_claim_released,
+    "claim_deallocated": ViewState._on_claim_deallocated,
+    "claim_deleted": ViewState._on_claim_deleted,
 }
