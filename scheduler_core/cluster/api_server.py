@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..api.model import Node, Pod, PodDisruptionBudget, PriorityClass
+from ..dra.claim_store import DraStore
 from ..scheduler.cache import ClusterCache, NodeInfo
 from ..scheduler.changes import ClusterChanges
 from ..scheduler.eventhandlers import (
@@ -51,6 +52,7 @@ from .kubelet import Kubelet, pod_added_fields
 from .pod_store import PodStore
 from .podgc import REASON as PODGC_REASON
 from .podgc import PodGC
+from .resource_claims import ClaimEvents, ResourceClaimController
 
 __all__ = ["ApiServer", "TERMINATED", "PODGC", "SYNC"]
 
@@ -95,6 +97,7 @@ class ApiServer:
         pending_messages: dict[str, str],
         node_order: Callable[[], NodeOrder | None],
         upgrade_aware: Callable[[], bool],
+        dra: DraStore | None = None,
     ) -> None:
         self._store = store
         self._cache = cache
@@ -111,6 +114,11 @@ class ApiServer:
         # Pods whose binding is under way (the scheduler asked, the bind latency has not passed):
         # a delete treats them as placed.
         self._binding: set[str] = set()
+        # Dynamic Resource Allocation (resource_claims.py): the run's claims, the resource claim
+        # controller, and the trace and queue events of every claim write.
+        self.dra = dra if dra is not None else DraStore()
+        self.claim_events = ClaimEvents(self.dra, trace, lambda: getattr(self, "_queue", None))
+        self.claim_controller = ResourceClaimController(self.dra, rng, lambda: getattr(self, "_queue", None))
 
     def connect(
         self,
@@ -208,6 +216,8 @@ class ApiServer:
                 # a snapshot's nominated pod: the nominator holds its place from now on
                 # (snapshot_time.apply_snapshot_nominations)
                 self.trace.emit("nomination_set", pod=pod.key, node=pod.nominated_node_name)
+        if pod.resource_claims:
+            self.claim_controller.pod_added(pod)  # claims from the pod's templates
 
     def delete_pod(self, pod: Pod, reason: str = "deleted", grace_ms: int | None = None) -> None:
         """Delete a pod: pending pods vanish; placed pods terminate after their grace period."""
@@ -219,6 +229,7 @@ class ApiServer:
             self._handlers.delete_unassigned_pod(pod)
             self._store.forget(pod)
             self.trace.emit("pod_deleted", pod=pod.key, node=None, reason=reason)
+            self.claim_controller.pod_done(pod, "pod deleted before it was scheduled")
             self._controllers.on_pod_event(pod)
             return
         grace = pod.termination_grace_ms if grace_ms is None else grace_ms
@@ -266,6 +277,7 @@ class ApiServer:
         # Hold the place before the deletion wakes the pending pods (reservation.py).
         self._reservations.pod_removed(pod, node)
         self._handlers.delete_pod_from_cache(pod, was_assigned=bool(node), node=node)
+        self.claim_controller.pod_done(pod, "pod deleted")
         self._controllers.on_pod_event(pod)
 
     # -- nodes ---------------------------------------------------------------------------

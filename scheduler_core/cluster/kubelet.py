@@ -81,6 +81,8 @@ class Kubelet:
         self._orphans: dict[str, list[Pod]] = {}
         # Pods bound to a node that was removed: node name -> pods (no kubelet runs them).
         self._stranded: dict[str, list[Pod]] = {}
+        # told when a pod completes, with why (the resource claim controller releases its claims)
+        self.pod_done: Callable[[Pod, str], None] = lambda pod, reason: None
 
     # -- bound pods: start, ready, done --------------------------------------------------
 
@@ -129,6 +131,7 @@ class Kubelet:
         self._usage_changed()
         self._trace.emit("pod_completed", pod=pod.key, node=node)
         self._handlers.delete_pod_from_cache(pod, was_assigned=True)
+        self.pod_done(pod, "pod completed")
         self._controllers.on_pod_event(pod)
 
     # -- orphans: spec.nodeName names no node --------------------------------------------

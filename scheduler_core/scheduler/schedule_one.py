@@ -33,6 +33,7 @@ from .cache import ClusterCache, NodeInfo, Snapshot
 from .config import Policy
 from .eventhandlers import as_assigned
 from .framework import (
+    FILTER_DEVICES_KEY,
     Code,
     CycleState,
     FitError,
@@ -781,6 +782,9 @@ class Scheduler:
             rows = [status_row(name, st) for name, st in result.statuses.items()]
             rows.extend(FilterResultRow(node=ni.name, code="Success", plugin="", reasons=[]) for ni in result.feasible)
             filter_fields["results"] = rows
+            devices = result.state.get(FILTER_DEVICES_KEY)
+            if devices:  # a pod with resource claims: DynamicResources' account per node
+                filter_fields["devices"] = dict(devices)
         trace.emit("filter", **filter_fields)
         if result.score is not None:
             scores, totals = score_tables(result.score, None if trace.full else {n for n, _ in result.top})

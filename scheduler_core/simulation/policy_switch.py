@@ -47,8 +47,11 @@ class PolicySeat(Protocol):
     def draw_node_order(self, keep: NodeOrder | None = None) -> None: ...
 
 
-def build_queue(policy: Policy, profiles: Mapping[str, Framework], trace: Trace) -> PodQueue:
-    """The legacy v1.5 FIFO (1 s..60 s backoff) or the priority queue the profiles configure."""
+def build_queue(
+    policy: Policy, profiles: Mapping[str, Framework], trace: Trace, messages: dict[str, str] | None = None
+) -> PodQueue:
+    """The legacy v1.5 FIFO (1 s..60 s backoff) or the priority queue the profiles configure.
+    ``messages``: the run's pending reasons, where a PreEnqueue rejection is written."""
     if uses_fifo_queue(policy):
         return FifoQueue(trace=trace)
     queue = SchedulingQueue(
@@ -61,7 +64,7 @@ def build_queue(policy: Policy, profiles: Mapping[str, Framework], trace: Trace)
         kubernetes_version=policy.kubernetes_version,
         pop_from_backoff=policy.gate(POP_FROM_BACKOFF_Q),
     )
-    queue.pre_enqueue = _pre_enqueue(policy, profiles)
+    queue.pre_enqueue = _pre_enqueue(policy, profiles, messages)
     return queue
 
 
@@ -97,7 +100,7 @@ def switch_policy(run: PolicySeat, policy: Policy, *, mark: Mapping[str, Any] | 
             kubernetes_version=policy.kubernetes_version,
             pop_from_backoff=policy.gate(POP_FROM_BACKOFF_Q),
         )
-        queue.pre_enqueue = _pre_enqueue(policy, run.profiles)
+        queue.pre_enqueue = _pre_enqueue(policy, run.profiles, old.last_message)
     run.scheduler = run.build_scheduler()
     run.scheduler.next_start_node_index = old.next_start_node_index
     run.draw_node_order(keep=old.node_order)
@@ -141,9 +144,13 @@ def _queue_hints(policy: Policy, profiles: Mapping[str, Framework]) -> QueueingH
     return QueueingHintMap.of(profiles) if policy.queueing_hints else None
 
 
-def _pre_enqueue(policy: Policy, profiles: Mapping[str, Framework]) -> Callable[[Any], str] | None:
+def _pre_enqueue(
+    policy: Policy, profiles: Mapping[str, Framework], messages: dict[str, str] | None = None
+) -> Callable[[Any], str] | None:
     """v1.36 runPreEnqueuePlugins over the pod's profile: the first plugin with a
-    ``pre_enqueue`` (DefaultPreemption's, with SchedulerAsyncPreemption) that does not pass.
+    ``pre_enqueue`` (DefaultPreemption's, with SchedulerAsyncPreemption; DynamicResources', a
+    claim missing) that does not pass. DynamicResources' message becomes the pod's pending reason
+    in ``messages`` (kube-scheduler only logs it: the pod never had a scheduling attempt to report).
     None under v1.31, which has no such gate in kubeviz's model."""
     if policy.kubernetes_version != V1_36:
         return None
@@ -154,8 +161,11 @@ def _pre_enqueue(policy: Policy, profiles: Mapping[str, Framework]) -> Callable[
 
     def run(pod: Any) -> str:
         for plugin in gates.get(pod.scheduler_name, ()):
-            if not plugin.pre_enqueue(pod).ok:  # type: ignore[attr-defined]
-                return plugin.name
+            status = plugin.pre_enqueue(pod)  # type: ignore[attr-defined]
+            if not status.ok:
+                if messages is not None and status.reasons and plugin.name == "DynamicResources":
+                    messages[pod.key] = status.message()
+                return str(plugin.name)
         return ""
 
     return run

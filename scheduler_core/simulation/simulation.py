@@ -42,6 +42,8 @@ from ..cluster.controllers import ControllerManager
 from ..cluster.drain import NodeDrains
 from ..cluster.kubelet import RUNNING, SUCCEEDED, Kubelet
 from ..cluster.pod_store import PodStore
+from ..cluster.resource_claims import device_rows, slice_nodes
+from ..dra.claim_store import DraStore
 from ..scheduler.cache import ClusterCache
 from ..scheduler.changes import ClusterChanges
 from ..scheduler.config import Policy
@@ -152,12 +154,18 @@ class Simulation:
             pending_messages=self._last_message,
             node_order=lambda: self.scheduler.node_order,
             upgrade_aware=lambda: self.policy.upgrade_aware_reservation,
+            dra=DraStore.of(
+                scenario.device_classes,
+                scenario.resource_slices,
+                scenario.resource_claims,
+                scenario.resource_claim_templates,
+            ),
         )
         self.controllers = ControllerManager(self.api)
 
         self._fast = fast
         self.profiles = self.build_profiles(self.policy)
-        self.queue: PodQueue = build_queue(self.policy, self.profiles, self.trace)
+        self.queue: PodQueue = build_queue(self.policy, self.profiles, self.trace, self._last_message)
         self.usage = UsageSnapshots(self.cache, self.queue, self.trace)
         self.handlers = EventHandlers(self.cache, self.queue, lambda pod: pod.scheduler_name in self.profiles)
         self.reservations = Reservations(self.queue.nominator, self.trace)
@@ -174,6 +182,7 @@ class Simulation:
             wake_at=self.loop.at,
             usage_changed=self.usage.changed,
         )
+        self.kubelet.pod_done = self.api.claim_controller.pod_done
         self.changes = ClusterChanges(
             self.cache, self.handlers, self.queue, self.trace, usage_changed=self.usage.changed
         )
@@ -350,6 +359,7 @@ class Simulation:
             handle.queueing_hints = policy.queueing_hints
             handle.kubernetes_version = policy.kubernetes_version
             handle.feature_gates = dict(policy.feature_gates)
+            handle.dra = self.api.dra
             profiles[profile.scheduler_name] = Framework(profile, REGISTRY, handle)
         return profiles
 
@@ -405,6 +415,7 @@ class Simulation:
         for node in sc.nodes:
             self.api.add_node(node, initial=True)
         self.draw_node_order()
+        self._start_dra()
         for service in sc.services:
             self.controllers.add_service(service)
         for pod in sc.pods:
@@ -417,6 +428,25 @@ class Simulation:
         for action in self._gpu_actions:
             self.loop.at(action.at_ms, "action", action)
         self.usage.emit(self.now_ms)
+
+    def _start_dra(self) -> None:
+        """The scenario's ResourceSlices and ResourceClaims exist from t=0 (DeviceClasses and
+        templates too, without an event of their own): ``resource_slice_added`` and
+        ``claim_added`` events, after the nodes, before any pod."""
+        dra = self.api.dra
+        nodes = self.scenario.nodes
+        for slice_ in dra.slices:
+            self.trace.emit(
+                "resource_slice_added",
+                slice=slice_.name,
+                driver=slice_.driver,
+                pool=slice_.pool.name,
+                node=slice_.node_name or None,
+                nodes=slice_nodes(slice_, nodes),
+                devices=device_rows(slice_),
+            )
+        for claim in dra.claims.values():
+            self.api.claim_events.added(claim)
 
     # -- timeline actions and policy switches --------------------------------------------
 

@@ -30,6 +30,7 @@ from .interface import (
 )
 from .preemption import Candidate, PreemptionDecision
 from .types import (
+    FILTER_DEVICES_KEY,
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
     SKIP,
@@ -56,6 +57,7 @@ __all__ = [
     "ExtensionPoint",
     "extension_points_of",
     "point_named",
+    "FILTER_DEVICES_KEY",
     "MAX_NODE_SCORE",
     "MIN_NODE_SCORE",
     "SKIP",

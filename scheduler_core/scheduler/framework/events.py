@@ -27,6 +27,13 @@ __all__ = [
     "NODE_TAINT_CHANGE",
     "NODE_DELETE",
     "UPDATE_POD_TOLERATION",
+    "UPDATE_POD_GENERATED_RESOURCE_CLAIM",
+    "POD_GENERATED_RESOURCE_CLAIM_CHANGE",
+    "RESOURCE_CLAIM_ADD",
+    "RESOURCE_CLAIM_UPDATE",
+    "RESOURCE_CLAIM_DELETE",
+    "RESOURCE_SLICE_ADD",
+    "DEVICE_CLASS_ADD",
     "pod_scheduling_properties_change",
     "node_scheduling_properties_change",
 ]
@@ -50,6 +57,20 @@ NODE_TAINT_CHANGE = ClusterEvent("Node", ActionType.UPDATE_NODE_TAINT, "NodeTain
 # bit, outside UPDATE, so v1.31's masks stay as they were; no modelled change carries it yet (a
 # timeline cannot add tolerations), so only v1.36's registrations name it.
 UPDATE_POD_TOLERATION = ActionType(1024)
+# v1.36 (kube-scheduler/framework/types.go UpdatePodGeneratedResourceClaim): the resource claim
+# controller wrote a generated claim's name into the pod's status.resourceClaimStatuses. Its own
+# bit outside UPDATE, like UPDATE_POD_TOLERATION, so no other registration hears of it.
+UPDATE_POD_GENERATED_RESOURCE_CLAIM = ActionType(2048)
+POD_GENERATED_RESOURCE_CLAIM_CHANGE = ClusterEvent(
+    "Pod", UPDATE_POD_GENERATED_RESOURCE_CLAIM, "PodGeneratedResourceClaimChange"
+)
+# Dynamic Resource Allocation's informers (v1.36 framework/types.go GVKs ResourceClaim,
+# ResourceSlice, DeviceClass): only DynamicResources registers them.
+RESOURCE_CLAIM_ADD = ClusterEvent("ResourceClaim", ActionType.ADD, "ResourceClaimAdd")
+RESOURCE_CLAIM_UPDATE = ClusterEvent("ResourceClaim", ActionType.UPDATE, "ResourceClaimUpdate")
+RESOURCE_CLAIM_DELETE = ClusterEvent("ResourceClaim", ActionType.DELETE, "ResourceClaimDelete")
+RESOURCE_SLICE_ADD = ClusterEvent("ResourceSlice", ActionType.ADD, "ResourceSliceAdd")
+DEVICE_CLASS_ADD = ClusterEvent("DeviceClass", ActionType.ADD, "DeviceClassAdd")
 # v1.36 deleteNodeFromCache: a node's deletion is an event (v1.31's moves nobody).
 NODE_DELETE = ClusterEvent("Node", ActionType.DELETE, "NodeDelete")
 

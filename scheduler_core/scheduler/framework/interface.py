@@ -34,6 +34,7 @@ from .types import (
 
 if TYPE_CHECKING:
     from ...api.model import LabelSelector, PodDisruptionBudget
+    from ...dra.claim_store import DraStore
     from ..cache import NodeInfo, Snapshot
     from .node_table import NodeTable
 
@@ -98,6 +99,9 @@ class Handle:
         # behaviour or messages differ between versions
         self.kubernetes_version = DEFAULT_KUBERNETES_VERSION
         self.feature_gates: dict[str, bool] = gate_defaults(DEFAULT_KUBERNETES_VERSION)
+        # the run's DRA objects and in-flight allocations (framework.Handle SharedDRAManager);
+        # None: the cluster has none, and DynamicResources treats every pod as claim-less
+        self.dra: DraStore | None = None
 
     def get_snapshot(self) -> Snapshot:
         assert self.snapshot is not None, "no snapshot: plugins run inside a scheduling cycle"
@@ -362,7 +366,9 @@ class ExtensionPoint:
 
 # The one list of extension points, in the order a pod meets them (config/v1 types.go Plugins).
 # The policy loader's fields, the default profile, multiPoint expansion and the profile runtime
-# all derive from it. PreEnqueue's only in-tree plugin, SchedulingGates, is not modelled.
+# all derive from it. A plugin with a ``pre_enqueue(pod) -> Status`` method is a PreEnqueue plugin
+# (v1.36: DefaultPreemption's and DynamicResources'; the queue runs them, policy_switch.py);
+# SchedulingGates is not modelled.
 EXTENSION_POINTS: tuple[ExtensionPoint, ...] = (
     ExtensionPoint("preEnqueue", None),
     ExtensionPoint("queueSort", QueueSortPlugin),

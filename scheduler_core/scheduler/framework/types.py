@@ -30,7 +30,12 @@ __all__ = [
     "append_post_filter_message",
     "MAX_NODE_SCORE",
     "MIN_NODE_SCORE",
+    "FILTER_DEVICES_KEY",
 ]
+
+# CycleState key under which DynamicResources leaves, per node it filtered, its account of the
+# pod's device requests; the scheduler copies it into the trace's ``filter`` event (``devices``).
+FILTER_DEVICES_KEY = "DynamicResources/devices"
 
 # framework/interface.go
 MAX_NODE_SCORE = 100

@@ -46,6 +46,7 @@ from ..framework import (
 )
 from ..framework.node_table import SAFE_LIMIT, NodeRows, NodeTable, rows_for
 from ..versions import V1_36
+from .dynamic_resources_extended import dra_extended_requests
 from .resource_allocation import (
     DEFAULT_RESOURCES,
     MAX_CUSTOM_PRIORITY_SCORE,
@@ -231,6 +232,9 @@ class _PreFilterState:
     checks: tuple[tuple[str, int, str], ...]
     # every amount within exact int64 maths: the batch form may judge the cycle's nodes
     batchable: bool
+    # v1.36 DRAExtendedResource: extended resources a DeviceClass backs, left to
+    # DynamicResources on a node whose allocatable has none of them (shouldDelegateResourceToDRA)
+    delegated: frozenset[str] = frozenset()
 
 
 class NodeResourcesFit(PreFilterPlugin, BatchFilterPlugin, ResourceAllocationPreScore, BatchScorePlugin):
@@ -264,6 +268,8 @@ class NodeResourcesFit(PreFilterPlugin, BatchFilterPlugin, ResourceAllocationPre
         # InsufficientResource.Unresolvable, and Filter's status UnschedulableAndUnresolvable
         # (no preemption can help there). v1.31 has no such case: always Unschedulable.
         self._unresolvable_beyond_allocatable = handle.kubernetes_version == V1_36
+        # v1.36: DRAExtendedResource (beta, on by default) lets a DeviceClass back an extended resource
+        self._delegate_to_dra = handle.kubernetes_version == V1_36
         # The Fit strategies score with non-zero requests (useRequested=false).
         self.scorer = ResourceAllocationScorer(parsed.strategy, parsed.resources, scorer, use_requested=False)
 
@@ -317,13 +323,19 @@ class NodeResourcesFit(PreFilterPlugin, BatchFilterPlugin, ResourceAllocationPre
         # sidecars, overhead).
         checks = self._checks(pod.requests)
         batchable = all(0 <= amount < SAFE_LIMIT for _, amount, _ in checks)
-        state.write(_PRE_FILTER_KEY, _PreFilterState(pod.requests, checks, batchable))
+        delegated = frozenset(dra_extended_requests(pod, self.handle.dra)) if self._delegate_to_dra else frozenset()
+        # a pod with a resource left to DRA is judged node by node (the batch form knows no DRA)
+        state.write(_PRE_FILTER_KEY, _PreFilterState(pod.requests, checks, batchable and not delegated, delegated))
         return None, SUCCESS
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         """fitsRequest; every reason is kept, in upstream's order."""
-        checks = state.read(_PRE_FILTER_KEY).checks
+        pre = state.read(_PRE_FILTER_KEY)
+        checks = pre.checks
         allocatable = node_info.node.allocatable
+        if pre.delegated:
+            # fit.go shouldDelegateResourceToDRA: no device plugin offers it here, a class backs it
+            checks = tuple(c for c in checks if not (c[0] in pre.delegated and allocatable.get(c[0], 0) <= 0))
         reasons: list[str] | None = None
         # Checked before the "requests nothing" shortcut: every pod takes a pod slot.
         if too_many_pods(len(node_info.pods), allocatable.get(PODS, 0)):

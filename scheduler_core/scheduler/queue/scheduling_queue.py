@@ -281,11 +281,14 @@ class SchedulingQueue:
     # -- the queue's API -----------------------------------------------------------------
 
     def add(self, pod: Pod, trigger: str = "PodAdd") -> QueuedPodInfo:
-        """Add: a new pod goes straight to activeQ with Timestamp = now."""
+        """Add: a new pod goes to activeQ with Timestamp = now, unless a PreEnqueue plugin gates
+        it (v1.36 moveToActiveQ: DynamicResources, a claim not created yet): then it waits among
+        the unschedulable pods for an event its gating plugin registered."""
         self.delete(pod, emit=False)
         self._seq += 1
         info = QueuedPodInfo(pod=pod, timestamp_ms=self.now_ms, seq=self._seq)
-        self._move(info, ACTIVE, trigger)
+        gated = pod.resource_claims and self.pre_enqueue is not None and self._gate(info)
+        self._move(info, UNSCHEDULABLE if gated else ACTIVE, trigger)
         if pod.nominated_node_name:
             self.nominator.add(pod, pod.nominated_node_name)
         return info

@@ -1,0 +1,55 @@
+"""The allocator's selector evaluator, over the CEL layer (scheduler_core/dra/cel.py).
+
+The allocator takes any :class:`~.allocator_state.SelectorEvaluator` so it can be tested with a
+table; a run plugs in this one. It compiles each expression once (upstream's ``cel.Cache`` in
+the DynamicResources plugin) and words its errors the way the incubating allocator quotes them
+(``allocator_incubating.go`` selectorsMatch): ``CEL compile error: ...`` or ``CEL runtime
+error: ...``; the allocator prefixes the class or claim and the selector's index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .cel import CelError, CompiledSelector, compile_selector
+from .types import Device
+
+__all__ = ["CelSelectors", "Outcome"]
+
+# Compiled selectors kept per run. Upstream keeps the 10 most recent (NewCache(10)); a run's
+# classes and claims name a bounded set of expressions, and keeping them all only saves work.
+_MAX_ENTRIES = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    matched: bool
+    error: str | None = None
+
+
+class CelSelectors:
+    """``(expression, device, driver) -> Outcome``, with compiled expressions cached."""
+
+    def __init__(self) -> None:
+        self._compiled: dict[str, CompiledSelector | str] = {}
+
+    def _get(self, expression: str) -> CompiledSelector | str:
+        found = self._compiled.get(expression)
+        if found is None:
+            try:
+                found = compile_selector(expression)
+            except CelError as error:
+                found = f"CEL compile error: {error.message}"
+            if len(self._compiled) >= _MAX_ENTRIES:
+                self._compiled.clear()
+            self._compiled[expression] = found
+        return found
+
+    def __call__(self, expression: str, device: Device, driver: str) -> Outcome:
+        compiled = self._get(expression)
+        if isinstance(compiled, str):
+            return Outcome(False, compiled)
+        result = compiled.matches(device, driver)
+        if result.error is not None:
+            return Outcome(False, f"CEL runtime error: {result.error}")
+        return Outcome(result.matched)
