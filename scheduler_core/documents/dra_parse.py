@@ -10,8 +10,8 @@ Every refusal names the field path and the line (through the :class:`Reader`); a
 limit is refused before its items are read, as upstream's validateSlice short-circuits, so ten
 thousand devices cost one message.
 
-CEL selectors are only checked for emptiness and length here (CELSelectorExpressionMaxLength);
-compiling them and their cost limit are scheduler_core/dra/cel.py's. Fields of features kubeviz
+CEL selectors are checked as the API server checks a new object's: length, then compiled and
+their estimated cost held to the limit (scheduler_core/dra/cel.py's validate_selector). Fields of features kubeviz
 does not model (partitionable devices, device taints that take effect, binding conditions, list
 attributes, node-allocatable mappings) are refused with a sentence saying so rather than ignored,
 since a run without them would teach a different allocation; opaque driver configuration and
@@ -31,6 +31,7 @@ from typing import Any
 
 from ..api.model import DEFAULT_NAMESPACE, ContainerClaim, NodeSelector, Pod, PodResourceClaim
 from ..api.quantity import QuantityError, parse_quantity
+from ..dra.cel import validate_selector
 from ..dra.types import (
     ALLOCATION_MODES,
     AllocationMode,
@@ -246,8 +247,9 @@ def _quantity(r: Reader, value: Any, path: str, *, required: bool = True, nonneg
 
 
 def _cel_selectors(r: Reader, value: Any, path: str) -> tuple[str, ...]:
-    """selectors: at most 32 of ``{cel: {expression}}``; an expression is not empty and at most
-    10 KiB (validateCELExpression checks the length before compiling; compiling is cel.py's)."""
+    """selectors: at most 32 of ``{cel: {expression}}``; an expression is not empty, at most
+    10 KiB (checked before compiling, as validateCELExpression does), compiles, and its estimated
+    cost is within the limit."""
     out = []
     for item_path, item in _items(r, value, path, DEVICE_SELECTORS_MAX, "selectors", "DeviceSelectorsMaxSize"):
         selector = r.mapping(item, item_path)
@@ -266,7 +268,15 @@ def _cel_selectors(r: Reader, value: Any, path: str) -> tuple[str, ...]:
                 "(CELSelectorExpressionMaxLength)",
             )
             continue
-        if expression:
+        if not expression:
+            continue
+        # validateCELSelector: a new object's expression must compile and stay within the cost
+        # limit (CELSelectorExpressionMaxCost), so a selector that could burn a CPU is refused
+        # here, at the door, before a run evaluates it against any device.
+        refusals = validate_selector(expression)
+        for refusal in refusals:
+            r.error(expr_path, refusal)
+        if not refusals:
             out.append(expression)
     return tuple(out)
 

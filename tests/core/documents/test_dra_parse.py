@@ -1465,3 +1465,37 @@ def test_deep_nesting_in_a_dra_object_is_refused_by_the_reader() -> None:
 def test_hostile_names_are_quoted_short() -> None:
     found = refusal(scenario(claim(name="N" * 5000)), f"{OBJ}.metadata.name", "not a valid name")
     assert len(found.message) < 300
+
+
+# -- CEL selectors at the door ------------------------------------------------------------------
+
+
+def _selector(expression: str) -> dict[str, Any]:
+    return device_class(selectors=[{"cel": {"expression": expression}}])
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        # validateCELSelector: a selector that does not compile is refused with the compiler's words
+        ('device.driver == "a" &&', "Invalid value"),
+        # an undeclared variable (cel-go: "undeclared reference to 'node'")
+        ('node.name == "a"', "undeclared reference"),
+        # the estimated cost past CELSelectorExpressionMaxCost: refused before any device is tried
+        (
+            "cel.bind(l0, [1, 2, 3, 4, 5, 6, 7, 8], "
+            + "".join(f"cel.bind(l{n + 1}, l{n} + l{n}, " for n in range(40))
+            + "l40.exists(x, x == 0)"
+            + ")" * 41,
+            "Forbidden: too complex, exceeds cost limit",
+        ),
+    ],
+    ids=["syntax", "undeclared", "cost"],
+)
+def test_a_selector_the_api_server_would_refuse_is_refused_at_load(expression: str, message: str) -> None:
+    refusal(scenario(_selector(expression)), "spec.objects[0].spec.selectors[0].cel.expression", re.escape(message))
+
+
+def test_a_good_selector_loads() -> None:
+    loaded = load_scenario(scenario(_selector('device.attributes["gpu.example.com"].model == "a100"')), "s.yaml")
+    assert loaded.device_classes[0].selectors == ('device.attributes["gpu.example.com"].model == "a100"',)
