@@ -11,7 +11,11 @@ past a few bytes per node (docs/architecture.md, "Big clusters"):
   (:func:`shade_level`): 0 a node holding nothing, 1-10 one holding pods, by the larger of CPU,
   memory and GPU allocation (1 under 10 %, 2 from 10 %, … 10 from 90 %); flags are letters: ``s`` chosen,
   ``v`` victims here, ``n`` nominated pod, ``r`` reserved, ``x`` rejected, ``c`` cordoned; the
-  GPU % is empty for a node without GPUs. ``-`` is a node the trace has not added yet (the
+  GPU % is empty for a node without GPUs. When the cluster has DRA devices (ResourceSlices) the
+  token has a sixth field, ``.<devices %>`` (the share of the node's devices in use; empty for a
+  node that reaches none), and the level shades that share alone, so the grid shows where devices
+  are free; the grid's heading then carries :data:`DEVICE_LEGEND` (its ``device-legend``
+  element is what run.css keys the device colours on). ``-`` is a node the trace has not added yet (the
   cluster of t = 0 before its ``node_added`` events, so that the grid is drawn at event 0);
 - a **delta** between two frames of one layout is one hidden element (``<i id="…run-nodes-delta"
   data-changes="index=token …">``) that ``static/kubeviz/playback.js`` applies to the cells.
@@ -44,6 +48,7 @@ from django.utils.html import escape
 from scheduler_core.results import ViewState
 
 __all__ = [
+    "DEVICE_LEGEND",
     "PENDING",
     "FLAG_NAMES",
     "cell_token",
@@ -70,6 +75,14 @@ ZONE_ROOM = 160  # a zone box's markup, beside its label (twice: heading and dat
 PIECE_ROOM = 300  # a piece's own markup
 
 PENDING = "-"
+# The grid heading's key when cells are shaded by devices in use (the pods' shade key is hidden).
+DEVICE_LEGEND = (
+    '<p class="device-legend small" aria-label="Legend: devices in use">'
+    '<i class="cell a0"></i> no device in use (or none) · '
+    '<i class="cell a1"></i><i class="cell a3"></i><i class="cell a5"></i><i class="cell a7"></i>'
+    '<i class="cell a10"></i> its devices in use: under 10% → 90%+ (darker = fewer devices free; a shared '
+    "device counts by the largest share of a capacity its claims take)</p>"
+)
 FLAG_NAMES = {
     "s": "chosen",
     "v": "victims here",
@@ -92,11 +105,26 @@ def shade_level(share: float, pods: int) -> int:
     return min(10, 1 + int(max(0.0, share) // 10))
 
 
-def cell_token(node: dict[str, Any], flags: str, cpu: float, mem: float, gpu: float | None) -> str:
+def cell_token(
+    node: dict[str, Any],
+    flags: str,
+    cpu: float,
+    mem: float,
+    gpu: float | None,
+    devices: float | None = None,
+    *,
+    by_devices: bool = False,
+) -> str:
     """One cell's value (see the module's docstring). 45.4 % CPU, 30 % memory, 12 pods, chosen:
-    ``"5s.45.30..12"``."""
-    level = shade_level(max(cpu, mem, gpu or 0.0), len(node["pods"]))
+    ``"5s.45.30..12"``. ``by_devices`` (a cluster with DRA devices): shaded by ``devices``, the %
+    of the node's devices in use, written as a sixth field: ``"4s.45.30..12.38"``."""
     gpu_text = "" if gpu is None else f"{gpu:.0f}"
+    if by_devices:
+        used = devices or 0.0
+        level = shade_level(used, 1 if used > 0 else 0)
+        devices_text = "" if devices is None else f"{devices:.0f}"
+        return f"{level}{flags}.{cpu:.0f}.{mem:.0f}.{gpu_text}.{len(node['pods'])}.{devices_text}"
+    level = shade_level(max(cpu, mem, gpu or 0.0), len(node["pods"]))
     return f"{level}{flags}.{cpu:.0f}.{mem:.0f}.{gpu_text}.{len(node['pods'])}"
 
 
@@ -104,9 +132,9 @@ def parse_token(token: str) -> dict[str, Any]:
     """A token read back (what playback.js does; for tests and tools)."""
     if token == PENDING:
         return {"pending": True}
-    head, cpu, mem, gpu, pods = token.split(".")
+    head, cpu, mem, gpu, pods, *more = token.split(".")
     digits = head.rstrip("".join(FLAG_NAMES))
-    return {
+    read: dict[str, Any] = {
         "level": int(digits),
         "flags": head[len(digits) :],
         "cpu": int(cpu),
@@ -114,6 +142,9 @@ def parse_token(token: str) -> dict[str, Any]:
         "gpu": int(gpu) if gpu else None,
         "pods": int(pods),
     }
+    if more:  # a cluster with DRA devices
+        read["devices"] = int(more[0]) if more[0] else None
+    return read
 
 
 def grid_layout(state: ViewState, upcoming: Sequence[tuple[str, str]], zone_label: str) -> list[tuple[str, str]]:

@@ -8,6 +8,11 @@ finds a node. The grid travels as data, one short token per cell
 (:mod:`kubeviz.web.playback.node_grid`), and the browser draws it, so page height and bytes no
 longer grow with the cluster.
 
+A node that reaches DRA devices (ResourceSlices, docs/dra.md) shows them on its card, slice by
+slice: each device, the claim that holds it and the pods in that claim's reservedFor, and for a
+device several claims share, each capacity taken and left. When the cluster has devices the grid
+is shaded by the share of each node's devices in use instead (:func:`device_allocation`).
+
 Cards are memoised by what they show, so a frame re-renders only the nodes that changed and
 equal fragments are the same ``str`` objects (cheap for :class:`FrameDiff`).
 """
@@ -24,7 +29,9 @@ from django.template.loader import render_to_string
 
 from scheduler_core.api import MILLI, format_amount
 from scheduler_core.results import ViewState
+from scheduler_core.results.replay import capacity_text
 
+from ..services.formats import short_pod
 from . import node_grid
 from .frames import Group, oob
 from .rendering import gpu_amount, node_dom_id, pod_chip, taint_text
@@ -39,6 +46,8 @@ __all__ = [
     "gpu_rows",
     "NodeMemo",
     "card_context",
+    "device_slices",
+    "device_allocation",
 ]
 
 GRID_AFTER = 48
@@ -47,6 +56,8 @@ ZONE_LABEL = "topology.kubernetes.io/zone"
 MAX_NODE_CHIPS = 40
 MEMO_SIZE = 20_000
 PLANS_KEPT = 16
+MAX_CARD_DEVICES = 16  # per slice; the rest is counted ("+N more devices")
+MAX_DEVICE_PODS = 6  # chips of the pods in a holding claim's reservedFor
 
 
 def _safe_id(name: str) -> str:
@@ -89,6 +100,88 @@ def allocation(node: dict[str, Any]) -> tuple[float, float]:
     cpu = 100.0 * req.get("cpu", 0) / alloc["cpu"] if alloc.get("cpu") else 0.0
     mem = 100.0 * req.get("memory", 0) / alloc["memory"] if alloc.get("memory") else 0.0
     return min(cpu, 100.0), min(mem, 100.0)
+
+
+def device_allocation(state: ViewState, name: str) -> float | None:
+    """% of the devices node ``name`` reaches that are in use (a shared device by the largest share
+    of a capacity its claims consume), or None for a node that reaches none."""
+    share = state.device_share(name)
+    if share is None:
+        return None
+    total, used = share
+    return 100.0 * used / total
+
+
+def _device_summary(device: dict[str, Any]) -> tuple[str, str]:
+    """(what the card prints beside the device's name, the full list for its tooltip)."""
+    attributes = device["attributes"]
+    capacity = [f"{capacity_text(v)} {k}" for k, v in device["capacity"].items()]
+    short = [str(v) for v in attributes.values()][:2] + capacity[:2]
+    full = [f"{k}={v}" for k, v in attributes.items()] + [
+        f"{k}: {capacity_text(v)}" for k, v in device["capacity"].items()
+    ]
+    return " · ".join(short), ", ".join(full)
+
+
+def _device_row(state: ViewState, device: dict[str, Any]) -> dict[str, Any]:
+    summary, title = _device_summary(device)
+    holders = []
+    for holder in device["holders"]:
+        pods = holder["pods"]
+        consumed = ", ".join(f"{capacity_text(v)} {k}" for k, v in holder["consumed"].items())
+        holders.append(
+            {
+                "claim": short_pod(holder["claim"]),
+                "claim_key": holder["claim"],
+                "request": holder["request"],
+                "consumed": consumed,
+                "pods": [pod_chip(state, k) for k in pods[:MAX_DEVICE_PODS]],
+                "pods_more": max(0, len(pods) - MAX_DEVICE_PODS),
+                "unused": not pods,  # allocated, no pod in reservedFor (yet, or any more)
+            }
+        )
+    shares = [
+        {
+            **share,
+            "used_pct": round(100.0 * share["used"], 1),
+            "label": f"{share['left']} {share['name']} left of {share['total']}",
+        }
+        for share in device["shares"]
+    ]
+    if device["shared"]:
+        status = "shared" if holders else "free"
+    else:
+        status = "held" if holders else "free"
+    return {
+        "name": device["name"],
+        "summary": summary,
+        "title": f"{device['name']}: {title}" if title else device["name"],
+        "status": status,
+        "shared": device["shared"],
+        "holders": holders,
+        "shares": shares,
+    }
+
+
+def device_slices(state: ViewState, name: str) -> list[dict[str, Any]]:
+    """The node card's devices, slice by slice (its own slices first, then network-attached ones)."""
+    out = []
+    for slice_view in state.node_slices(name):
+        devices = slice_view["devices"]
+        out.append(
+            {
+                "slice": slice_view["slice"],
+                "driver": slice_view["driver"],
+                "pool": slice_view["pool"],
+                "local": slice_view["local"],
+                "reach": slice_view["reach"],
+                "count": len(devices),
+                "in_use": slice_view["in_use"],
+                "devices": [_device_row(state, d) for d in devices[:MAX_CARD_DEVICES]],
+                "more": max(0, len(devices) - MAX_CARD_DEVICES),
+            }
+        )
+    return out
 
 
 class NodeMemo:
@@ -180,6 +273,7 @@ def card_context(state: ViewState, name: str, chosen: str | None) -> dict[str, A
         "nominated": [pod_chip(state, k) for k in node["nominated"]],
         "reserved": [reserved_chip(state, k, name) for k in node["reserved"]],
         "chosen": name == chosen,
+        "slices": device_slices(state, name),
     }
 
 
@@ -237,6 +331,7 @@ def _grid_group(
     nodes = state.nodes
     tokens: list[str] = []
     pending = 0
+    by_devices = state.has_devices
     for name, _ in layout:
         node = nodes.get(name)
         if node is None:
@@ -244,14 +339,18 @@ def _grid_group(
             pending += 1
             continue
         cpu, mem = allocation(node)
-        tokens.append(
-            node_grid.cell_token(node, _flags(name, node, chosen, victims_on, rejected), cpu, mem, gpu_allocation(node))
-        )
+        flags = _flags(name, node, chosen, victims_on, rejected)
+        devices = device_allocation(state, name) if by_devices else None
+        tokens.append(node_grid.cell_token(node, flags, cpu, mem, gpu_allocation(node), devices, by_devices=by_devices))
     note = " · one cell per node, coloured by allocation; click one for its card"
+    if by_devices:
+        note = " · one cell per node, coloured by its devices in use; click one for its card"
     if pending:
         note = f" · {pending} still to be added at t = 0 (dashed)" + note
     heading = f'<h2>Nodes <span class="muted">{len(layout)}{note}</span></h2>'
     body_id = f"{prefix}{section_id}-body"
+    if by_devices:
+        heading += node_grid.DEVICE_LEGEND
     html = node_grid.grid_html(body_id, layout, tokens, heading, names_attr)
     pieces = None
     size = len(html) if html.isascii() else len(html.encode("utf-8", "surrogatepass"))
@@ -265,7 +364,8 @@ def _grid_group(
         pieces = functools.partial(node_grid.grid_pieces, body_id, plan, tokens, heading)
     return Group(
         id=body_id,
-        layout=layout_key,
+        # The heading's legend differs once the cluster has devices: a new layout sends it again.
+        layout=layout_key + (":devices" if by_devices else ""),
         html=html,
         values=tokens,
         delta_id=node_grid.delta_id(prefix, section_id),

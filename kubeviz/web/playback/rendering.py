@@ -21,6 +21,7 @@ from ..services.formats import format_time, short_pod
 
 __all__ = [
     "cycle_context",
+    "device_account",
     "lanes_context",
     "narration_context",
     "node_dom_id",
@@ -41,6 +42,7 @@ MAX_FILTER_ROWS = 40
 MAX_SCORE_ROWS = 12
 NARRATION_SHOWN = 30
 MESSAGE_CHARS = 70
+MAX_DEVICE_NODES = 12  # nodes whose allocator account the cycle panel lists; the rest is counted
 
 LANES = (
     ("active", "activeQ", "Ready to be tried: the next pop is the highest priority."),
@@ -271,6 +273,7 @@ def cycle_context(state: ViewState, detail: str = "full", *, compact: bool = Fal
             "histogram": histogram,
             "summary": results is None or detail == "summary" or compact,
             "compact": compact and results is not None and detail != "summary",
+            "devices": device_account(flt),
         }
     score = current.get("score")
     if score:
@@ -320,6 +323,26 @@ def cycle_context(state: ViewState, detail: str = "full", *, compact: bool = Fal
             ],
         }
     return ctx
+
+
+def device_account(flt: dict[str, Any]) -> dict[str, Any] | None:
+    """The filter's per-node account of a pod's device requests (DynamicResources: the trace's
+    ``filter.devices``), rejected nodes first, for the cycle panel; None for a pod without claims.
+
+    Each row: the node, whether it fits (from the filter's results; None when only a summary was
+    recorded) and the allocator's lines ("request gpu: 0 usable of 1 device of class … (2 already
+    allocated to other claims)")."""
+    devices = flt.get("devices") or {}
+    if not devices:
+        return None
+    verdicts = {row.get("node"): row.get("code") == "Success" for row in flt.get("results") or []}
+    order = {node: i for i, node in enumerate(devices)}
+    nodes = sorted(devices, key=lambda n: (verdicts.get(n) is True, order[n]))
+    rows = [
+        {"node": node, "ok": verdicts.get(node), "lines": [str(line) for line in devices[node]]}
+        for node in nodes[:MAX_DEVICE_NODES]
+    ]
+    return {"rows": rows, "more": max(0, len(nodes) - MAX_DEVICE_NODES)}
 
 
 def narration_context(state: ViewState) -> list[dict[str, Any]]:

@@ -23,6 +23,9 @@ PREEMPT = "pkg/scheduler/framework/preemption/preemption.go"
 CACHE = "pkg/scheduler/internal/cache/cache.go"
 B36Q = "pkg/scheduler/backend/queue/scheduling_queue.go"  # v1.36's layout
 B36B = "pkg/scheduler/backend/queue/backoff_queue.go"
+DRA_TYPES = "staging/src/k8s.io/api/resource/v1/types.go"
+DRA_PLUGIN = "pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go"
+DRA_ALLOCATOR = "staging/src/k8s.io/dynamic-resource-allocation/structured/allocator.go"
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,7 @@ SECTIONS = (
     Section("constraints", "Where a pod may go"),
     Section("page", "On the run page"),
     Section("cluster", "Changing the cluster"),
+    Section("dra", "Devices (Dynamic Resource Allocation)"),
 )
 
 
@@ -570,6 +574,130 @@ TERMS: tuple[Term, ...] = (
         "fork (what if?)",
         "A new run that replays this one up to the playhead, then does one thing differently (cordon "
         "a node, delete a pod, switch policy, …) and goes on.",
+    ),  # -- devices (DRA) -----------------------------------------------------------------
+    _t(
+        "dra",
+        "dra",
+        "Dynamic Resource Allocation (DRA)",
+        "How Kubernetes gives pods devices such as GPUs one by one instead of as an anonymous count "
+        "(resource.k8s.io/v1, GA since v1.34). Drivers publish devices in ResourceSlices, pods ask "
+        "for them through ResourceClaims, and the scheduler picks concrete devices on a node.",
+        DRA_PLUGIN,
+    ),
+    _t(
+        "dra",
+        "dynamicresources",
+        "DynamicResources",
+        "The scheduler plugin for DRA: PreFilter gathers the pod's claims, Filter runs the allocator "
+        "on each node, Reserve keeps its choice, PreBind writes the allocation and reservedFor. A "
+        "node where the claims cannot all be satisfied is rejected with “cannot allocate all claims”.",
+        DRA_PLUGIN,
+    ),
+    _t(
+        "dra",
+        "resourceslice",
+        "ResourceSlice",
+        "A list of devices a driver publishes, with their attributes and capacities: for one node "
+        "(spec.nodeName), for the nodes a selector picks, or for all nodes (network-attached "
+        "devices). Slices of one driver with the same pool name form a pool.",
+        DRA_TYPES,
+    ),
+    _t(
+        "dra",
+        "device",
+        "device",
+        "One thing a driver can hand to a pod (a GPU, a NIC, a part of an accelerator), named "
+        "within its pool. Its attributes (model, driverVersion, …) are what selectors test, its "
+        "capacities (memory, …) what a claim may consume.",
+        DRA_TYPES,
+    ),
+    _t(
+        "dra",
+        "deviceclass",
+        "DeviceClass",
+        "A kind of device, defined by an admin: a name and CEL selectors a device must match. A "
+        "claim's request names a class; a class may also name an extended resource (such as "
+        "nvidia.com/gpu) its devices serve.",
+        DRA_TYPES,
+    ),
+    _t(
+        "dra",
+        "cel-selector",
+        "CEL selector",
+        "An expression over device.driver, device.attributes and device.capacity that must be true "
+        "for a device to be picked; a class's selectors and a request's all apply. Its cost is "
+        "limited, so a selector cannot keep the scheduler busy.",
+        "staging/src/k8s.io/dynamic-resource-allocation/cel/compile.go",
+    ),
+    _t(
+        "dra",
+        "resourceclaim",
+        "ResourceClaim",
+        "A request for devices: each of its requests names a DeviceClass, maybe selectors and "
+        "constraints, and how many devices (a count, or All). A pod names its claims in "
+        "spec.resourceClaims; several pods may share one claim and so its devices.",
+        DRA_TYPES,
+    ),
+    _t(
+        "dra",
+        "resourceclaimtemplate",
+        "ResourceClaimTemplate",
+        "A claim to stamp out per pod: for each pod that refers to it, the resource claim "
+        "controller creates a ResourceClaim of its own (named after the pod) and deletes it when "
+        "the pod is gone.",
+        "pkg/controller/resourceclaim/controller.go",
+    ),
+    _t(
+        "dra",
+        "dra-allocation",
+        "allocation",
+        "The devices the allocator chose for a claim, written to its status.allocation at PreBind. "
+        "A device in one claim's allocation goes to no other claim unless it allows several "
+        "allocations; clearing the allocation (deallocation) frees it.",
+        DRA_ALLOCATOR,
+    ),
+    _t(
+        "dra",
+        "reservedfor",
+        "reservedFor",
+        "A claim's status.reservedFor: the pods using it (at most 256). When no pod is left in it, "
+        "the resource claim controller clears the claim's allocation and its devices are free.",
+        DRA_TYPES,
+    ),
+    _t(
+        "dra",
+        "consumable-capacity",
+        "consumable capacity (shared device)",
+        "A device with allowMultipleAllocations may go to several claims at once, each taking part "
+        "of its capacity (say 20 Gi of a GPU's 80 Gi of memory) within the driver's request policy. "
+        "This is DRAConsumableCapacity, beta and on in v1.36.",
+        DRA_ALLOCATOR,
+    ),
+    _t(
+        "dra",
+        "firstavailable",
+        "firstAvailable",
+        "A request that lists alternatives (sub-requests) in order of preference: the allocator "
+        "takes the first it can satisfy, so a pod can ask for one big GPU or else two small ones.",
+        DRA_TYPES,
+    ),
+    _t(
+        "dra",
+        "matchattribute",
+        "matchAttribute",
+        "A claim constraint: all devices picked for the requests it lists must have the same value "
+        "of one attribute (the same PCIe root, say). When no combination agrees, the claim cannot "
+        "be allocated on that node.",
+        DRA_TYPES,
+    ),
+    _t(
+        "dra",
+        "dra-extended-resource",
+        "extended resource backed by DRA",
+        "A pod asking for an extended resource such as nvidia.com/gpu: 1 can be served by a device "
+        "of the DeviceClass that names that resource, on a node whose devices come through DRA; the "
+        "scheduler makes a claim for the pod. This is DRAExtendedResource, beta and on in v1.36.",
+        DRA_PLUGIN,
     ),
 )
 

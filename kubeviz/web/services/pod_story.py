@@ -3,12 +3,17 @@
 What a click on a pod chip opens (``GET /runs/<id>/pod/?name=ns/name&seq=N``): the pod's
 creation and queue moves, then each scheduling attempt — the filter verdict with its reason
 histogram, the scores and the chosen node, the nomination, preemption as preemptor — and what
-followed (assumed, bound, forgotten, preempted as a victim, deleted). Each line keeps its
-``seq`` so the page can move the playhead there.
+followed (assumed, bound, forgotten, preempted as a victim, deleted). A pod with ResourceClaims
+(DRA, docs/dra.md) also gets its claims' story: a claim generated for it from a template, the
+devices each got at PreBind, joining or leaving a shared claim's reservedFor, and the claim
+deallocated or deleted; its filter lines carry the allocator's account per node. Each line keeps
+its ``seq`` so the page can move the playhead there.
 
 Read from the stored trace only (``TraceEvent`` rows whose ``data.pod`` is the pod, up to the
-viewer's event), never by rerunning the engine. :func:`story_chapters` is plain Python over
-event dicts, so it is tested without a database.
+viewer's event), never by rerunning the engine, plus the ``claim_deallocated`` /
+``claim_deleted`` events of the claims the pod used (those name no pod). :func:`story_chapters`
+and :func:`with_claim_events` are plain Python over event dicts, so they are tested without a
+database.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from scheduler_core.results.replay import capacity_text
 from scheduler_core.trace import (
     AssumedFields,
     BindFailedFields,
@@ -44,11 +50,28 @@ from scheduler_core.trace import (
     SelectedFields,
     UnschedulableFields,
 )
+from scheduler_core.trace.events import (
+    ClaimAddedFields,
+    ClaimAllocatedFields,
+    ClaimDeallocatedFields,
+    ClaimDeletedFields,
+    ClaimReleasedFields,
+    ClaimReservedFields,
+)
 
 from ..models import Run, TraceEvent
 from .formats import format_time, short_pod
 
-__all__ = ["BadPodName", "PodStory", "Chapter", "StoryLine", "parse_pod_key", "story_chapters", "pod_story"]
+__all__ = [
+    "BadPodName",
+    "PodStory",
+    "Chapter",
+    "StoryLine",
+    "parse_pod_key",
+    "story_chapters",
+    "with_claim_events",
+    "pod_story",
+]
 
 # namespace/name: a DNS label, then a DNS subdomain (upstream validates both; kubeviz's scenario
 # loader does too). Upper case is let through: the lookup then simply finds nothing.
@@ -56,6 +79,9 @@ POD_KEY = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?/[A-Za-z0-9](
 MAX_EVENTS = 400  # a pod retried for an hour has thousands; keep the start and the latest
 HEAD_EVENTS = 40
 TOP_SCORES = 3
+DEVICE_NODES = 6  # nodes whose allocator account a filter line lists
+CLAIM_TYPES = ("claim_added", "claim_allocated", "claim_reserved", "claim_released")  # these name the pod
+CLAIM_AFTER_TYPES = ("claim_deallocated", "claim_deleted")  # these name only the claim
 LANE_NAMES = {"active": "activeQ", "backoff": "backoffQ", "unschedulable": "unschedulable", "none": "—"}
 
 
@@ -158,6 +184,11 @@ def _filter(e: FilterFields, line: StoryLine) -> None:
         line.text += f" (its nominated node {e.get('nominated_node')} was tried first)"
     histogram = sorted((e.get("histogram") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
     line.details = [f"{count} × {reason}" for reason, count in histogram]
+    devices = e.get("devices") or {}
+    for node in list(devices)[:DEVICE_NODES]:  # DynamicResources: the allocator's account per node
+        line.details += [str(said) if node in str(said) else f"{node}: {said}" for said in devices[node]]
+    if len(devices) > DEVICE_NODES:
+        line.details.append(f"… and {len(devices) - DEVICE_NODES} more nodes' device accounts")
 
 
 def _score(e: ScoreFields, line: StoryLine) -> None:
@@ -267,6 +298,64 @@ def _reservation_released(e: ReservationReleasedFields, line: StoryLine) -> None
     line.text = f"Reservation on {e.get('node')} released" + _reason(e.get("reason"))
 
 
+def _claim(key: str) -> str:
+    return short_pod(key)
+
+
+def _claim_added(e: ClaimAddedFields, line: StoryLine) -> None:
+    line.term = "resourceclaimtemplate"
+    asks = []
+    for row in e.get("requests") or []:
+        if row.get("alternatives"):
+            asks.append(f"{row['name']}: first available of {', then '.join(row['alternatives'])}")
+        elif row.get("count") == "All":
+            asks.append(f"{row['name']}: all devices of class {row['device_class']}")
+        else:
+            asks.append(f"{row['name']}: {row.get('count', 1)} × class {row['device_class']}")
+    template = e.get("template")
+    line.text = f"ResourceClaim {_claim(e['claim'])} generated for it" + (
+        f" from template {template}" if template else ""
+    )
+    line.details = asks
+
+
+def _claim_allocated(e: ClaimAllocatedFields, line: StoryLine) -> None:
+    line.kind, line.term = "ok", "dra-allocation"
+    devices = e.get("devices") or []
+    count = f"{len(devices)} device{'s' if len(devices) != 1 else ''}"
+    line.text = f"Claim {_claim(e['claim'])} allocated on {e.get('node')}: {count}"
+    details = []
+    for row in devices:
+        where = f" on {row['node']}" if row.get("node") else " (network-attached)"
+        text = f"{row['device']} (pool {row['pool']}, driver {row['driver']}){where} for request {row['request']}"
+        consumed = row.get("consumed") or {}
+        if consumed:
+            taken = ", ".join(f"{capacity_text(v)} of {k.rpartition('/')[2]}" for k, v in sorted(consumed.items()))
+            text += f", shared: takes {taken}"
+        details.append(text)
+    line.details = details
+
+
+def _claim_reserved(e: ClaimReservedFields, line: StoryLine) -> None:
+    line.kind, line.term = "ok", "reservedfor"
+    line.text = f"Joined the reservedFor of claim {_claim(e['claim'])}: it uses the claim's devices too"
+
+
+def _claim_released(e: ClaimReleasedFields, line: StoryLine) -> None:
+    line.term = "reservedfor"
+    line.text = f"Left the reservedFor of claim {_claim(e['claim'])}" + _reason(e.get("reason"))
+
+
+def _claim_deallocated(e: ClaimDeallocatedFields, line: StoryLine) -> None:
+    line.term = "dra-allocation"
+    line.text = f"Claim {_claim(e['claim'])} deallocated: its devices are free again" + _reason(e.get("reason"))
+
+
+def _claim_deleted(e: ClaimDeletedFields, line: StoryLine) -> None:
+    line.term = "resourceclaim"
+    line.text = f"Claim {_claim(e['claim'])} deleted" + _reason(e.get("reason"))
+
+
 # Event type → its line; the table cannot say which fields each reads, hence Any (as metrics.py).
 _LINES: dict[str, Callable[[Any, StoryLine], None]] = {
     "pod_added": _pod_added,
@@ -292,6 +381,12 @@ _LINES: dict[str, Callable[[Any, StoryLine], None]] = {
     "eviction": _eviction,
     "reservation_set": _reservation_set,
     "reservation_released": _reservation_released,
+    "claim_added": _claim_added,
+    "claim_allocated": _claim_allocated,
+    "claim_reserved": _claim_reserved,
+    "claim_released": _claim_released,
+    "claim_deallocated": _claim_deallocated,
+    "claim_deleted": _claim_deleted,
 }
 
 
@@ -333,6 +428,28 @@ def story_chapters(events: Iterable[dict[str, Any]]) -> list[Chapter]:
     return chapters
 
 
+def with_claim_events(pod_events: list[dict[str, Any]], claim_events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The pod's own events with the deallocation and deletion of the claims it used, in seq
+    order. A claim counts from the pod's first event about it (a shared claim deallocated before
+    the pod joined it is not part of this pod's story)."""
+    first: dict[str, int] = {}
+    for event in pod_events:
+        if event.get("type") in CLAIM_TYPES and event.get("claim"):
+            first.setdefault(str(event["claim"]), int(event["seq"]))
+    extra = [
+        e
+        for e in claim_events
+        if e.get("type") in CLAIM_AFTER_TYPES and str(e.get("claim")) in first and e["seq"] > first[str(e["claim"])]
+    ]
+    if not extra:
+        return pod_events
+    return sorted([*pod_events, *extra], key=lambda e: int(e["seq"]))
+
+
+def _claims_of(events: Iterable[dict[str, Any]]) -> list[str]:
+    return sorted({str(e["claim"]) for e in events if e.get("type") in CLAIM_TYPES and e.get("claim")})
+
+
 def pod_story(run: Run, key: str, upto: int) -> PodStory:
     """The story of pod ``key`` in ``run`` up to event ``upto`` (a long one keeps its first
     ``HEAD_EVENTS`` events and its latest, up to ``MAX_EVENTS`` in all)."""
@@ -346,6 +463,10 @@ def pod_story(run: Run, key: str, upto: int) -> PodStory:
         events = head + list(latest[: MAX_EVENTS - HEAD_EVENTS])[::-1]
     else:
         events = list(seen.values_list("data", flat=True))
+    claims = _claims_of(events)
+    if claims:  # DRA: what happened to its claims after it used them
+        after = TraceEvent.objects.filter(run=run, type__in=CLAIM_AFTER_TYPES, seq__lte=upto, data__claim__in=claims)
+        events = with_claim_events(events, after.order_by("seq").values_list("data", flat=True))
     return PodStory(
         key=key,
         name=short_pod(key),
