@@ -107,6 +107,8 @@ def _number(value: Fraction) -> str:
 
 def _like(value: Fraction, like: str) -> str:
     """``value`` written in the unit of ``like`` (a capacity's quantity text), as capacity_text would."""
+    if value == 0:
+        return "0"
     match = _QUANTITY_PARTS.match(str(like))
     suffix = match.group(2) if match else None
     if suffix and suffix.endswith("i") and value.denominator == 1:
@@ -196,6 +198,11 @@ def _say_preemption(e: te.PreemptionFields) -> str:
 
 
 def _say_nomination_set(e: te.NominationSetFields) -> str:
+    if e.get("reason") == "expected placement":  # v1.36 NominatedNodeNameForExpectation, no preemption
+        return (
+            f"{_short(e['pod'])} is nominated to {e['node']}: its expected placement while it binds,"
+            " so others see where it is expected to land."
+        )
     return f"{_short(e['pod'])} is nominated to {e['node']}: its place there is held while victims terminate."
 
 
@@ -946,6 +953,7 @@ class ViewState:
         capacity = dict(device.get("capacity") or {})
         used = 0.0
         left: dict[str, str] = {}
+        shares: list[dict[str, Any]] = []  # a shared device: each capacity, taken and left
         if device.get("shared"):
             for cap, text in capacity.items():
                 total = _fraction(text)
@@ -953,8 +961,17 @@ class ViewState:
                 if total is None:
                     continue
                 left[cap] = _like(total - taken, text)
-                if total > 0:
-                    used = max(used, float(min(Fraction(1), taken / total)))
+                share = float(min(Fraction(1), taken / total)) if total > 0 else 0.0
+                used = max(used, share)
+                shares.append(
+                    {
+                        "name": cap,
+                        "total": capacity_text(text),
+                        "taken": _like(taken, text),
+                        "left": left[cap],
+                        "used": share,
+                    }
+                )
         elif holders:
             used = 1.0
         return {
@@ -964,6 +981,7 @@ class ViewState:
             "attributes": dict(device.get("attributes") or {}),
             "holders": holders,
             "left": left,
+            "shares": shares,
             "used": used,
         }
 

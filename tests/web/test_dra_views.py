@@ -72,7 +72,7 @@ def test_a_shared_device_shows_each_claims_share_and_what_is_left_in_gi() -> Non
         ("share-b-claim", "40 Gi memory"),
     ]
     (share,) = device["shares"]
-    assert share["label"] == "20 Gi memory left of 80 Gi"
+    assert share["label"] == "20 Gi of 80 Gi memory left"
     assert share["used_pct"] == 75.0
     said = text_of(card_html(state, "node-2"))
     assert "shared" in said
@@ -288,7 +288,7 @@ def test_the_node_endpoint_and_the_run_page_show_devices(client: Client, dra_run
     seq = t.seq_of("pod_deleted") - 1
     card = client.get(reverse("run-node", args=[dra_run.id]), {"name": "node-2", "seq": seq})
     assert card.status_code == 200
-    assert "20 Gi memory left of 80 Gi" in text_of(card.content.decode())
+    assert "20 Gi of 80 Gi memory left" in text_of(card.content.decode())
     page = client.get(reverse("run-detail", args=[dra_run.id]), {"seq": seq}).content.decode()
     assert 'data-device="gpu-1"' in page
     assert "infer-2 joins the reservedFor of shared-claim" in page

@@ -144,7 +144,7 @@ def _device_row(state: ViewState, device: dict[str, Any]) -> dict[str, Any]:
         {
             **share,
             "used_pct": round(100.0 * share["used"], 1),
-            "label": f"{share['left']} {share['name']} left of {share['total']}",
+            "label": f"{share['left']} of {share['total']} {share['name']} left",
         }
         for share in device["shares"]
     ]

@@ -389,6 +389,15 @@ def test_narration_of_each_dra_event() -> None:
     ]
 
 
+def test_an_expected_placement_is_not_narrated_as_preemption() -> None:
+    """v1.36 nominates a pod to its node at the start of its binding cycle (no victims)."""
+    event = {"seq": 0, "t_ms": 0, "cycle": 0, "type": "nomination_set", "pod": "default/p", "node": "n1"}
+    assert "victims" in str(narrate(event))
+    said = str(narrate({**event, "reason": "expected placement"}))
+    assert "victims" not in said
+    assert "expected placement" in said
+
+
 def test_first_available_requests_are_narrated_in_order() -> None:
     event = {
         "seq": 0,
