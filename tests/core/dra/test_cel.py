@@ -1,4 +1,4 @@
-"""CEL device selectors (scheduler_core/dra/cel.py) against upstream's own table.
+"""CEL device selectors (scheduler_core/dra/cel/) against upstream's own table.
 
 The table is ``staging/src/k8s.io/dynamic-resource-allocation/cel/compile_test.go`` (v1.36,
 ``testcases``), translated to kubeviz's Device: the same expressions, the same compile and

@@ -1,0 +1,121 @@
+"""The front door's work: compile (parse, check, estimate), validate as the API server does,
+and evaluate a compiled selector against a device (``compile.go`` CompileCELExpression and
+DeviceMatches).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+from celpy.celparser import CELParseError
+
+from ..types import Device
+from .cel_types import ANY, BOOL
+from .checker import Checker
+from .cost import Estimator
+from .declarations import Overload
+from .device import device_value
+from .errors import CelError, CompileError, CostExceeded, EvalError
+from .evaluate import Evaluator
+from .limits import CEL_SELECTOR_EXPRESSION_MAX_COST, CEL_SELECTOR_EXPRESSION_MAX_LENGTH
+from .parser import Builder, format_issue, parse
+from .syntax import Node
+from .values import cel_type_name
+
+# The checker, estimator and evaluator recurse once or a few times per level of the syntax tree,
+# which the parser caps at limits.MAX_RECURSION_DEPTH; leave Python room for that (celpy does the same).
+if sys.getrecursionlimit() < 5000:
+    sys.setrecursionlimit(5000)
+
+
+@dataclass(frozen=True, slots=True)
+class SelectorResult:
+    """One device against one selector. ``error`` set means the allocator must give up on the
+    claim: upstream's allocator returns "CEL runtime error" and the pod does not schedule (a
+    runtime error is not a "no")."""
+
+    matched: bool
+    error: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class CompiledSelector:
+    """A compiled selector: reuse it for every device (compile once, evaluate many)."""
+
+    expression: str
+    max_cost: int  # the worst-case estimate (cel-go units); validate_selector refuses > the limit
+    cost_limit: int = CEL_SELECTOR_EXPRESSION_MAX_COST
+    _root: Node = field(repr=False, default=None)  # type: ignore[assignment]
+    _overloads: dict[int, list[Overload]] = field(repr=False, default_factory=dict)
+    _exact: frozenset[int] = field(repr=False, default=frozenset())
+
+    def matches(self, device: Device, driver: str) -> SelectorResult:
+        """Evaluate against ``device`` of ``driver`` (its slice's driver: the domain of its bare
+        attribute names). Never raises: an error, the cost limit included, is ``error``."""
+        result, _ = self.evaluate(device, driver)
+        return result
+
+    def evaluate(self, device: Device, driver: str) -> tuple[SelectorResult, int]:
+        """:meth:`matches` and the actual cost charged (cel-go's EvalDetails.ActualCost)."""
+        evaluator = Evaluator(self._overloads, self._exact, self.cost_limit)
+        try:
+            value = evaluator.run(self._root, device_value(device, driver))
+        except (EvalError, CostExceeded) as exc:
+            return SelectorResult(False, str(exc)), evaluator.cost
+        except RecursionError:  # pragma: no cover - the parser's depth limit keeps well below it
+            return SelectorResult(False, "expression recursion limit exceeded"), evaluator.cost
+        if not isinstance(value, bool):
+            name = cel_type_name(value)
+            message = (
+                f"CEL result of type {name} could not be converted to bool: "
+                f"type conversion error from '{name}' to 'bool'"
+            )
+            return SelectorResult(False, message), evaluator.cost
+        return SelectorResult(value), evaluator.cost
+
+
+def compile_selector(
+    expression: str, cost_limit: int = CEL_SELECTOR_EXPRESSION_MAX_COST, *, stored: bool = True
+) -> CompiledSelector:
+    """Compile as compile.go CompileCELExpression does; raise :class:`CelError` with upstream's
+    words ("compilation failed: ERROR: <input>:1:1: ...", "must evaluate to bool ...").
+
+    The length and estimated-cost limits are the API server's (:func:`validate_selector`); the
+    scheduler compiles stored expressions without them and relies on the runtime ``cost_limit``.
+    ``stored`` is the scheduler's environment (environment.StoredExpressions: every function a
+    stored object may use, ``includes()`` too); ``stored=False`` is the API server's for a new or
+    changed selector (NewExpressions), where ``includes()`` waits for DRAListTypeAttributes.
+    """
+    try:
+        tree = parse(expression)
+    except CELParseError as exc:
+        line, column = exc.line or 1, exc.column or 1
+        detail = str(exc.args[0]).strip().splitlines()[0] if exc.args else "syntax error"
+        message = f"Syntax error: {detail}" if detail else "Syntax error"
+        raise CelError("compilation failed: " + format_issue(expression, message, line, column)) from None
+    try:
+        root = Builder().build(tree)
+        checker = Checker(stored)
+        output = checker.check(root)
+    except CompileError as exc:
+        raise CelError("compilation failed: " + format_issue(expression, exc.message, exc.line, exc.column)) from None
+    # dyn is accepted only with DRAListTypeAttributes (alpha in v1.36, off).
+    if output not in (BOOL, ANY):
+        raise CelError(f"must evaluate to bool or the unknown type, not {output}")
+    max_cost = Estimator(checker).cost(root)
+    return CompiledSelector(expression, max_cost, cost_limit, root, checker.overloads, frozenset(checker.exact))
+
+
+def validate_selector(expression: str) -> list[str]:
+    """What the API server refuses (pkg/apis/resource/validation validateCELSelector), as the
+    field error's text without its path: too long, does not compile, or too expensive."""
+    if len(expression.encode("utf-8")) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
+        return [f"Too long: may not be more than {CEL_SELECTOR_EXPRESSION_MAX_LENGTH} bytes"]
+    try:
+        compiled = compile_selector(expression, stored=False)
+    except CelError as exc:
+        return [f'Invalid value: "{expression}": {exc.message}']
+    if compiled.max_cost > CEL_SELECTOR_EXPRESSION_MAX_COST:
+        return ["Forbidden: too complex, exceeds cost limit"]
+    return []
