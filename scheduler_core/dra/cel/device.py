@@ -9,7 +9,7 @@ from typing import Any
 from ..types import AttributeValue, Device
 from .errors import EvalError
 from .library_quantity import Quantity
-from .library_semver import parse_semver
+from .library_semver import parse_semver_once
 from .values import DefaultMap
 
 
@@ -17,7 +17,7 @@ def _attribute_value(attribute: AttributeValue) -> Any:
     """compile.go getAttributeValue: exactly one kind; a version parses as semver."""
     if attribute.kind == "version":
         try:
-            return parse_semver(str(attribute.value))
+            return parse_semver_once(str(attribute.value))
         except ValueError as exc:
             raise EvalError(f"parse semantic version: {exc}") from None
     if attribute.kind == "bool":

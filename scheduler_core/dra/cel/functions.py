@@ -13,7 +13,7 @@ from .library_quantity import QUANTITY_FUNCTIONS
 from .library_semver import SEMVER_FUNCTIONS
 from .library_strings import STRING_FUNCTIONS
 from .limits import MAX_ATTRIBUTE_VALUES
-from .values import MISSING, Uint, check_int, check_uint, equal, map_get
+from .values import MISSING, Uint, check_int, check_uint, compare, equal, map_get
 
 
 def to_int(value: Any) -> int:
@@ -118,3 +118,67 @@ def to_double(text: str) -> float:
         return float(text)
     except ValueError:
         raise EvalError(f'strconv.ParseFloat: parsing "{text}": invalid syntax') from None
+
+
+Implementation = Callable[[list[Any]], Any]
+
+
+def _relation(fn: str) -> Implementation:
+    test: Callable[[int], bool] = {
+        "_<_": lambda order: order < 0,
+        "_<=_": lambda order: order <= 0,
+        "_>_": lambda order: order > 0,
+        "_>=_": lambda order: order >= 0,
+    }[fn]
+
+    def run(args: list[Any]) -> bool:
+        order = compare(args[0], args[1])
+        return False if order == 2 else test(order)  # 2: unordered (NaN), every comparison false
+
+    return run
+
+
+def _arithmetic(oid: str) -> Implementation:
+    if oid in ("add_string", "add_bytes"):
+        return lambda args: args[0] + args[1]
+    if oid == "add_list":
+        return lambda args: [*args[0], *args[1]]
+    return lambda args: arith(oid, args[0], args[1])
+
+
+def _pick(fn: str, oid: str) -> Implementation:
+    if oid == "dra_includes_dyn_dyn":
+        return lambda args: includes(args[0], args[1])
+    if fn == "_==_":
+        return lambda args: equal(args[0], args[1])
+    if fn == "_!=_":
+        return lambda args: not equal(args[0], args[1])
+    if fn in ("_<_", "_<=_", "_>_", "_>=_"):
+        return _relation(fn)
+    if fn in ("_+_", "_-_", "_*_", "_/_", "_%_"):
+        return _arithmetic(oid)
+    if fn == "size":
+        return lambda args: len(args[0])
+    if fn == "int":
+        return lambda args: to_int(args[0])
+    if fn == "uint":
+        return lambda args: to_uint(args[0])
+    if fn == "double":
+        return lambda args: float(args[0]) if not isinstance(args[0], str) else to_double(args[0])
+    if fn == "string":
+        return lambda args: to_string(args[0])
+    impl = IMPLS[oid]
+    return lambda args: impl(*args)
+
+
+# Overload ids are unique across functions (declarations.py), so the id alone keys the choice.
+_BY_OVERLOAD: dict[str, Implementation] = {}
+
+
+def implementation(fn: str, oid: str) -> Implementation:
+    """What runs for a call of ``fn`` by overload ``oid`` (on the list of its operand values,
+    the target first), chosen once per overload instead of once per call."""
+    found = _BY_OVERLOAD.get(oid)
+    if found is None:
+        found = _BY_OVERLOAD[oid] = _pick(fn, oid)
+    return found

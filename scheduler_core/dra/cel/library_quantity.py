@@ -31,11 +31,24 @@ class Quantity:
         return f"Quantity({self.value})"
 
 
+# quantity("40Gi") is usually a literal, evaluated for every device: parse each text once. A
+# Quantity is never changed after it is made, so one value serves every call (bounded cache).
+_PARSED: dict[str, Quantity] = {}
+_PARSED_MAX: Final = 1024
+
+
 def quantity(text: str) -> Quantity:
+    found = _PARSED.get(text)
+    if found is not None:
+        return found
     try:
-        return Quantity(parse_quantity(text) if text == text.strip() else _raise_quantity())
+        found = Quantity(parse_quantity(text) if text == text.strip() else _raise_quantity())
     except QuantityError:
         _raise_quantity()
+    if len(_PARSED) >= _PARSED_MAX:
+        _PARSED.clear()
+    _PARSED[text] = found
+    return found
 
 
 def _raise_quantity() -> NoReturn:

@@ -96,9 +96,32 @@ def _normalize_semver(text: str) -> Semver:
     return parse_semver(".".join(parts))
 
 
+# Versions already parsed, by text, or the parse error's words: a Semver is immutable, so one
+# value serves every device and every call (bounded, cleared when full).
+_PARSED: dict[str, Semver | str] = {}
+_PARSED_MAX: Final = 1024
+
+
+def parse_semver_once(text: str) -> Semver:
+    """:func:`parse_semver`, remembered: a device's version attribute is parsed on every
+    evaluation (compile.go converts the whole device each time), the same few texts again and again."""
+    found = _PARSED.get(text)
+    if found is None:
+        try:
+            found = parse_semver(text)
+        except ValueError as exc:
+            found = str(exc)
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED[text] = found
+    if isinstance(found, str):
+        raise ValueError(found)
+    return found
+
+
 def semver(text: str, normalize: bool = False) -> Semver:
     try:
-        return _normalize_semver(text) if normalize else parse_semver(text)
+        return _normalize_semver(text) if normalize else parse_semver_once(text)
     except ValueError as exc:
         raise EvalError(str(exc)) from None
 

@@ -78,8 +78,15 @@ def size_of(value: Any) -> int:
     return len(value) if isinstance(value, str | bytes | list | dict) else 1
 
 
+# Values whose Python equality is CEL's when both sides are of the same class.
+_PLAIN: Final = frozenset({str, bytes, bool, int})
+
+
 def equal(a: Any, b: Any) -> bool:
     """CEL's heterogeneous equality: numbers by value across int, uint and double."""
+    kind = a.__class__
+    if kind is b.__class__ and kind in _PLAIN:
+        return bool(a == b)
     num = (int, float)
     if isinstance(a, num) and isinstance(b, num) and not isinstance(a, bool) and not isinstance(b, bool):
         return bool(a == b)
@@ -102,6 +109,10 @@ MISSING: Final = object()
 
 
 def map_get(m: dict[Any, Any], key: Any) -> Any:
+    """``m[key]`` by CEL's key equality (numbers match across int, uint and double; ``true`` is
+    not ``1``), else ``MISSING``."""
+    if key.__class__ is str:  # only a str key equals a str: Python's lookup is CEL's
+        return m.get(key, MISSING)
     if key in m and runtime_type(key) == runtime_type(next(k for k in m if k == key)):
         return m[key]
     if isinstance(key, int | float) and not isinstance(key, bool):
