@@ -78,10 +78,10 @@ PENDING = "-"
 # The grid heading's key when cells are shaded by devices in use (the pods' shade key is hidden).
 DEVICE_LEGEND = (
     '<p class="device-legend small" aria-label="Legend: devices in use">'
-    '<i class="cell a0"></i> no device in use (or none) · '
-    '<i class="cell a1"></i><i class="cell a3"></i><i class="cell a5"></i><i class="cell a7"></i>'
-    '<i class="cell a10"></i> its devices in use: under 10% → 90%+ (darker = fewer devices free; a shared '
-    "device counts by the largest share of a capacity its claims take)</p>"
+    '<span class="key"><i class="cell a0"></i> no device in use</span>'
+    '<span class="key"><i class="cell a1"></i><i class="cell a3"></i><i class="cell a5"></i><i class="cell a7"></i>'
+    '<i class="cell a10"></i> under 10% → 90%+ of its devices in use (darker = fewer free)</span>'
+    '<span class="key">a shared device counts by the largest share of a capacity its claims take</span></p>'
 )
 FLAG_NAMES = {
     "s": "chosen",
