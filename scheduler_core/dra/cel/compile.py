@@ -15,7 +15,7 @@ from .cel_types import ANY, BOOL
 from .checker import Checker
 from .cost import Estimator
 from .declarations import Overload
-from .device import device_value
+from .device import device_value, reads_device_maps
 from .errors import CelError, CompileError, CostExceeded, EvalError
 from .evaluate import Evaluator
 from .limits import CEL_SELECTOR_EXPRESSION_MAX_COST, CEL_SELECTOR_EXPRESSION_MAX_LENGTH
@@ -49,6 +49,7 @@ class CompiledSelector:
     _root: Node = field(repr=False, default=None)  # type: ignore[assignment]
     _overloads: dict[int, list[Overload]] = field(repr=False, default_factory=dict)
     _exact: frozenset[int] = field(repr=False, default=frozenset())
+    _reads_maps: bool = field(repr=False, default=True)  # see device.reads_device_maps
 
     def matches(self, device: Device, driver: str) -> SelectorResult:
         """Evaluate against ``device`` of ``driver`` (its slice's driver: the domain of its bare
@@ -60,7 +61,7 @@ class CompiledSelector:
         """:meth:`matches` and the actual cost charged (cel-go's EvalDetails.ActualCost)."""
         evaluator = Evaluator(self._overloads, self._exact, self.cost_limit)
         try:
-            value = evaluator.run(self._root, device_value(device, driver))
+            value = evaluator.run(self._root, device_value(device, driver, self._reads_maps))
         except (EvalError, CostExceeded) as exc:
             return SelectorResult(False, str(exc)), evaluator.cost
         except RecursionError:  # pragma: no cover - the parser's depth limit keeps well below it
@@ -104,7 +105,8 @@ def compile_selector(
     if output not in (BOOL, ANY):
         raise CelError(f"must evaluate to bool or the unknown type, not {output}")
     max_cost = Estimator(checker).cost(root)
-    return CompiledSelector(expression, max_cost, cost_limit, root, checker.overloads, frozenset(checker.exact))
+    exact = frozenset(checker.exact)
+    return CompiledSelector(expression, max_cost, cost_limit, root, checker.overloads, exact, reads_device_maps(root))
 
 
 def validate_selector(expression: str) -> list[str]:

@@ -63,3 +63,18 @@ class Macro(Node):
     var: str
     predicate: Node | None
     transform: Node | None = None
+
+
+def children(node: Node) -> list[Node]:
+    """The nodes directly below ``node``, for a walk over the tree."""
+    if isinstance(node, Select):
+        return [node.operand]
+    if isinstance(node, Call):
+        return [*([node.target] if node.target is not None else []), *node.args]
+    if isinstance(node, ListLit):
+        return list(node.elements)
+    if isinstance(node, MapLit):
+        return [n for pair in node.entries for n in pair]
+    if isinstance(node, Macro):
+        return [n for n in (node.range, node.predicate, node.transform) if n is not None]
+    return []
