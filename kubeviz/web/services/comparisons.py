@@ -138,6 +138,17 @@ BUILTIN_COMPARISONS: dict[str, BuiltinComparison] = {
             "Pods that share GPUs leave slivers whole-GPU pods cannot use: watch how much GPU capacity "
             "each policy leaves unallocated as the Alibaba trace's requests arrive.",
         ),
+        BuiltinComparison(
+            "dra-vs-fgd-sharing",
+            "GPU sharing: FGD's fractions vs DRA's consumable capacity",
+            "dra-vs-fgd-sharing",
+            # gpu-fgd reads the pods' kubeviz.dev/gpu-* annotations (and, keeping DynamicResources,
+            # allocates their claims too); default reads only the claims (docs/dra.md "Teaching").
+            ("gpu-fgd", "default"),
+            "Four one-GPU nodes, half-GPU notebooks and whole-GPU trainers, each share stated both ways: "
+            "FGD packs the notebooks and every trainer fits; DRA shares the devices just as well, but "
+            "v1.36's default score spreads the notebooks and the trainers find no whole GPU.",
+        ),
     )
 }
 
