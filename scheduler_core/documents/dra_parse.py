@@ -11,11 +11,13 @@ limit is refused before its items are read, as upstream's validateSlice short-ci
 thousand devices cost one message.
 
 CEL selectors are checked as the API server checks a new object's: length, then compiled and
-their estimated cost held to the limit (scheduler_core/dra/cel.py's validate_selector). Fields of features kubeviz
-does not model (partitionable devices, device taints that take effect, binding conditions, list
-attributes, node-allocatable mappings) are refused with a sentence saying so rather than ignored,
-since a run without them would teach a different allocation; opaque driver configuration and
-device tolerations change nothing the scheduler decides and are checked, then dropped.
+their estimated cost held to the limit (scheduler_core/dra/cel's validate_selector), each under
+the reading CPU budget and once per expression (a cache), their refusals quoted short. Fields of
+features kubeviz does not model (partitionable devices, device taints that take effect, binding
+conditions, list attributes, node-allocatable mappings) are refused with a sentence saying so
+rather than ignored, since a run without them would teach a different allocation; opaque driver
+configuration and device tolerations change nothing the scheduler decides and are checked, then
+dropped.
 
 This module sits below k8s_parse (which calls it for the four kinds and for pods) and so cannot
 import it: the one thing it needs from there, the v1 NodeSelector reader, is passed in.
@@ -27,6 +29,7 @@ import json
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 from ..api.model import DEFAULT_NAMESPACE, ContainerClaim, NodeSelector, Pod, PodResourceClaim
@@ -60,7 +63,7 @@ from .validation import (
     label_value_errors,
     qualified_name_errors,
 )
-from .yamlsource import describe, index_path, key_path
+from .yamlsource import check_cpu, describe, index_path, key_path
 
 __all__ = [
     "ALLOCATION_RESULTS_MAX",
@@ -272,13 +275,54 @@ def _cel_selectors(r: Reader, value: Any, path: str) -> tuple[str, ...]:
             continue
         # validateCELSelector: a new object's expression must compile and stay within the cost
         # limit (CELSelectorExpressionMaxCost), so a selector that could burn a CPU is refused
-        # here, at the door, before a run evaluates it against any device.
-        refusals = validate_selector(expression)
+        # here, at the door, before a run evaluates it against any device. Compiling one 10 KiB
+        # selector takes up to ~0.7 s, so the reading budget is looked at before each (the
+        # Reader's own look, every 64 mappings, let 32 selectors run 16 s past a 5 s budget).
+        check_cpu(r.source, r.line(expr_path), expr_path)
+        refusals = _selector_refusals(expression)
         for refusal in refusals:
             r.error(expr_path, refusal)
         if not refusals:
             out.append(expression)
     return tuple(out)
+
+
+@lru_cache(maxsize=256)
+def _selector_refusals(expression: str) -> tuple[str, ...]:
+    """validate_selector's refusals, shown short: compiled once per expression and process.
+
+    A stored document is read again for every page, run and fork of it, and a YAML alias can
+    repeat one expensive selector in a thousand classes; the result depends on the expression
+    alone, so it is kept (256 expressions of at most 10 KiB: under 3 MiB).
+    """
+    return tuple(_shown_refusal(expression, refusal) for refusal in validate_selector(expression))
+
+
+_SNIPPET_CHARS = 60  # characters of a long expression shown either side of a compile error's caret
+_REFUSAL_LINE_CHARS = 300  # no line of a selector's refusal is longer
+
+
+def _shown_refusal(expression: str, refusal: str) -> str:
+    """The API server echoes the whole expression, and cel-go's snippet repeats its line: 30 KB
+    of parentheses for one 10 KiB selector. Quote it short, show the snippet around its caret."""
+    if len(expression) > 80:
+        refusal = refusal.replace(f'"{expression}"', quoted(expression), 1)
+    lines = refusal.split("\n")
+    for i in range(1, len(lines)):
+        source, marker = lines[i - 1], lines[i]
+        if not (source.startswith(" | ") and marker.startswith(" | ") and marker.endswith("^")):
+            continue
+        caret = len(marker) - 4  # " | " then one "." per character before the caret
+        text = source[3:]
+        start, end = max(0, caret - _SNIPPET_CHARS), caret + _SNIPPET_CHARS
+        if start == 0 and end >= len(text):
+            continue
+        before, after = ("…" if start else ""), ("…" if end < len(text) else "")
+        lines[i - 1] = f" | {before}{text[start:end]}{after}"
+        lines[i] = " | " + "." * (len(before) + caret - start) + "^"
+    return "\n".join(
+        line if len(line) <= _REFUSAL_LINE_CHARS else line[: _REFUSAL_LINE_CHARS - 1] + "…" for line in lines
+    )
 
 
 def _opaque_config(r: Reader, value: Any, path: str) -> None:
