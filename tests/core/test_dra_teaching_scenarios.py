@@ -128,3 +128,66 @@ def test_under_fgd_the_two_accounts_of_each_gpu_agree() -> None:
             assert event["gpus"] == [0]
             free[event["node"]] -= milli[event["pod"]]
     assert {n: u["gpu_free"] for n, u in sim.trace.events[-2]["nodes"].items()} == {n: [f] for n, f in free.items()}
+
+
+# -- the lesson's scenario ---------------------------------------------------------------------
+
+
+def test_the_lesson_scenario_runs_to_the_same_trace_twice() -> None:
+    first, second = run("dra-gpu-to-claim", "default"), run("dra-gpu-to-claim", "default")
+    assert dumps(first.trace.events) == dumps(second.trace.events)
+
+
+def test_the_lesson_scenario_places_each_pod_where_its_description_says() -> None:
+    sim = run("dra-gpu-to-claim", "default")
+    devices = {
+        e["pod"]: (e["node"], [(d["request"], d["device"]) for d in e["devices"]])
+        for e in events(sim, "claim_allocated")
+    }
+    # legacy-app's request is named by the scheduler (one per container and resource)
+    assert devices.pop("default/legacy-app")[0] == "node-a"
+    assert [d["device"] for e in events(sim, "claim_allocated", "default/legacy-app") for d in e["devices"]] == [
+        "gpu-0"
+    ]
+    assert devices == {
+        "default/big-model": ("node-c", [("gpu", "gpu-0")]),
+        "default/pair": ("node-b", [("gpus", "gpu-0"), ("gpus", "gpu-1")]),
+        "default/flexible": ("node-a", [("gpu/two-40g", "gpu-1"), ("gpu/two-40g", "gpu-2")]),
+        "default/notebook-1": ("node-c", [("share", "gpu-shared")]),
+        "default/notebook-2": ("node-c", [("share", "gpu-shared")]),
+        "default/urgent": ("node-a", [("gpu", "gpu-0")]),
+    }
+    (legacy_claim,) = [e["claim"] for e in events(sim, "claim_allocated", "default/legacy-app")]
+    assert legacy_claim.startswith("default/legacy-app-extended-resources-")
+    for pod in ("default/notebook-1", "default/notebook-2"):
+        (allocated,) = events(sim, "claim_allocated", pod)
+        assert allocated["devices"][0]["consumed"] == {"memory": "40Gi"}
+    # pair: node-a rejected by the constraint alone, not for want of devices
+    (pair,) = events(sim, "filter", "default/pair")
+    assert "matchAttribute gpu.example.com/pcieRoot" in pair["devices"]["node-a"][0]
+    (finished,) = events(sim, "run_finished")
+    assert (finished["bound"], finished["pending"], sim.end) == (6, 0, END_QUIESCENT)
+
+
+def test_the_lesson_scenario_urgent_cannot_preempt_for_a_device_and_waits_for_a_claim_update() -> None:
+    sim = run("dra-gpu-to-claim", "default")
+    first, second = events(sim, "filter", "default/urgent")
+    assert first["t_ms"] == 30_000
+    assert first["feasible"] == 0
+    assert {r["code"] for r in first["results"]} == {"UnschedulableAndUnresolvable"}
+    (preemption,) = events(sim, "preemption", "default/urgent")
+    assert preemption["eligible"] is True  # priority 1000 over pods of priority 0: eligible, not helped
+    assert preemption["victims"] == []
+    assert set(preemption["rejected_nodes"].values()) == {"Preemption is not helpful for scheduling"}
+    # legacy-app's deletion parks urgent (DynamicResources does not listen for pod events);
+    # the deallocation of its claim, a ResourceClaim update, moves it.
+    (deleted,) = events(sim, "pod_deleted", "default/legacy-app")
+    assert deleted["t_ms"] == 70_000
+    parked = [p for e in deleted["events"] for p in e["parked"] if p["pod"] == "default/urgent"]
+    assert parked
+    assert not any(p["moves"] for p in parked)
+    moves = [e for e in events(sim, "queue_move", "default/urgent") if e["t_ms"] == 70_000]
+    assert [m["trigger"] for m in moves] == ["ResourceClaimUpdate"]
+    assert second["t_ms"] == 70_000
+    (bound,) = events(sim, "bound", "default/urgent")
+    assert (bound["node"], bound["t_ms"]) == ("node-a", 70_000)
