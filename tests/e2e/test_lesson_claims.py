@@ -2,10 +2,10 @@
 
 Each moment's ``shows`` claims (kubeviz/lessons/schema.py: a lane's pods and count, a node's
 pods and held pods, a time on the page, what a pod's story says) are read off the page at the
-moment, once its question is answered: the run page (or the moment's column of a side-by-side
-lesson) as the learner sees it, its visible text only. tests/lessons/test_lesson_claims.py
-checks that every lane, instant and node a moment's text names is one of its claims, so a
-sentence that is not true of its page fails here.
+moment, walked to with Next as a learner does, once its question is answered: the run page (or
+the moment's column of a side-by-side lesson) as the learner sees it, its visible text only.
+tests/lessons/test_lesson_claims.py checks that every lane, instant and node a moment's text
+names is one of its claims, so a sentence that is not true of its page fails here.
 """
 
 from __future__ import annotations
@@ -73,13 +73,26 @@ def scope_of(lesson: Lesson, column: int) -> str:
     return f"#lesson-col-{column}" if lesson.compare is not None else "#run-page"
 
 
-def open_answered(page: Any, base: str, lesson: Lesson, index: int) -> dict[str, Any]:
-    """The lesson at moment ``index``, its question answered ("Show me the answer"), the run at
-    the moment's event; returns the moment as the page's script has it."""
-    page.goto(base + reverse("lesson-detail", args=[lesson.slug]) + f"?m={index}")
+def open_lesson(page: Any, base: str, lesson: Lesson) -> list[dict[str, Any]]:
+    """The lesson at its first moment, walking at the fastest speed (each Next seeks straight to
+    the next stop); returns the moments as the page's script has them."""
+    # No smooth scrolling to a moment's highlights: Next is clicked where it stands, not mid-scroll.
+    page.emulate_media(reduced_motion="reduce")
+    page.goto(base + reverse("lesson-detail", args=[lesson.slug]))
     expect(page.locator(PANEL)).to_be_visible(timeout=RECORDED_MS)  # after "Preparing the lesson…"
-    moment: dict[str, Any] = json.loads(page.locator("#lesson-script").text_content() or "{}")["moments"][index]
+    if lesson.compare is None:
+        page.locator("#run-page .speed-select").select_option("max")
+    moments: list[dict[str, Any]] = json.loads(page.locator("#lesson-script").text_content() or "{}")["moments"]
+    return moments
+
+
+def reach_answered(page: Any, lesson: Lesson, moment: dict[str, Any], index: int) -> None:
+    """At moment ``index`` (reached with Next), its question answered ("Show me the answer"), the
+    run at the moment's event."""
     panel = page.locator(PANEL)
+    if index:
+        panel.locator(".lesson-next").click()
+    expect(panel.locator(".lesson-progress")).to_have_text(re.compile(rf"Moment {index + 1} of"), timeout=MOMENT_MS)
     expect(panel.locator(".lesson-moment-title")).to_have_text(moment["title"], timeout=MOMENT_MS)
     if moment["question"]:
         panel.locator(".lesson-skip").click()
@@ -88,8 +101,8 @@ def open_answered(page: Any, base: str, lesson: Lesson, index: int) -> dict[str,
         column = page.locator(f"#lesson-col-{moment['column']}")
         expect(column).to_have_attribute("data-position", str(moment["seq"]), timeout=MOMENT_MS)
     else:
-        expect_position(page, moment["seq"])
-    return moment
+        expect_position(page, moment["seq"], timeout=MOMENT_MS)
+    expect(panel.locator(".lesson-next")).to_be_enabled(timeout=MOMENT_MS)
 
 
 def story_text(page: Any, lesson: Lesson, scope: str, pod: str, seq: int) -> str:
@@ -159,14 +172,15 @@ def claim_problems(page: Any, lesson: Lesson, claim: Shown, shown: dict[str, Any
 @pytest.mark.parametrize("lesson", LESSONS, ids=[x.slug for x in LESSONS])
 def test_every_moments_words_are_true_of_its_page(kubeviz_server: Server, page: Any, lesson: Lesson) -> None:
     problems: list[str] = []
+    scripted = open_lesson(page, kubeviz_server.url, lesson)
     for index, moment in enumerate(lesson.moments):
-        scripted = open_answered(page, kubeviz_server.url, lesson, index)
+        reach_answered(page, lesson, scripted[index], index)
         scope = scope_of(lesson, moment.column)
         shown = page.evaluate(READ_PAGE, scope)
         assert shown is not None, f"{lesson.slug} moment {index + 1}: {scope} is not on the page"
         for claim in moment.shows:
             problems += [
                 f"moment {index + 1} ({moment.id}): {p}"
-                for p in claim_problems(page, lesson, claim, shown, scope, scripted["seq"])
+                for p in claim_problems(page, lesson, claim, shown, scope, scripted[index]["seq"])
             ]
     assert not problems, f"{lesson.slug}:\n" + "\n".join(problems)
