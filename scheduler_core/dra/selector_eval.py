@@ -1,4 +1,4 @@
-"""The allocator's selector evaluator, over the CEL layer (scheduler_core/dra/cel.py).
+"""The allocator's selector evaluator, over the CEL layer (scheduler_core/dra/cel/).
 
 The allocator takes any :class:`~.allocator_state.SelectorEvaluator` so it can be tested with a
 table; a run plugs in this one. It compiles each expression once (upstream's ``cel.Cache`` in

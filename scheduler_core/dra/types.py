@@ -9,7 +9,7 @@ prioritised alternatives (``firstAvailable``).
 
 These are plain, frozen values: the documents layer parses manifests into them
 (scheduler_core/documents/dra_parse.py), the CEL layer evaluates selectors against a
-:class:`Device` (scheduler_core/dra/cel.py), and the allocator (scheduler_core/dra/allocator.py)
+:class:`Device` (scheduler_core/dra/cel/), and the allocator (scheduler_core/dra/allocator.py)
 picks devices for claims. What kubeviz leaves out (device taints, partitionable devices'
 shared counters, binding conditions, opaque configuration) is listed in docs/dra.md.
 Quantities are exact (:class:`fractions.Fraction`, as ``resource.Quantity`` compares them).

@@ -31,7 +31,7 @@ from .metrics import (
     nearest_rank,
 )
 from .packing import Packing, packing_figures
-from .replay import NARRATION_LINES, ViewState, narrate
+from .replay import NARRATION_LINES, ViewState, capacity_text, narrate
 
 __all__ = [
     "Comparison",
@@ -51,6 +51,7 @@ __all__ = [
     "SUMMARY_COLUMNS",
     "ViewState",
     "WorkloadMetrics",
+    "capacity_text",
     "compare",
     "compute_metrics",
     "decisions",

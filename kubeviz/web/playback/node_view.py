@@ -28,8 +28,7 @@ from typing import Any
 from django.template.loader import render_to_string
 
 from scheduler_core.api import MILLI, format_amount
-from scheduler_core.results import ViewState
-from scheduler_core.results.replay import capacity_text
+from scheduler_core.results import ViewState, capacity_text
 
 from ..services.formats import short_pod
 from . import node_grid

@@ -23,11 +23,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from scheduler_core.results.replay import capacity_text
+from scheduler_core.results import capacity_text
 from scheduler_core.trace import (
     AssumedFields,
     BindFailedFields,
     BoundFields,
+    ClaimAddedFields,
+    ClaimAllocatedFields,
+    ClaimDeallocatedFields,
+    ClaimDeletedFields,
+    ClaimReleasedFields,
+    ClaimReservedFields,
     ControllerActionFields,
     CycleStartFields,
     ErrorFields,
@@ -49,14 +55,6 @@ from scheduler_core.trace import (
     ScoreFields,
     SelectedFields,
     UnschedulableFields,
-)
-from scheduler_core.trace.events import (
-    ClaimAddedFields,
-    ClaimAllocatedFields,
-    ClaimDeallocatedFields,
-    ClaimDeletedFields,
-    ClaimReleasedFields,
-    ClaimReservedFields,
 )
 
 from ..models import Run, TraceEvent

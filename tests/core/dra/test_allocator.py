@@ -115,7 +115,7 @@ _ATOMS: list[tuple[re.Pattern[str], str]] = [
 
 
 def fake_cel(expression: str, device: Device, driver: str) -> Outcome:
-    """Test double for scheduler_core/dra/cel.py: ``&&`` of the atoms above; a missing key is a
+    """Test double for scheduler_core/dra/cel/: ``&&`` of the atoms above; a missing key is a
     runtime error and anything else an undeclared reference, as CEL reports them."""
     for atom in expression.split(" && "):
         found = next(((m, kind) for pattern, kind in _ATOMS if (m := pattern.match(atom))), None)
