@@ -8,7 +8,11 @@ Prints figures (never asserts them; the tests assert the refusals):
    and the largest document that is accepted (2 MiB, ~14,500 pods). For each: the answer, the
    CPU seconds of the daphne process (utime + stime from /proc) and its peak memory over what it
    held before (VmHWM, reset through /proc/<pid>/clear_refs), and the wall time.
-2. CLI: ``python -m scheduler_core simulate FILE`` on the deep-nesting documents and the largest
+2. DRA (tests/hostile_dra.py): each hostile object and selector once through the scenario API
+   (a second door would find its selectors already compiled: the loader keeps them), a class of
+   32 slow selectors new to each door (what the budget stops), and one slow selector aliased into
+   1,000 classes (accepted: compiled once).
+3. CLI: ``python -m scheduler_core simulate FILE`` on the deep-nesting documents and the largest
    accepted one: the child's CPU seconds and peak RSS, beside a trivial invocation's.
 
 The budget is ``KUBEVIZ_READ_CPU_SECONDS`` (5 s): every figure should stay within it plus 1 s.
@@ -18,6 +22,7 @@ as ">".
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -31,6 +36,7 @@ if str(ROOT) not in sys.path:
 
 from tests.daphne_server import DaphneServer as Server  # noqa: E402
 from tests.hostile import CLUSTER_CORPUS, POLICY_CORPUS, SCENARIO_CORPUS, Hostile  # noqa: E402
+from tests.hostile_dra import ACCEPTED, ALIASED_COSTLY_SELECTOR, DRA_SCENARIO_CORPUS, costly_classes  # noqa: E402
 
 TIMEOUT = float(os.environ.get("BENCH_HOSTILE_TIMEOUT", "120"))
 DEEP = ("deep JSON, 8 KB", "deep JSON, 100 KB", "deep JSON, 2 MB")
@@ -101,6 +107,28 @@ def web_rows(server: Server, largest: Hostile) -> list[tuple[str, str, str, floa
     return rows
 
 
+def dra_rows(server: Server) -> list[tuple[str, str, str, float, int, float]]:
+    """One row per DRA document, each selector new to the process where the figure is about compiling."""
+    rows = []
+    for hostile in [*DRA_SCENARIO_CORPUS, ALIASED_COSTLY_SELECTOR]:
+        send = functools.partial(server.api, "/api/v1/scenarios/", {"text": hostile.text})
+        rows.append(("scenario API", f"DRA: {hostile.name}"[:34], *server.measure(send)))
+    for n, door in enumerate(("scenario API", "scenario page", "cluster page")):
+        text = costly_classes(first=100_000 * (n + 1))
+        if door == "scenario API":
+            send = functools.partial(server.api, "/api/v1/scenarios/", {"text": text})
+        else:
+            path = "/scenarios/new/" if door == "scenario page" else "/clusters/new/"
+            form = {"name": "", "visibility": "public", "csrfmiddlewaretoken": server.csrf(path), "text": text}
+            form.update({"cluster": ""} if door == "scenario page" else {"kind": "upload"})
+            send = functools.partial(server.open, path, form)
+        rows.append((door, "DRA: 32 slow selectors (budget)", *server.measure(send)))
+    aliased = {"text": ACCEPTED["a slow selector aliased into 1,000 classes"]}
+    send = functools.partial(server.api, "/api/v1/scenarios/", aliased)
+    rows.append(("scenario API", "DRA: slow selector in 1,000 classes", *server.measure(send)))
+    return rows
+
+
 # -- the CLI ------------------------------------------------------------------------------
 
 
@@ -137,7 +165,7 @@ def main() -> None:
         workdir = Path(tmp)
         server = Server(workdir)
         try:
-            rows = web_rows(server, largest)
+            rows = web_rows(server, largest) + dra_rows(server)
         finally:
             server.close()
         print("Hostile documents: cost to the serving process (daphne), budget KUBEVIZ_READ_CPU_SECONDS = 5 s")
