@@ -96,3 +96,21 @@ def test_legacy_apps_deletion_does_not_move_urgent_its_claims_deallocation_does(
     (moved,) = [e for e in of(events, "queue_move", "default/urgent") if e["t_ms"] == 70_000]
     assert moved["trigger"] == "ResourceClaimUpdate"
     assert moved["seq"] > deallocated["seq"]
+
+
+def test_what_the_bound_moments_say_of_the_claims_written_at_prebind() -> None:
+    """Moments 1 and 4 stand at the pods' bound events (so their questions are asked before the
+    cycles); the claims PreBind wrote just before say what their reveals say."""
+    events = trace()
+    for pod, node, devices in (
+        ("default/legacy-app", "node-a", ["gpu-0"]),
+        ("default/flexible", "node-a", ["gpu-1", "gpu-2"]),
+    ):
+        (allocated,) = of(events, "claim_allocated", pod)
+        (bound,) = of(events, "bound", pod)
+        assert allocated["seq"] < bound["seq"]
+        assert (allocated["node"], [d["device"] for d in allocated["devices"]]) == (node, devices)
+    (legacy,) = of(events, "claim_allocated", "default/legacy-app")
+    assert legacy["claim"].startswith("default/legacy-app-extended-resources-")
+    (flexible,) = of(events, "claim_allocated", "default/flexible")
+    assert {d["request"] for d in flexible["devices"]} == {"gpu/two-40g"}
