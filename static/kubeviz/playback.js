@@ -206,7 +206,8 @@
     document.body.addEventListener("htmx:afterSettle", sync);
 
     // The grid travels as data: data-names (space separated), data-values (one token per cell,
-    // "<level><flags>.<cpu>.<memory>.<gpu>.<pods>", or "-" for a node not added yet), and the
+    // "<level><flags>.<cpu>.<memory>.<gpu>.<pods>", a sixth ".<devices>" in a cluster with DRA
+    // devices (empty for a node that reaches none), or "-" for a node not added yet), and the
     // zones' .cells boxes (data-from / data-to). A frame's changes come in .grid-delta
     // (data-changes="index=token …"), applied once to the grid of its section. A grid too big for
     // one message (data-pieces="K") comes as K .grid-piece elements, each with its own data-from
@@ -224,7 +225,11 @@
       var notes = [];
       for (var i = 0; i < head[2].length; i++) { cls += " f" + head[2][i]; notes.push(FLAGS[head[2][i]]); }
       var pods = Number(parts[4]);
-      var title = name + ": cpu " + parts[1] + "% · memory " + parts[2] + "%" + (parts[3] !== "" ? " · GPU " + parts[3] + "%" : "")
+      // The sixth field is the share of the node's devices in use (node_grid.cell_token), what
+      // the cell's shade then says: the title names it first.
+      var devices = parts.length < 6 ? "" : (parts[5] !== "" ? parts[5] + "% of its devices in use" : "no devices") + " · ";
+      var title = name + ": " + devices + "cpu " + parts[1] + "% · memory " + parts[2] + "%"
+        + (parts[3] !== "" ? " · GPU " + parts[3] + "%" : "")
         + " · " + pods + " pod" + (pods === 1 ? "" : "s") + (notes.length ? " · " + notes.join(", ") : "");
       return { cls: cls, title: title };
     }

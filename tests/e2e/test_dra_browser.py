@@ -203,3 +203,49 @@ def test_a_big_device_cluster_is_a_grid_shaded_by_devices_in_use(
         shot(phone.locator("#run-nodes"), "grid-phone")
     finally:
         context.close()
+
+
+# A cell's hover title: "<node>: <N>% of its devices in use · cpu …" (the token's sixth field).
+DEVICE_TITLE = re.compile(r"^gpu-node-\d\d: (\d+)% of its devices in use · cpu \d+% · memory \d+% · \d+ pods?\b")
+TITLES = """grid => Array.from(grid.querySelectorAll('.cell')).map(cell => [cell.className, cell.title])"""
+
+
+def test_a_device_grid_cells_hover_text_says_how_many_of_its_devices_are_in_use(
+    kubeviz_server: Server, page: Any, browser_log: BrowserLog
+) -> None:
+    """The shade of a device grid's cell is the share of the node's devices in use; its title says
+    that share (it used to name only CPU, memory and pods, which the shade no longer shows)."""
+    base = kubeviz_server.url
+    sign_up(page, base, "dra-grid-hover")
+    upload(page, base, "dra-grid", grid_scenario())
+    url = start_run(page, base)
+    expect(page.locator("#run-recording")).to_have_attribute("data-done", "1", timeout=RECORDED_MS)
+    to_the_end(page, url)
+
+    grid = page.locator("#run-nodes .node-cells[data-grid]")
+    expect(grid).to_have_attribute("data-drawn", str(GRID_NODES))
+    cells = grid.evaluate(TITLES)
+    assert len(cells) == GRID_NODES
+    shares = []
+    for classes, title in cells:
+        found = DEVICE_TITLE.match(title)
+        assert found, title
+        share = int(found[1])
+        level = int(re.search(r"\ba(\d+)\b", classes)[1])  # type: ignore[index]
+        # The title's share is the one the cell is shaded by (node_grid.shade_level).
+        assert level == (0 if share == 0 else min(10, 1 + share // 10)), (classes, title)
+        shares.append(share)
+    # Four GPUs a node, each held whole: a quarter at a time, and the grid has held and free ones.
+    assert set(shares) <= {0, 25, 50, 75, 100}, sorted(set(shares))
+    assert min(shares) < max(shares)
+    if SHOT_TAG:  # a native tooltip is not in a screenshot: show the busiest cell's title under the grid
+        grid.evaluate(SHOW_TITLE)
+        shot(page.locator("#run-nodes"), "grid-hover-title")
+    expect_no_page_errors(browser_log, "/ws/runs/")
+
+
+SHOW_TITLE = """grid => { const cell = Array.from(grid.querySelectorAll('.cell')).sort((a, b) =>
+  Number(/a(\\d+)/.exec(b.className)[1]) - Number(/a(\\d+)/.exec(a.className)[1]))[0];
+  cell.style.outline = '2px solid black';
+  const note = document.createElement('p'); note.textContent = 'title: ' + cell.title;
+  grid.after(note); }"""
