@@ -25,19 +25,21 @@ Where kubeviz differs from upstream, and why:
 The module layout: ``allocator_state`` (inputs, limits), ``allocator_pools`` (which devices a
 node reaches and in which order), ``allocator_capacity`` (consumable capacity),
 ``allocator_constraints``, ``allocator_search`` (the backtracking search) and
-``allocator_explain`` (the per-request explanation).
+``allocator_explain`` (the per-request explanation), and ``allocator_memo`` (outcomes kept
+across cycles, kubeviz's own shortcut: see :class:`Allocator`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from ..api.model import Node
 from .allocator_explain import VERDICTS, DeviceVerdict, RequestDiagnosis, diagnose
-from .allocator_pools import Pool, gather_pools, node_selector_for
-from .allocator_search import OutOfSteps, Search
+from .allocator_memo import AllocationMemo, Portability, claim_ids, same_node
+from .allocator_pools import Pool, SliceIndex, node_selector_for
+from .allocator_search import OutOfSteps, Search, claim_ref
 from .allocator_state import (
     ALLOCATION_RESULTS_MAX_SIZE,
     DEFAULT_MAX_STEPS,
@@ -58,6 +60,7 @@ __all__ = [
     "VERDICTS",
     "AllocatedState",
     "Allocated",
+    "AllocationMemo",
     "AllocationOutcome",
     "Allocator",
     "AllocatorError",
@@ -116,10 +119,10 @@ def allocation_available_on(allocation: AllocationResult, node: Node) -> bool:
 
 
 def _explain(
-    claims: Sequence[ResourceClaim], search: Search, diagnoses: Sequence[RequestDiagnosis], node: str
+    claims: Sequence[ResourceClaim], pools: Sequence[Pool], diagnoses: Sequence[RequestDiagnosis], node: str
 ) -> tuple[str, ...]:
     lines: list[str] = []
-    for pool in search.pools:
+    for pool in pools:
         if pool.incomplete:
             lines.append(f"resource pool {pool.pool_id} is being updated: no device of it is allocated")
         elif pool.invalid:
@@ -152,9 +155,29 @@ def _explain(
     return tuple(lines)
 
 
+def _portability(outcome: AllocationOutcome) -> Portability:
+    """Which other claims of the same specs an outcome also holds for (allocator_memo.py).
+
+    Devices picked for one pod's claims are the devices the same search picks for another pod's
+    claims of the same specs: the search reads the specs, never the names -- except a share ID,
+    derived from the claim. Why a node fails names the claims, so it holds once they are renamed.
+    An Error (its message names the claim; the time limit) is only reused for the same claims.
+    """
+    if isinstance(outcome, Allocated):
+        shared = any(result.share_id for allocation in outcome.allocations for result in allocation.results)
+        return "same" if shared else "any"
+    return "rename" if outcome.code == "UnschedulableAndUnresolvable" else "same"
+
+
 class Allocator:
     """NewAllocator: the cluster's classes and slices and the devices other claims hold, for one
-    scheduling cycle. :meth:`allocate` can be called for any number of nodes."""
+    scheduling cycle. :meth:`allocate` can be called for any number of nodes.
+
+    With a ``memo`` (:class:`~.allocator_memo.AllocationMemo`, kept by the plugin for the whole
+    run) the outcome for a node is reused while the node's pools are unchanged (kubeviz's own
+    shortcut: the same inputs give the same search, so the outcome is the one a new search would
+    return, step count included; docs/dra.md "Performance").
+    """
 
     def __init__(
         self,
@@ -164,16 +187,25 @@ class Allocator:
         allocated: AllocatedState,
         selectors: SelectorEvaluator,
         max_steps: int = DEFAULT_MAX_STEPS,
+        memo: AllocationMemo | None = None,
     ) -> None:
         self.classes = {device_class.name: device_class for device_class in classes}
         self.slices = tuple(slices)
         self.allocated = allocated
         self.selectors = selectors
         self.max_steps = max_steps
+        self.memo = memo
+        if memo is not None:
+            memo.bind(self.classes, slices, max_steps, selectors)
+            self._index = memo.index
+        else:
+            self._index = SliceIndex(self.slices)
 
     def pools(self, node: Node) -> list[Pool]:
         """The pools ``node`` reaches, in the order devices are tried."""
-        return gather_pools(node, self.slices)
+        if self.memo is not None:
+            return list(self.memo.pools(node))
+        return self._index.pools(node)
 
     def allocate(self, node: Node, claims: Sequence[ResourceClaim]) -> AllocationOutcome:
         """Allocate: devices for every claim on ``node``, or why not. ``claims`` must not be
@@ -181,7 +213,57 @@ class Allocator:
         for claim in claims:
             if claim.allocation is not None:
                 raise ValueError(f"claim {claim.key} is already allocated")
-        search = Search(claims, self.classes, self.pools(node), self.allocated, self.selectors, self.max_steps)
+        if self.memo is None:
+            return self._allocate(node, claims, self.pools(node))
+        return self.for_claims(claims)(node)
+
+    def for_claims(self, claims: Sequence[ResourceClaim]) -> Callable[[Node], AllocationOutcome]:
+        """:meth:`allocate` for ``claims`` on any node, with what does not depend on the node
+        worked out once (the plugin's Filter calls it for every node of a cycle)."""
+        memo = self.memo
+        if memo is None or not memo.sync(self.allocated):
+            return lambda node: self._allocate(node, claims, self.pools(node))
+        claims = list(claims)
+        shape = memo.shape(claims)
+        table = memo.table(shape)
+        ids = claim_ids(claims)
+
+        def allocate(node: Node) -> AllocationOutcome:
+            entry = table.get(node.name)
+            if entry is not None and (entry.node is node or same_node(entry.node, node)):
+                outcome: AllocationOutcome = entry.outcome
+                if entry.portability == "any" or entry.claims == ids:
+                    return outcome
+                if entry.portability == "rename" and isinstance(outcome, NotAllocated):
+                    renamed = self._renamed(outcome, entry.claims, claims, entry.pools)
+                    if renamed is not None:
+                        return renamed
+            assert memo is not None
+            pools = memo.pools(node)
+            outcome = self._allocate(node, claims, list(pools))
+            memo.put(node, shape, claims, pools, outcome, _portability(outcome))
+            return outcome
+
+        return allocate
+
+    @staticmethod
+    def _renamed(
+        outcome: NotAllocated,
+        was_for: Sequence[tuple[str, str, str]],
+        claims: Sequence[ResourceClaim],
+        pools: Sequence[Pool],
+    ) -> NotAllocated | None:
+        """``outcome`` (computed for claims ``was_for``) told for ``claims``: the same search
+        failed the same way, only the names in the explanation differ."""
+        old = [f"{namespace}/{name}" if namespace else name for namespace, name, _ in was_for]
+        if len(set(old)) != len(old):
+            return None
+        names = dict(zip(old, (claim_ref(claim) for claim in claims), strict=True))
+        requests = tuple(replace(diagnosis, claim=names[diagnosis.claim]) for diagnosis in outcome.requests)
+        return replace(outcome, requests=requests, explanation=_explain(claims, pools, requests, outcome.node))
+
+    def _allocate(self, node: Node, claims: Sequence[ResourceClaim], pools: list[Pool]) -> AllocationOutcome:
+        search = Search(claims, self.classes, pools, self.allocated, self.selectors, self.max_steps)
         try:
             search.prepare()
             done = search.run()
@@ -204,7 +286,7 @@ class Allocator:
             "UnschedulableAndUnresolvable",
             message,
             diagnoses,
-            _explain(claims, search, diagnoses, node.name),
+            _explain(claims, search.pools, diagnoses, node.name),
             search.steps,
         )
 

@@ -11,10 +11,10 @@ in a circle.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Protocol
+from typing import Any, Protocol
 
 from .types import AllocationResult, Device, DeviceId, ResourceClaim
 
@@ -22,6 +22,7 @@ __all__ = [
     "ALLOCATION_RESULTS_MAX_SIZE",
     "DEFAULT_MAX_STEPS",
     "AllocatedState",
+    "AllocatedTracker",
     "AllocatorError",
     "SelectorEvaluator",
     "SelectorOutcome",
@@ -72,11 +73,17 @@ class AllocatedState:
     ``allocated_devices`` are held exclusively; ``shared_device_ids`` are (device, shareID) of
     devices that allow multiple allocations, and ``aggregated_capacity`` sums what those shares
     consume per device and capacity name.
+
+    ``pool_versions`` is kubeviz's own, for speed: a number per (driver, pool) that changes
+    whenever anything above changes for a device of that pool, so that an allocation worked out
+    for a node can be reused while the node's pools keep their numbers (allocator_memo.py).
+    None (the state of :func:`allocated_state_of`) means unknown: nothing is reused.
     """
 
     allocated_devices: frozenset[DeviceId] = frozenset()
     shared_device_ids: frozenset[tuple[DeviceId, str]] = frozenset()
     aggregated_capacity: Mapping[DeviceId, Mapping[str, Fraction]] = field(default_factory=dict)
+    pool_versions: Mapping[tuple[str, str], int] | None = None
 
     def is_allocated(self, device: DeviceId) -> bool:
         """internal/allocatedstate.go IsDeviceAllocated: held exclusively or by any share."""
@@ -113,3 +120,89 @@ def allocated_state_of(claims: Iterable[ResourceClaim], in_flight: Iterable[Allo
                 continue
             dedicated.add(device)
     return AllocatedState(frozenset(dedicated), frozenset(shared), capacity)
+
+
+def _count(counts: dict[Any, int], key: Any, step: int) -> None:
+    n = counts.get(key, 0) + step
+    if n:
+        counts[key] = n
+    else:
+        del counts[key]
+
+
+class AllocatedTracker:
+    """:func:`allocated_state_of`, kept up to date one allocation at a time (kubeviz's own).
+
+    Gathering the state anew in every PreFilter, as upstream's ``GatherAllocatedState`` does,
+    reads every allocated claim of the cluster for every pod; here each allocation is added or
+    taken back once, when it is written, reserved or dropped, and :meth:`state` gives the same
+    :class:`AllocatedState` that :func:`allocated_state_of` would over the same allocations. A
+    device or (device, share) is counted once per allocation that holds it, so one that two
+    allocations hold (a claim's written allocation and its in-flight copy, briefly) stays held
+    until both are gone, as it stays in the set upstream builds.
+    """
+
+    def __init__(self) -> None:
+        self._by_key: dict[Hashable, AllocationResult] = {}
+        self._held: dict[DeviceId, int] = {}
+        self._shared: dict[tuple[DeviceId, str], int] = {}
+        # device -> capacity name -> [sum, allocations that named it]; device -> such allocations
+        self._capacity: dict[DeviceId, dict[str, list[Any]]] = {}
+        self._capacity_users: dict[DeviceId, int] = {}
+        self._versions: dict[tuple[str, str], int] = {}
+        self._clock = 0
+        self._state: AllocatedState | None = None
+
+    def counted(self) -> list[Hashable]:
+        """The keys of the allocations counted now."""
+        return list(self._by_key)
+
+    def set(self, key: Hashable, allocation: AllocationResult | None) -> None:
+        """The allocation known as ``key`` (a claim's, or one in flight) is now ``allocation``
+        (None: there is none)."""
+        old = self._by_key.get(key)
+        if old is allocation:
+            return
+        if old is not None:
+            del self._by_key[key]
+            self._apply(old, -1)
+        if allocation is not None:
+            self._by_key[key] = allocation
+            self._apply(allocation, 1)
+
+    def _apply(self, allocation: AllocationResult, step: int) -> None:
+        for result in allocation.results:
+            if result.admin_access:
+                continue
+            device = result.device_id
+            # A clock, not a counter per pool: a pool's number never comes back to an old value;
+            # and the pool moves to the end, so the dict lists pools in the order they changed.
+            self._clock += 1
+            pool = (device.driver, device.pool)
+            self._versions.pop(pool, None)
+            self._versions[pool] = self._clock
+            self._state = None
+            if result.share_id:
+                _count(self._shared, (device, result.share_id), step)
+                if result.consumed_capacity:
+                    _count(self._capacity_users, device, step)
+                    sums = self._capacity.setdefault(device, {})
+                    for name, amount in result.consumed_capacity.items():
+                        entry = sums.setdefault(name, [Fraction(0), 0])
+                        entry[0] += step * amount
+                        entry[1] += step
+                        if not entry[1]:
+                            del sums[name]
+                    if device not in self._capacity_users:
+                        del self._capacity[device]
+                continue
+            _count(self._held, device, step)
+
+    def state(self) -> AllocatedState:
+        """The allocated state now, with each pool's version (kept until the next change)."""
+        if self._state is None:
+            capacity = {
+                device: {name: entry[0] for name, entry in sums.items()} for device, sums in self._capacity.items()
+            }
+            self._state = AllocatedState(frozenset(self._held), frozenset(self._shared), capacity, dict(self._versions))
+        return self._state

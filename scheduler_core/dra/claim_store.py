@@ -16,6 +16,12 @@ informer's update event carries both. Writers say why through a :class:`ClaimCha
 the store's listener (the cluster side turns it into the trace's ``claim_*`` event and the
 scheduler's ResourceClaim event).
 
+The allocated state (:meth:`DraStore.allocated_state`) is kept up to date as claims and
+in-flight allocations change (:class:`~.allocator_state.AllocatedTracker`) instead of gathered
+from every claim for every pod: ``claims`` and ``in_flight`` are dicts that note which keys were
+written, and the next read counts only those again. That relies on the rule above -- a claim is
+replaced, never changed in place -- which every writer here keeps.
+
 The pod status is kept here rather than on :class:`~scheduler_core.api.model.Pod` because the
 engine's Pod models only what the other plugins read; ``status.resourceClaimStatuses`` belongs
 to DRA alone (docs/mapping.md).
@@ -23,12 +29,12 @@ to DRA alone (docs/mapping.md).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from ..api.model import Pod, PodResourceClaim
-from .allocator_state import AllocatedState, allocated_state_of
+from .allocator_state import AllocatedState, AllocatedTracker
 from .types import AllocationResult, ConsumerReference, DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 
 __all__ = [
@@ -62,6 +68,60 @@ class ClaimChange:
     node: str = ""  # allocated: the node the pod is being bound to
     reason: str = ""
     template: str = ""  # added from this template (namespace/name)
+
+
+V = TypeVar("V")
+
+
+class _Noted(dict[str, V]):
+    """A dict that notes which keys were written since :meth:`take` (all of them after a
+    ``clear`` or ``update``), so the allocated state recounts only those."""
+
+    __slots__ = ("written", "everything")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.written: set[str] = set()
+        self.everything = True
+
+    def __setitem__(self, key: str, value: V) -> None:
+        super().__setitem__(key, value)
+        self.written.add(key)
+
+    def __delitem__(self, key: str) -> None:
+        super().__delitem__(key)
+        self.written.add(key)
+
+    def pop(self, key: str, *default: Any) -> Any:
+        self.written.add(key)
+        return super().pop(key, *default)
+
+    def popitem(self) -> tuple[str, V]:
+        key, value = super().popitem()
+        self.written.add(key)
+        return key, value
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        self.written.add(key)
+        return super().setdefault(key, default)
+
+    def clear(self) -> None:
+        super().clear()
+        self.everything = True
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        super().update(*args, **kwargs)
+        self.everything = True
+
+    def __ior__(self, other: Any) -> _Noted[V]:  # type: ignore[override,misc]
+        self.update(other)
+        return self
+
+    def take(self) -> tuple[bool, set[str]]:
+        """(everything, the keys written) since the last call, and start noting anew."""
+        everything, written = self.everything, self.written
+        self.everything, self.written = False, set()
+        return everything, written
 
 
 def consumer_of(pod: Pod) -> ConsumerReference:
@@ -104,6 +164,13 @@ class DraStore:
     # told of every claim write (the cluster side: trace events and the scheduler's events)
     listeners: list[Callable[[ClaimChange], None]] = field(default_factory=list)
     _resolver: dict[str, DeviceClass] | None = field(default=None, repr=False)
+    _tracker: AllocatedTracker = field(default_factory=AllocatedTracker, repr=False)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # claims and in_flight are always noted dicts, whoever assigns them
+        if name in ("claims", "in_flight") and not isinstance(value, _Noted):
+            value = _Noted(value)
+        object.__setattr__(self, name, value)
 
     @classmethod
     def of(
@@ -180,8 +247,29 @@ class DraStore:
         return found, ""
 
     def allocated_state(self) -> AllocatedState:
-        """GatherAllocatedState: devices of allocated claims and of allocations in flight."""
-        return allocated_state_of(self.claims.values(), self.in_flight.values())
+        """GatherAllocatedState: devices of allocated claims and of allocations in flight --
+        :func:`~.allocator_state.allocated_state_of` of both, counted as they change."""
+        tracker = self._tracker
+        self._recount("claim", self.claims, lambda claim: claim.allocation)
+        self._recount("in-flight", self.in_flight, lambda allocation: allocation)
+        return tracker.state()
+
+    def _recount(
+        self, kind: str, objects: Mapping[str, V], allocation_of: Callable[[V], AllocationResult | None]
+    ) -> None:
+        assert isinstance(objects, _Noted)
+        everything, written = objects.take()
+        tracker = self._tracker
+        keys: Iterable[Hashable]
+        if everything:
+            keys = {key for key in tracker.counted() if isinstance(key, tuple) and key[0] == kind}
+            keys |= {(kind, name) for name in objects}
+        else:
+            keys = [(kind, name) for name in written]
+        for key in keys:
+            assert isinstance(key, tuple)
+            current = objects.get(key[1])
+            tracker.set(key, None if current is None else allocation_of(current))
 
     def claims_of_pod(self, pod: Pod) -> list[ResourceClaim]:
         """The claims ``pod`` refers to that exist (for the controller's clean-up)."""

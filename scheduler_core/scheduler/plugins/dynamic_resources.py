@@ -33,15 +33,15 @@ to free a device (KEP-5690 adds that after v1.36).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ...api.model import NodeSelector, Pod
-from ...dra.allocator import Allocated, Allocator
+from ...api.model import Node, NodeSelector, Pod
+from ...dra.allocator import Allocated, AllocationMemo, AllocationOutcome, Allocator, NotAllocated
 from ...dra.claim_store import EXTENDED_RESOURCE_CLAIM_NAME, DraStore, consumer_of
 from ...dra.selector_eval import CelSelectors
 from ...dra.types import AllocationResult, ClaimSpec, ResourceClaim
@@ -52,6 +52,7 @@ from ..framework import (
     SKIP,
     SUCCESS,
     ActionType,
+    BatchScorePlugin,
     ClusterEvent,
     ClusterEventWithHint,
     Code,
@@ -65,7 +66,6 @@ from ..framework import (
     PreFilterResult,
     QueueingHint,
     ReservePlugin,
-    ScorePlugin,
     Status,
 )
 from ..framework.events import UPDATE_POD_GENERATED_RESOURCE_CLAIM
@@ -108,13 +108,31 @@ class _ClaimInfo:
     allocation: AllocationResult | None = None
 
 
-@dataclass(eq=False)
-class _NodeAllocation:
-    """nodeAllocation: the results for the claims to allocate (claim order) and the node's
-    variant of the extended-resource claim."""
+class _DeviceAccount(Mapping[str, list[str]]):
+    """The trace's account per node (FILTER_DEVICES_KEY): the lines are written out when read,
+    which only a trace at full detail does, so Filter only notes what it found."""
 
-    results: tuple[AllocationResult, ...]
-    extended_claim: ResourceClaim | None = None
+    def __init__(self) -> None:
+        self._lines: dict[str, list[str] | tuple[Sequence[ResourceClaim], Sequence[AllocationResult]]] = {}
+
+    def __getitem__(self, node: str) -> list[str]:
+        found = self._lines[node]
+        if isinstance(found, tuple):
+            found = [_describe(claim, allocation) for claim, allocation in zip(*found, strict=True)]
+            self._lines[node] = found
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._lines)
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def __setitem__(self, node: str, lines: list[str]) -> None:
+        self._lines[node] = lines
+
+    def allocated(self, node: str, claims: Sequence[ResourceClaim], results: Sequence[AllocationResult]) -> None:
+        self._lines[node] = (claims, results)
 
 
 @dataclass(eq=False)
@@ -129,8 +147,17 @@ class _State:
     allocator: Allocator | None = None
     infos: list[_ClaimInfo] = field(default_factory=list)
     unavailable: set[int] = field(default_factory=set)
-    node_allocations: dict[str, _NodeAllocation] = field(default_factory=dict)
-    devices: dict[str, list[str]] = field(default_factory=dict)  # the trace's account per node
+    # nodeAllocation: per node, the results for the claims to allocate (claim order), and the
+    # node's variant of the extended-resource claim where there is one
+    node_allocations: dict[str, tuple[AllocationResult, ...]] = field(default_factory=dict)
+    node_claims: dict[str, ResourceClaim] = field(default_factory=dict)
+    devices: _DeviceAccount = field(default_factory=_DeviceAccount)  # the trace's account per node
+    # Set by PreFilter when Filter has nothing to do but allocate these claims (no extended
+    # resource, no claim allocated already): Filter's short way.
+    pending: list[ResourceClaim] | None = None
+    allocate_pending: Callable[[Node], AllocationOutcome] | None = None
+    # No claim has a firstAvailable request: every node scores 0 (Score's short way).
+    scores_zero: bool = False
 
     def clone(self) -> _State:
         return self
@@ -158,13 +185,15 @@ def _describe(claim: ResourceClaim, allocation: AllocationResult) -> str:
     return f"claim {claim.key}: {devices}"
 
 
-class DynamicResources(PreFilterPlugin, FilterPlugin, PostFilterPlugin, ScorePlugin, ReservePlugin, PreBindPlugin):
+class DynamicResources(PreFilterPlugin, FilterPlugin, PostFilterPlugin, BatchScorePlugin, ReservePlugin, PreBindPlugin):
     name = "DynamicResources"
     has_normalize = True
 
     def __init__(self, handle: Any, args: Mapping[str, Any] | None = None) -> None:
         super().__init__(handle, args)
-        self._selectors = CelSelectors()  # the plugin's celCache
+        self._selectors = CelSelectors()  # the plugin's celCache (and kubeviz's verdict memo)
+        # kubeviz's own: each node's allocation outcome, kept while the node's pools are unchanged
+        self._memo = AllocationMemo()
 
     @property
     def store(self) -> DraStore | None:
@@ -279,12 +308,18 @@ class DynamicResources(PreFilterPlugin, FilterPlugin, PostFilterPlugin, ScorePlu
                             f"request {qualified}: device class {sub.device_class_name} does not exist"
                         )
         if to_allocate:
+            # A claim for extended resources gets a new spec on every node: nothing to reuse.
             s.allocator = Allocator(
                 classes=store.classes.values(),
                 slices=store.slices,
                 allocated=store.allocated_state(),
                 selectors=self._selectors,
+                memo=self._memo if extended is None else None,
             )
+            if extended is None and to_allocate == len(claims):
+                s.pending = list(claims)
+                s.allocate_pending = s.allocator.for_claims(s.pending)
+        s.scores_zero = not any(request.first_available for claim in claims for request in claim.spec.requests)
         state.write(FILTER_DEVICES_KEY, s.devices)
         return None, SUCCESS
 
@@ -320,6 +355,20 @@ class DynamicResources(PreFilterPlugin, FilterPlugin, PostFilterPlugin, ScorePlu
         if s.empty:
             return SUCCESS
         node = node_info.node
+        allocate_pending = s.allocate_pending
+        if allocate_pending is not None:
+            # The short way, same verdicts: every claim is to be allocated, none is for extended
+            # resources, so nothing is unavailable and the node's claim variant is None.
+            outcome = allocate_pending(node)
+            if type(outcome) is Allocated:
+                s.devices.allocated(node.name, s.claims, outcome.allocations)
+                s.node_allocations[node.name] = outcome.allocations
+                return SUCCESS
+            assert isinstance(outcome, NotAllocated)
+            if outcome.code == "Error":
+                return Status(Code.ERROR, (outcome.message,))
+            s.devices[node.name] = list(outcome.explanation)
+            return Status.unresolvable(outcome.message)
         node_claim, status = self._node_extended_claim(s, pod, node_info)
         if not status.ok:
             return status
@@ -344,9 +393,7 @@ class DynamicResources(PreFilterPlugin, FilterPlugin, PostFilterPlugin, ScorePlu
                 s.devices[node.name] = list(outcome.explanation)
                 return Status.unresolvable(outcome.message)
             results = outcome.allocations
-            s.devices[node.name] = [
-                _describe(claim, allocation) for claim, allocation in zip(to_allocate, results, strict=True)
-            ]
+            s.devices.allocated(node.name, to_allocate, results)
         if unavailable:
             s.unavailable.update(unavailable)
             s.devices[node.name] = [
@@ -354,7 +401,9 @@ class DynamicResources(PreFilterPlugin, FilterPlugin, PostFilterPlugin, ScorePlu
             ]
             return Status.unresolvable(MSG_NOT_AVAILABLE)
         if s.allocator is not None:
-            s.node_allocations[node.name] = _NodeAllocation(results, node_claim)
+            s.node_allocations[node.name] = results
+            if node_claim is not None:
+                s.node_claims[node.name] = node_claim
         return SUCCESS
 
     # -- PostFilter ----------------------------------------------------------------------
@@ -403,7 +452,7 @@ class DynamicResources(PreFilterPlugin, FilterPlugin, PostFilterPlugin, ScorePlu
             if claim.allocation is not None:
                 result = claim.allocation
             else:
-                result = allocation.results[unallocated]
+                result = allocation[unallocated]
                 unallocated += 1
             used = {r.request for r in result.results if r.request.count("/") == 1}
             for request in claim.spec.requests:
@@ -411,6 +460,16 @@ class DynamicResources(PreFilterPlugin, FilterPlugin, PostFilterPlugin, ScorePlu
                     if f"{request.name}/{sub.name}" in used:
                         score += FIRST_AVAILABLE_MAX_SIZE - i
         return score
+
+    def score_nodes(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> Sequence[int] | npt.NDArray[np.int64] | None:
+        """Score for many nodes: 0 everywhere when no claim has a ``firstAvailable`` request
+        (computeScore adds only for those); otherwise None, node by node."""
+        s: _State | None = state.get(STATE_KEY)
+        if s is None or s.empty or s.scores_zero:
+            return np.zeros(len(nodes), dtype=np.int64)
+        return None
 
     def score_key(self, state: CycleState, pod: Pod) -> Hashable | None:
         s: _State | None = state.get(STATE_KEY)
@@ -437,19 +496,19 @@ class DynamicResources(PreFilterPlugin, FilterPlugin, PostFilterPlugin, ScorePlu
         assert store is not None
         extended = s.extended_claim
         allocation = s.node_allocations.get(node_name)
-        if allocation is None or not allocation.results:
+        if not allocation:
             if all(s.claims[i] is extended for i in to_allocate):
                 return SUCCESS  # a device plugin serves the extended resources on this node
             return Status(Code.ERROR, ("claim allocation not found for node",))
-        if len(allocation.results) != len(to_allocate):
+        if len(allocation) != len(to_allocate):
             return Status(
                 Code.ERROR,
                 (
-                    f"internal error, have {len(allocation.results)} allocations, "
+                    f"internal error, have {len(allocation)} allocations, "
                     f"{len(to_allocate)} claims to allocate, want {len(to_allocate)} claims",
                 ),
             )
-        for index, result in zip(to_allocate, allocation.results, strict=True):
+        for index, result in zip(to_allocate, allocation, strict=True):
             s.infos[index].allocation = result
             store.in_flight[s.claims[index].uid] = result
         return SUCCESS
@@ -493,18 +552,16 @@ class DynamicResources(PreFilterPlugin, FilterPlugin, PostFilterPlugin, ScorePlu
             in_flight_uid = claim.uid
             if index == s.num_user:  # the extended-resource claim
                 in_flight_uid = s.extended_uid
-                if allocation is None and not claim.spec.requests:
-                    node_allocation = s.node_allocations.get(node_name)
-                    if node_allocation is None or node_allocation.extended_claim is None:
-                        continue  # served by a device plugin: nothing to create
+                if allocation is None and not claim.spec.requests and node_name not in s.node_claims:
+                    continue  # served by a device plugin: nothing to create
                 if claim.name == EXTENDED_RESOURCE_CLAIM_NAME:
-                    node_allocation = s.node_allocations.get(node_name)
-                    if node_allocation is None or node_allocation.extended_claim is None:
+                    node_claim = s.node_claims.get(node_name)
+                    if node_claim is None:
                         return Status(Code.ERROR, (f"extended resource claim not found for node {node_name}",))
                     name = f"{pod.name}-extended-resources-{random_suffix(self.handle.rng)}"
                     claim = store.add_claim(
                         replace(
-                            node_allocation.extended_claim,
+                            node_claim,
                             name=name,
                             uid=f"claim:{pod.namespace}/{name}",
                             allocation=None,
