@@ -88,6 +88,7 @@ bench: install
 	$(PY) bench/bench_live_daphne.py
 	$(PY) bench/bench_present.py
 	$(DEV_ENV) $(PY) bench/bench_gpu.py
+	$(DEV_ENV) $(PY) bench/bench_dra.py
 	$(PY) bench/bench_hostile.py
 	$(PY) bench/bench_abuse.py
 

@@ -31,13 +31,13 @@ across cycles, kubeviz's own shortcut: see :class:`Allocator`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from ..api.model import Node
 from .allocator_explain import VERDICTS, DeviceVerdict, RequestDiagnosis, diagnose
-from .allocator_memo import AllocationMemo, Portability, claim_ids, same_node
+from .allocator_memo import AllocationMemo, MemoEntry, Portability, claim_ids, same_node
 from .allocator_pools import Pool, SliceIndex, node_selector_for
 from .allocator_search import OutOfSteps, Search, claim_ref
 from .allocator_state import (
@@ -220,9 +220,17 @@ class Allocator:
     def for_claims(self, claims: Sequence[ResourceClaim]) -> Callable[[Node], AllocationOutcome]:
         """:meth:`allocate` for ``claims`` on any node, with what does not depend on the node
         worked out once (the plugin's Filter calls it for every node of a cycle)."""
+        return self.memo_for(claims)[1]
+
+    def memo_for(
+        self, claims: Sequence[ResourceClaim]
+    ) -> tuple[Mapping[str, MemoEntry] | None, Callable[[Node], AllocationOutcome]]:
+        """:meth:`for_claims`, with the memo's table for these claims (None without a memo):
+        an entry there for the very node object, marked ``any`` or made for these claims, is
+        the outcome :meth:`allocate` returns, so a caller may look there first."""
         memo = self.memo
         if memo is None or not memo.sync(self.allocated):
-            return lambda node: self._allocate(node, claims, self.pools(node))
+            return None, lambda node: self._allocate(node, claims, self.pools(node))
         claims = list(claims)
         shape = memo.shape(claims)
         table = memo.table(shape)
@@ -244,7 +252,7 @@ class Allocator:
             memo.put(node, shape, claims, pools, outcome, _portability(outcome))
             return outcome
 
-        return allocate
+        return table, allocate
 
     @staticmethod
     def _renamed(

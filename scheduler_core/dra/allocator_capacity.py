@@ -109,9 +109,16 @@ def fits_capacity(
             raise MissingCapacityError("some requested capacity has not been defined")
     for name, cap in capacity.items():
         amount = _consumed(requests.get(name), cap)
-        if _violates(amount, cap.request_policy):
+        if cap.request_policy is not None and _violates(amount, cap.request_policy):
             return False
-        total = already_consumed.get(name, Fraction(0)) + amount + allocating.get(name, Fraction(0))
+        # Fractions add slowly: only add what is there (a missing amount is 0).
+        total = amount
+        used = already_consumed.get(name)
+        if used:
+            total = used + total
+        extra = allocating.get(name)
+        if extra:
+            total = total + extra
         if total > cap.value:
             return False
     return True

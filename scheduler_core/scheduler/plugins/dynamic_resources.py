@@ -42,6 +42,7 @@ import numpy.typing as npt
 
 from ...api.model import Node, NodeSelector, Pod
 from ...dra.allocator import Allocated, AllocationMemo, AllocationOutcome, Allocator, NotAllocated
+from ...dra.allocator_memo import MemoEntry
 from ...dra.claim_store import EXTENDED_RESOURCE_CLAIM_NAME, DraStore, consumer_of
 from ...dra.selector_eval import CelSelectors
 from ...dra.types import AllocationResult, ClaimSpec, ResourceClaim
@@ -113,26 +114,28 @@ class _DeviceAccount(Mapping[str, list[str]]):
     which only a trace at full detail does, so Filter only notes what it found."""
 
     def __init__(self) -> None:
-        self._lines: dict[str, list[str] | tuple[Sequence[ResourceClaim], Sequence[AllocationResult]]] = {}
+        self.lines: dict[str, list[str] | Allocated | tuple[Sequence[ResourceClaim], Sequence[AllocationResult]]] = {}
+        self.claims: Sequence[ResourceClaim] = ()  # what an Allocated noted was for
 
     def __getitem__(self, node: str) -> list[str]:
-        found = self._lines[node]
-        if isinstance(found, tuple):
-            found = [_describe(claim, allocation) for claim, allocation in zip(*found, strict=True)]
-            self._lines[node] = found
-        return found
+        found = self.lines[node]
+        if isinstance(found, list):
+            return found
+        claims, results = (self.claims, found.allocations) if isinstance(found, Allocated) else found
+        # written out anew on every read: what was noted stays (node_allocation reads it)
+        return [_describe(claim, allocation) for claim, allocation in zip(claims, results, strict=True)]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._lines)
+        return iter(self.lines)
 
     def __len__(self) -> int:
-        return len(self._lines)
+        return len(self.lines)
 
     def __setitem__(self, node: str, lines: list[str]) -> None:
-        self._lines[node] = lines
+        self.lines[node] = lines
 
     def allocated(self, node: str, claims: Sequence[ResourceClaim], results: Sequence[AllocationResult]) -> None:
-        self._lines[node] = (claims, results)
+        self.lines[node] = (claims, results)
 
 
 @dataclass(eq=False)
@@ -156,11 +159,21 @@ class _State:
     # resource, no claim allocated already): Filter's short way.
     pending: list[ResourceClaim] | None = None
     allocate_pending: Callable[[Node], AllocationOutcome] | None = None
+    memo_table: Mapping[str, MemoEntry] | None = None  # where allocate_pending looks first
     # No claim has a firstAvailable request: every node scores 0 (Score's short way).
     scores_zero: bool = False
 
     def clone(self) -> _State:
         return self
+
+    def node_allocation(self, node: str) -> tuple[AllocationResult, ...] | None:
+        """nodeAllocations[node]: Filter's short way leaves it in the account only."""
+        found = self.node_allocations.get(node)
+        if found is None:
+            noted = self.devices.lines.get(node)
+            if isinstance(noted, Allocated):
+                return noted.allocations
+        return found
 
     @property
     def empty(self) -> bool:
@@ -318,7 +331,8 @@ class DynamicResources(PreFilterPlugin, FilterPlugin, PostFilterPlugin, BatchSco
             )
             if extended is None and to_allocate == len(claims):
                 s.pending = list(claims)
-                s.allocate_pending = s.allocator.for_claims(s.pending)
+                s.memo_table, s.allocate_pending = s.allocator.memo_for(s.pending)
+                s.devices.claims = s.pending
         s.scores_zero = not any(request.first_available for claim in claims for request in claim.spec.requests)
         state.write(FILTER_DEVICES_KEY, s.devices)
         return None, SUCCESS
@@ -352,23 +366,30 @@ class DynamicResources(PreFilterPlugin, FilterPlugin, PostFilterPlugin, BatchSco
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         """Filter: allocated claims must be usable here; the others are allocated here."""
         s: _State = state.read(STATE_KEY)
-        if s.empty:
-            return SUCCESS
-        node = node_info.node
         allocate_pending = s.allocate_pending
         if allocate_pending is not None:
             # The short way, same verdicts: every claim is to be allocated, none is for extended
-            # resources, so nothing is unavailable and the node's claim variant is None.
-            outcome = allocate_pending(node)
-            if type(outcome) is Allocated:
-                s.devices.allocated(node.name, s.claims, outcome.allocations)
-                s.node_allocations[node.name] = outcome.allocations
+            # resources, so nothing is unavailable and the node's claim variant is None. The
+            # outcome is noted in the account, where node_allocation finds its results.
+            node = node_info.node
+            table = s.memo_table
+            # allocate_pending's first look, inlined: this runs for every node of every cycle
+            entry = None if table is None else table.get(node.name)
+            if entry is not None and entry.node is node and entry.portability == "any":
+                outcome = entry.outcome
+            else:
+                outcome = allocate_pending(node)
+            if outcome.__class__ is Allocated:
+                s.devices.lines[node.name] = outcome
                 return SUCCESS
             assert isinstance(outcome, NotAllocated)
             if outcome.code == "Error":
                 return Status(Code.ERROR, (outcome.message,))
             s.devices[node.name] = list(outcome.explanation)
             return Status.unresolvable(outcome.message)
+        if s.empty:
+            return SUCCESS
+        node = node_info.node
         node_claim, status = self._node_extended_claim(s, pod, node_info)
         if not status.ok:
             return status
@@ -443,7 +464,7 @@ class DynamicResources(PreFilterPlugin, FilterPlugin, PostFilterPlugin, BatchSco
         s: _State | None = state.get(STATE_KEY)
         if s is None or s.empty:
             return 0
-        allocation = s.node_allocations.get(node_info.name)
+        allocation = s.node_allocation(node_info.name)
         if allocation is None:
             return 0
         score = 0
@@ -495,7 +516,7 @@ class DynamicResources(PreFilterPlugin, FilterPlugin, PostFilterPlugin, BatchSco
         store = self.store
         assert store is not None
         extended = s.extended_claim
-        allocation = s.node_allocations.get(node_name)
+        allocation = s.node_allocation(node_name)
         if not allocation:
             if all(s.claims[i] is extended for i in to_allocate):
                 return SUCCESS  # a device plugin serves the extended resources on this node
