@@ -140,7 +140,7 @@ BUILTIN_COMPARISONS: dict[str, BuiltinComparison] = {
         ),
         BuiltinComparison(
             "dra-vs-fgd-sharing",
-            "GPU sharing: FGD's fractions vs DRA's consumable capacity",
+            "GPU sharing: FGD fractions vs DRA consumable capacity",
             "dra-vs-fgd-sharing",
             # gpu-fgd reads the pods' kubeviz.dev/gpu-* annotations (and, keeping DynamicResources,
             # allocates their claims too); default reads only the claims (docs/dra.md "Teaching").
