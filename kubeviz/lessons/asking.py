@@ -18,9 +18,15 @@ from .schema import Lesson, LessonError
 
 __all__ = ["CYCLE_EVENTS", "ask_points", "decision_start"]
 
-# The events of one pod's scheduling cycle, from its pop to its binding (docs/trace.md).
+# The events of one pod's scheduling cycle, from its pop to its binding (docs/trace.md), DRA's
+# included: PreBind writes a claim's allocation (claim_allocated) or adds the pod to a shared
+# claim (claim_reserved), and an extended resource backed by DRA gets its claim then (claim_added
+# with the pod); a question about any of them is asked before the cycle began.
 CYCLE_EVENTS = frozenset(
     {
+        "claim_added",
+        "claim_allocated",
+        "claim_reserved",
         "cycle_start",
         "prefilter",
         "filter",

@@ -123,3 +123,20 @@ def test_lesson_words_name_no_file(lesson) -> None:
             words += [m.question.prompt, m.question.reveal, *m.question.choices]
     found = [w for w in words if PATH.search(w)]
     assert not found, f"{lesson.slug}: a file path in {found[0]!r}"
+
+
+def test_a_question_about_a_claims_allocation_is_asked_before_its_pods_cycle() -> None:
+    """claim_allocated comes from PreBind, in the pod's cycle: a question standing on it is asked
+    before that cycle's start, or the page would show the pod's chip on its node already."""
+    from kubeviz.lessons.asking import decision_start
+
+    events = [
+        {"seq": 0, "type": "pod_added", "pod": "default/a"},
+        {"seq": 1, "type": "cycle_start", "pod": "default/a"},
+        {"seq": 2, "type": "filter", "pod": "default/a"},
+        {"seq": 3, "type": "selected", "pod": "default/a", "node": "n"},
+        {"seq": 4, "type": "assumed", "pod": "default/a", "node": "n"},
+        {"seq": 5, "type": "claim_allocated", "pod": "default/a", "claim": "default/a-gpu", "node": "n"},
+        {"seq": 6, "type": "bound", "pod": "default/a", "node": "n"},
+    ]
+    assert decision_start(events, 5) == 1
