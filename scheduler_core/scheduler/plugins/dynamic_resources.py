@@ -53,7 +53,6 @@ from ..framework import (
     SKIP,
     SUCCESS,
     ActionType,
-    BatchScorePlugin,
     ClusterEvent,
     ClusterEventWithHint,
     Code,
@@ -67,6 +66,7 @@ from ..framework import (
     PreFilterResult,
     QueueingHint,
     ReservePlugin,
+    ScorePlugin,
     Status,
 )
 from ..framework.events import UPDATE_POD_GENERATED_RESOURCE_CLAIM
@@ -160,7 +160,7 @@ class _State:
     pending: list[ResourceClaim] | None = None
     allocate_pending: Callable[[Node], AllocationOutcome] | None = None
     memo_table: Mapping[str, MemoEntry] | None = None  # where allocate_pending looks first
-    # No claim has a firstAvailable request: every node scores 0 (Score's short way).
+    # No claim has a firstAvailable request: every node scores 0 (score_key says so).
     scores_zero: bool = False
 
     def clone(self) -> _State:
@@ -198,7 +198,7 @@ def _describe(claim: ResourceClaim, allocation: AllocationResult) -> str:
     return f"claim {claim.key}: {devices}"
 
 
-class DynamicResources(PreFilterPlugin, FilterPlugin, PostFilterPlugin, BatchScorePlugin, ReservePlugin, PreBindPlugin):
+class DynamicResources(PreFilterPlugin, FilterPlugin, PostFilterPlugin, ScorePlugin, ReservePlugin, PreBindPlugin):
     name = "DynamicResources"
     has_normalize = True
 
@@ -206,7 +206,9 @@ class DynamicResources(PreFilterPlugin, FilterPlugin, PostFilterPlugin, BatchSco
         super().__init__(handle, args)
         self._selectors = CelSelectors()  # the plugin's celCache (and kubeviz's verdict memo)
         # kubeviz's own: each node's allocation outcome, kept while the node's pools are unchanged
+        # (for one store: another store's allocated state counts on another clock)
         self._memo = AllocationMemo()
+        self._memo_store: DraStore | None = None
 
     @property
     def store(self) -> DraStore | None:
@@ -320,6 +322,8 @@ class DynamicResources(PreFilterPlugin, FilterPlugin, PostFilterPlugin, BatchSco
                         return None, Status.unresolvable(
                             f"request {qualified}: device class {sub.device_class_name} does not exist"
                         )
+        if store is not self._memo_store:
+            self._memo, self._memo_store = AllocationMemo(), store
         if to_allocate:
             # A claim for extended resources gets a new spec on every node: nothing to reuse.
             s.allocator = Allocator(
@@ -482,19 +486,14 @@ class DynamicResources(PreFilterPlugin, FilterPlugin, PostFilterPlugin, BatchSco
                         score += FIRST_AVAILABLE_MAX_SIZE - i
         return score
 
-    def score_nodes(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> Sequence[int] | npt.NDArray[np.int64] | None:
-        """Score for many nodes: 0 everywhere when no claim has a ``firstAvailable`` request
-        (computeScore adds only for those); otherwise None, node by node."""
-        s: _State | None = state.get(STATE_KEY)
-        if s is None or s.empty or s.scores_zero:
-            return np.zeros(len(nodes), dtype=np.int64)
-        return None
-
     def score_key(self, state: CycleState, pod: Pod) -> Hashable | None:
+        """A pod without claims, or whose claims have no ``firstAvailable`` request, scores 0 on
+        every node (computeScore adds only for those), so the fast scheduler may keep the score
+        per node; otherwise it depends on the cycle's allocations: ask every time."""
         s: _State | None = state.get(STATE_KEY)
-        return () if s is None or s.empty else None
+        if s is None or s.empty:
+            return ()
+        return ("no firstAvailable",) if s.scores_zero else None
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> None:
         default_normalize_score(MAX_NODE_SCORE, False, scores)
