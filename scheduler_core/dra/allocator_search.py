@@ -24,6 +24,7 @@ from .allocator_capacity import CapacityTally, MissingCapacityError, consumed_ca
 from .allocator_constraints import Constraint, build_constraints
 from .allocator_pools import Pool
 from .allocator_state import ALLOCATION_RESULTS_MAX_SIZE, AllocatedState, AllocatorError, SelectorEvaluator
+from .recursion import deep_recursion
 from .types import Device, DeviceClass, DeviceId, DeviceRequest, ResourceClaim, ResourceSlice
 
 __all__ = ["Candidate", "OutOfSteps", "Placed", "Req", "RequestData", "Search", "claim_ref"]
@@ -259,14 +260,8 @@ class Search:
     def run(self) -> bool:
         # One Python frame per step of depth; a pod with many claims of many devices can go past
         # the default recursion limit, so the limit is raised for this search and restored.
-        limit = sys.getrecursionlimit()
-        needed = self.depth_bound() + 200
-        if needed > limit:
-            sys.setrecursionlimit(needed + limit)
-        try:
+        with deep_recursion(self.depth_bound() + 200 + sys.getrecursionlimit()):
             outcome = self._one((0, 0, 0, 0), False, (0, 0, 0))
-        finally:
-            sys.setrecursionlimit(limit)
         if outcome == EXCEEDED:
             raise AllocatorError("allocation max size exceeded")
         return outcome == DONE

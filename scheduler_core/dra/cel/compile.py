@@ -5,11 +5,11 @@ DeviceMatches).
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 
 from celpy.celparser import CELParseError
 
+from ..recursion import deep_recursion
 from ..types import Device
 from .cel_types import ANY, BOOL
 from .checker import Checker
@@ -24,9 +24,8 @@ from .syntax import Node
 from .values import cel_type_name
 
 # The checker, estimator and evaluator recurse once or a few times per level of the syntax tree,
-# which the parser caps at limits.MAX_RECURSION_DEPTH; leave Python room for that (celpy does the same).
-if sys.getrecursionlimit() < 5000:
-    sys.setrecursionlimit(5000)
+# which the parser caps at limits.MAX_RECURSION_DEPTH: room for that while they run (recursion.py).
+CEL_FRAMES = 5000
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +60,8 @@ class CompiledSelector:
         """:meth:`matches` and the actual cost charged (cel-go's EvalDetails.ActualCost)."""
         evaluator = Evaluator(self._overloads, self._exact, self.cost_limit)
         try:
-            value = evaluator.run(self._root, device_value(device, driver, self._reads_maps))
+            with deep_recursion(CEL_FRAMES):
+                value = evaluator.run(self._root, device_value(device, driver, self._reads_maps))
         except (EvalError, CostExceeded) as exc:
             return SelectorResult(False, str(exc)), evaluator.cost
         except RecursionError:  # pragma: no cover - the parser's depth limit keeps well below it
@@ -79,6 +79,11 @@ class CompiledSelector:
 def compile_selector(
     expression: str, cost_limit: int = CEL_SELECTOR_EXPRESSION_MAX_COST, *, stored: bool = True
 ) -> CompiledSelector:
+    with deep_recursion(CEL_FRAMES):
+        return _compile(expression, cost_limit, stored)
+
+
+def _compile(expression: str, cost_limit: int, stored: bool) -> CompiledSelector:
     """Compile as compile.go CompileCELExpression does; raise :class:`CelError` with upstream's
     words ("compilation failed: ERROR: <input>:1:1: ...", "must evaluate to bool ...").
 

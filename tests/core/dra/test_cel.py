@@ -618,3 +618,17 @@ def test_the_cache_does_not_keep_a_failed_compilation() -> None:
         with pytest.raises(CelError):
             cache.get_or_compile("1")
     assert len(cache) == 0
+
+
+def test_the_process_recursion_limit_is_given_back_after_compiling_and_evaluating() -> None:
+    """The evaluator needs deep recursion only while it runs: the web's own parsers (JSON's depth
+    refusal) keep the process's limit."""
+    import sys
+
+    from scheduler_core.dra.types import Device
+
+    before = sys.getrecursionlimit()
+    nested = "(" * 200 + 'device.driver == "x"' + ")" * 200
+    compiled = compile_selector(nested)
+    assert compiled.matches(Device("d"), "x").matched
+    assert sys.getrecursionlimit() == before
