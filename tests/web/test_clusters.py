@@ -258,7 +258,9 @@ def test_a_run_on_a_private_cluster_is_its_owners_only(
     client.force_login(other_user)
     assert client.get(run.get_absolute_url()).status_code == 404
     assert client.get(cluster.get_absolute_url()).status_code == 404
-    assert "kind" not in client.get(reverse("cluster-list")).content.decode()
+    listed = client.get(reverse("cluster-list")).content.decode()
+    assert cluster.get_absolute_url() not in listed
+    assert ">kind<" not in listed  # the cluster's name, as a link's text
 
 
 def test_posting_a_cluster_you_cannot_see_is_a_404(
