@@ -82,10 +82,11 @@ class RequestDiagnosis:
         return {verdict: n for verdict, n in counts.items() if n}
 
     def message(self, node: str) -> str:
-        """e.g. ``request gpu: 1 of 2 devices of class gpu.example.com usable on node-1 (3 already
-        allocated to other claims, 1 fail the request's selectors)``."""
+        """e.g. ``request gpu asks 2 devices of class gpu.example.com: 1 usable on node-1 (3 already
+        allocated to other claims, 1 fail the request's selectors)``: what the request wants, then
+        how many of the node's devices could serve it."""
         wanted = "all devices" if self.mode == "All" else f"{self.count} device{'s' if self.count != 1 else ''}"
-        head = f"request {self.request}: {self.usable} usable of {wanted} of class {self.device_class} on {node}"
+        head = f"request {self.request} asks {wanted} of class {self.device_class}: {self.usable} usable on {node}"
         if not self.devices:
             return f"{head} (no devices on the node)"
         parts = [f"{n} {_PHRASES[verdict]}" for verdict, n in self.tally().items() if verdict != "usable"]

@@ -349,7 +349,7 @@ class FilterFields(TypedDict):
     nominated_node: str | None
     results: NotRequired[list[FilterResultRow]]  # full detail only
     # A pod with resource claims, full detail only: per node whose devices were looked at, the
-    # allocator's account of each request ("request gpu: 1 usable of 2 devices of class …").
+    # allocator's account of each request ("request gpu asks 2 devices of class …").
     devices: NotRequired[dict[str, list[str]]]
 
 

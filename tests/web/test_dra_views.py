@@ -193,7 +193,7 @@ def test_the_cycle_panel_gives_the_allocators_account_per_node_rejected_first() 
     html = render_to_string("web/runs/partials/cycle.html", {"cycle": ctx})
     said = text_of(html)
     assert "DynamicResources : the claims ' requests, node by node" in said
-    assert f"request gpu: 0 usable of 1 device of class {GPU} on node-2 (1 fail the request's selectors)" in said
+    assert f"request gpu asks 1 device of class {GPU}: 0 usable on node-2 (1 fail the request's selectors)" in said
     assert re.search(r'<li class="bad" data-node="node-2">', html)
 
 
@@ -229,7 +229,7 @@ def test_a_pods_story_tells_its_claims_from_template_to_deletion() -> None:
     (allocated,) = [d for text, d in lines if text.startswith("Claim train-gpu-x7k2p allocated")]
     assert allocated == [f"gpu-0 (pool node-1, driver {GPU}) on node-1 for request gpu"]
     (filtered,) = [d for text, d in lines if text.startswith("Filter:")]
-    assert f"request gpu: 0 usable of 1 device of class {GPU} on node-2 (1 fail the request's selectors)" in filtered
+    assert f"request gpu asks 1 device of class {GPU}: 0 usable on node-2 (1 fail the request's selectors)" in filtered
 
 
 def test_a_shared_device_and_a_shared_claim_in_the_story() -> None:

@@ -330,8 +330,8 @@ def device_account(flt: dict[str, Any]) -> dict[str, Any] | None:
     ``filter.devices``), rejected nodes first, for the cycle panel; None for a pod without claims.
 
     Each row: the node, whether it fits (from the filter's results; None when only a summary was
-    recorded) and the allocator's lines ("request gpu: 0 usable of 1 device of class … (2 already
-    allocated to other claims)")."""
+    recorded) and the allocator's lines ("request gpu asks 1 device of class …: 0 usable on
+    node-2 (2 already allocated to other claims)")."""
     devices = flt.get("devices") or {}
     if not devices:
         return None

@@ -1567,7 +1567,7 @@ def test_why_not_counts_each_device_by_the_first_check_it_fails() -> None:
     assert diagnosis.usable == 1
     assert diagnosis.short
     assert outcome.explanation == (
-        f"claim train, request gpu: 1 usable of 2 devices of class {GPU} on node-1 "
+        f"claim train, request gpu asks 2 devices of class {GPU}: 1 usable on node-1 "
         "(2 fail the request's selectors, 1 already allocated to other claims)",
     )
 

@@ -213,7 +213,7 @@ def test_structured_exhausted_resources() -> None:
     assert status.reasons == ("cannot allocate all claims",)
     devices = state.get("DynamicResources/devices")
     assert devices["worker"] == [
-        "claim default/my-pod-my-resource, request req-1: 0 usable of 1 device of class my-resource-class on "
+        "claim default/my-pod-my-resource, request req-1 asks 1 device of class my-resource-class: 0 usable on "
         "worker (1 already allocated to other claims)"
     ]
 

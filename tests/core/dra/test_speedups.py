@@ -147,7 +147,8 @@ def test_a_contended_cluster_runs_the_same_with_and_without_the_shortcuts(
     failed_devices = [
         (e["pod"], line) for e in with_them if e["type"] == "filter" for line in e.get("devices", {}).get("node-0", [])
     ]
-    assert any(pod.removeprefix("default/") in line and "usable of 1 device" in line for pod, line in failed_devices)
+    wanted = "asks 1 device of class"
+    assert any(pod.removeprefix("default/") in line and wanted in line for pod, line in failed_devices)
     assert searches_on[0] < searches_off[0] / 2
 
 

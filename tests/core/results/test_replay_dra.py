@@ -123,8 +123,10 @@ def dra_trace() -> Trace:
             },
         ],
         devices={
-            "node-1": [f"request gpu: 2 usable of 1 device of class {GPU} on node-1"],
-            "node-2": [f"request gpu: 0 usable of 1 device of class {GPU} on node-2 (1 fail the request's selectors)"],
+            "node-1": [f"request gpu asks 1 device of class {GPU}: 2 usable on node-1"],
+            "node-2": [
+                f"request gpu asks 1 device of class {GPU}: 0 usable on node-2 (1 fail the request's selectors)"
+            ],
         },
     )
     place(
@@ -270,7 +272,7 @@ def test_the_filter_keeps_the_allocators_account_per_node() -> None:
     t = dra_trace()
     state = state_after(t, t.seq_of("filter"))
     assert state.current["filter"]["devices"]["node-2"] == [
-        f"request gpu: 0 usable of 1 device of class {GPU} on node-2 (1 fail the request's selectors)"
+        f"request gpu asks 1 device of class {GPU}: 0 usable on node-2 (1 fail the request's selectors)"
     ]
     later = state_after(t, t.seq_of("cycle_start", pod="default/share-a"))
     assert "filter" not in later.current  # a new cycle starts clean
