@@ -5,9 +5,8 @@ DeviceMatches).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-
-from celpy.celparser import CELParseError
 
 from ..recursion import deep_recursion
 from ..types import Device
@@ -19,7 +18,6 @@ from .device import device_value, reads_device_maps
 from .errors import CelError, CompileError, CostExceeded, EvalError
 from .evaluate import Evaluator
 from .limits import CEL_SELECTOR_EXPRESSION_MAX_COST, CEL_SELECTOR_EXPRESSION_MAX_LENGTH
-from .parser import Builder, format_issue, parse
 from .syntax import Node
 from .values import cel_type_name
 
@@ -77,13 +75,20 @@ class CompiledSelector:
 
 
 def compile_selector(
-    expression: str, cost_limit: int = CEL_SELECTOR_EXPRESSION_MAX_COST, *, stored: bool = True
+    expression: str,
+    cost_limit: int = CEL_SELECTOR_EXPRESSION_MAX_COST,
+    *,
+    stored: bool = True,
+    checkpoint: Callable[[], None] | None = None,
 ) -> CompiledSelector:
+    """Compile ``expression`` (see :func:`_compile`). ``checkpoint`` is called every few hundred
+    tokens and syntax nodes while a long expression parses and builds (a 10 KiB one takes ~0.5 s
+    there); whatever it raises, a CPU budget's refusal, ends the compile."""
     with deep_recursion(CEL_FRAMES):
-        return _compile(expression, cost_limit, stored)
+        return _compile(expression, cost_limit, stored, checkpoint)
 
 
-def _compile(expression: str, cost_limit: int, stored: bool) -> CompiledSelector:
+def _compile(expression: str, cost_limit: int, stored: bool, checkpoint: Callable[[], None] | None) -> CompiledSelector:
     """Compile as compile.go CompileCELExpression does; raise :class:`CelError` with upstream's
     words ("compilation failed: ERROR: <input>:1:1: ...", "must evaluate to bool ...").
 
@@ -93,15 +98,12 @@ def _compile(expression: str, cost_limit: int, stored: bool) -> CompiledSelector
     stored object may use, ``includes()`` too); ``stored=False`` is the API server's for a new or
     changed selector (NewExpressions), where ``includes()`` waits for DRAListTypeAttributes.
     """
+    # cel-python loads here, on the first compile: importing the documents package, the web app
+    # or the engine never pays for it (~90 ms; tests/core/dra/test_cel_import.py).
+    from .parser import Builder, format_issue, parse
+
     try:
-        tree = parse(expression)
-    except CELParseError as exc:
-        line, column = exc.line or 1, exc.column or 1
-        detail = str(exc.args[0]).strip().splitlines()[0] if exc.args else "syntax error"
-        message = f"Syntax error: {detail}" if detail else "Syntax error"
-        raise CelError("compilation failed: " + format_issue(expression, message, line, column)) from None
-    try:
-        root = Builder().build(tree)
+        root = Builder(checkpoint).build(parse(expression, checkpoint))
         checker = Checker(stored)
         output = checker.check(root)
     except CompileError as exc:
@@ -114,13 +116,14 @@ def _compile(expression: str, cost_limit: int, stored: bool) -> CompiledSelector
     return CompiledSelector(expression, max_cost, cost_limit, root, checker.overloads, exact, reads_device_maps(root))
 
 
-def validate_selector(expression: str) -> list[str]:
+def validate_selector(expression: str, *, checkpoint: Callable[[], None] | None = None) -> list[str]:
     """What the API server refuses (pkg/apis/resource/validation validateCELSelector), as the
-    field error's text without its path: too long, does not compile, or too expensive."""
+    field error's text without its path: too long, does not compile, or too expensive.
+    ``checkpoint``: as :func:`compile_selector`'s."""
     if len(expression.encode("utf-8")) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
         return [f"Too long: may not be more than {CEL_SELECTOR_EXPRESSION_MAX_LENGTH} bytes"]
     try:
-        compiled = compile_selector(expression, stored=False)
+        compiled = compile_selector(expression, stored=False, checkpoint=checkpoint)
     except CelError as exc:
         return [f'Invalid value: "{expression}": {exc.message}']
     if compiled.max_cost > CEL_SELECTOR_EXPRESSION_MAX_COST:

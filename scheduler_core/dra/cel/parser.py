@@ -1,11 +1,15 @@
 """Parse with cel-python's grammar and build cel-go's syntax tree from lark's parse tree: operators
 as calls, ``&&``/``||`` chains balanced, macros expanded as ``parser/macro.go`` does, the nesting
 limit enforced, and errors placed at line and column in cel-go's format.
+
+The only module of the package that needs cel-python (celpy, lark, pendulum: ~90 ms to import),
+so ``compile`` imports it on the first compile, not when the package loads.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any, Final
 
 import lark
@@ -35,11 +39,19 @@ _BINARY_OPS: Final = {
 _PASS_THROUGH: Final = frozenset({"member", "primary"})
 
 
-class Builder:
-    """Lark's parse tree to the syntax tree, expanding macros as cel-go's parser does."""
+# How often a long parse or build calls its ``checkpoint`` (a CPU budget's look: a few µs each).
+_TOKENS_PER_CHECKPOINT = 256
+_NODES_PER_CHECKPOINT = 1024
 
-    def __init__(self) -> None:
+
+class Builder:
+    """Lark's parse tree to the syntax tree, expanding macros as cel-go's parser does.
+    ``checkpoint`` is called every so often and may raise to give up."""
+
+    def __init__(self, checkpoint: Callable[[], None] | None = None) -> None:
         self._next_id = 0
+        self._checkpoint = checkpoint
+        self._visits = 0
 
     def _pos(self, item: lark.Tree[Any] | lark.Token) -> tuple[int, int]:
         if isinstance(item, lark.Token):
@@ -57,6 +69,9 @@ class Builder:
         return Call(self._id(), at[0], at[1], fn, target, args)
 
     def build(self, tree: lark.Tree[Any], depth: int = 0) -> Node:
+        self._visits += 1
+        if self._checkpoint is not None and not self._visits % _NODES_PER_CHECKPOINT:
+            self._checkpoint()
         # Descend through the grammar's one-child layers without recursing.
         while True:
             if depth > MAX_RECURSION_DEPTH:
@@ -221,12 +236,34 @@ def format_issue(expression: str, message: str, line: int, column: int) -> str:
 
 
 _PARSER_LOCK = threading.Lock()
-_PARSER: CELParser | None = None
 
 
-def parse(expression: str) -> lark.Tree[Any]:
-    global _PARSER
-    with _PARSER_LOCK:  # celpy's parser keeps the text on the instance
-        if _PARSER is None:
-            _PARSER = CELParser()
-        return _PARSER.parse(expression)
+def parse(expression: str, checkpoint: Callable[[], None] | None = None) -> lark.Tree[Any]:
+    """cel-python's parse tree of ``expression``; raise :class:`CompileError` ("Syntax error: ...",
+    at the line and column) as ``CELParser.parse`` words it. ``checkpoint`` is called every so
+    many tokens and may raise to give up: lark's interactive parser feeds the tokens one by one,
+    as ``Lark.parse`` does, so a long expression can be stopped mid-parse."""
+    with _PARSER_LOCK:  # one parse at a time on the shared parser, as with celpy's CELParser.parse
+        if CELParser.CEL_PARSER is None:
+            CELParser()  # builds the LALR parser for celpy's grammar, once per process
+        assert CELParser.CEL_PARSER is not None
+        try:
+            session = CELParser.CEL_PARSER.parse_interactive(expression)
+            last = None
+            for count, token in enumerate(session.iter_parse(), 1):
+                last = token
+                if checkpoint is not None and not count % _TOKENS_PER_CHECKPOINT:
+                    checkpoint()
+            # $END at the last token, where Lark.parse places it (lark leaves feed_eof unannotated)
+            tree: lark.Tree[Any] = session.feed_eof(last)  # type: ignore[no-untyped-call]
+        except (lark.exceptions.UnexpectedToken, lark.exceptions.UnexpectedCharacters) as exc:
+            raise _syntax_error(exc.get_context(expression), exc.line, exc.column) from None
+        except (lark.exceptions.LexError, lark.exceptions.ParseError) as exc:  # pragma: no cover - not raised
+            raise _syntax_error(str(exc.args[0]) if exc.args else "", None, None) from None
+        return tree
+
+
+def _syntax_error(context: str, line: int | None, column: int | None) -> CompileError:
+    """The first line of lark's context, as kubeviz has always quoted cel-python's CELParseError."""
+    detail = context.strip().splitlines()[0] if context.strip() else ""
+    return CompileError(f"Syntax error: {detail}" if detail else "Syntax error", line or 1, column or 1)

@@ -632,3 +632,27 @@ def test_the_process_recursion_limit_is_given_back_after_compiling_and_evaluatin
     compiled = compile_selector(nested)
     assert compiled.matches(Device("d"), "x").matched
     assert sys.getrecursionlimit() == before
+
+
+class _GiveUp(Exception):
+    pass
+
+
+def test_a_long_compile_calls_its_checkpoint_as_it_goes_and_stops_at_its_refusal() -> None:
+    """A 10 KiB list literal (~10,000 tokens, ~0.5 s) calls ``checkpoint`` every 256 tokens while
+    it parses and every 1,024 nodes while it builds: what it raises (the documents' CPU budget)
+    ends the compile there. A short selector never pays for a look."""
+    expression = "[" + ",".join(["1"] * 4990) + "].size() > 0"
+    looks: list[int] = []
+    assert compile_selector(expression, checkpoint=lambda: looks.append(1)).max_cost > 0
+    assert len(looks) >= 9_980 // 256
+
+    def give_up() -> None:
+        looks.append(1)
+        raise _GiveUp
+
+    looks.clear()
+    with pytest.raises(_GiveUp):
+        validate_selector(expression, checkpoint=give_up)
+    assert len(looks) == 1
+    assert validate_selector("device.driver == 'a'", checkpoint=give_up) == []
