@@ -29,7 +29,7 @@ from .clusters import (
     shape_document,
 )
 from .durations import format_duration, parse_duration_ms
-from .errors import MAX_PROBLEMS, LoadError, Problem, Problems
+from .errors import MAX_PROBLEMS, MAX_WARNINGS, LoadError, Problem, Problems
 from .gpu_workload import (
     DEFAULT_ARRIVAL_INTERVAL_MS,
     DEFAULT_TARGET_PERCENT,
@@ -108,6 +108,7 @@ __all__ = [
     "MAX_PROBLEMS",
     "MAX_TEXT_BYTES",
     "MAX_VALUES",
+    "MAX_WARNINGS",
     "NO_NODES_WARNING",
     "PROTOCOLS",
     "Problem",

@@ -34,7 +34,7 @@ from ..api.model import LABEL_ZONE, Node, Pod
 from ..api.quantity import format_quantity
 from ..api.scenario_types import Scenario
 from .dra_parse import DRA_KINDS, DRA_TYPES, DraCollector
-from .errors import LoadError, Problem, Problems
+from .errors import LoadError, Problem, Problems, warning_lines
 from .k8s_parse import Parsed, parse_manifest
 from .reader import Naming, Reader
 from .scenario import BUILTIN_PRIORITY_CLASSES, MAX_NODES, MAX_PODS, NO_NODES_WARNING, load_scenario
@@ -376,20 +376,17 @@ def apply_cluster(scenario: Scenario, cluster: Cluster) -> Scenario:
         return scenario
     warnings = [w for w in scenario.warnings if not w.endswith(NO_NODES_WARNING)]
     later_nodes = {obj.name for action in scenario.timeline for obj in action.objects if isinstance(obj, Node)}
-    for pod in scenario.pods:
-        if pod.node_name and pod.node_name not in names and pod.node_name not in later_nodes:
-            warnings.append(
-                str(
-                    Problem(
-                        scenario.source,
-                        None,
-                        "",
-                        f'pod "{pod.key}": node "{pod.node_name}" is not in cluster "{cluster.name}"; '
-                        "the pod will never run",
-                    )
-                )
-            )
-    scenario.warnings = warnings
+    missing_nodes = [
+        Problem(
+            scenario.source,
+            None,
+            "",
+            f'pod "{pod.key}": node "{pod.node_name}" is not in cluster "{cluster.name}"; the pod will never run',
+        )
+        for pod in scenario.pods
+        if pod.node_name and pod.node_name not in names and pod.node_name not in later_nodes
+    ]
+    scenario.warnings = [*warnings, *warning_lines(missing_nodes, scenario.source)]
     return scenario
 
 

@@ -63,7 +63,7 @@ from .validation import (
     label_value_errors,
     qualified_name_errors,
 )
-from .yamlsource import check_cpu, describe, index_path, key_path
+from .yamlsource import CpuBudgetExceeded, check_cpu, describe, index_path, key_path
 
 __all__ = [
     "ALLOCATION_RESULTS_MAX",
@@ -277,9 +277,14 @@ def _cel_selectors(r: Reader, value: Any, path: str) -> tuple[str, ...]:
         # limit (CELSelectorExpressionMaxCost), so a selector that could burn a CPU is refused
         # here, at the door, before a run evaluates it against any device. Compiling one 10 KiB
         # selector takes up to ~0.7 s, so the reading budget is looked at before each (the
-        # Reader's own look, every 64 mappings, let 32 selectors run 16 s past a 5 s budget).
+        # Reader's own look, every 64 mappings, let 32 selectors run 16 s past a 5 s budget) and
+        # during each (the compile's checkpoint: a few ms between looks, not a whole compile).
         check_cpu(r.source, r.line(expr_path), expr_path)
-        refusals = _selector_refusals(expression)
+        try:
+            refusals = _selector_refusals(expression)
+        except CpuBudgetExceeded:  # spent mid-compile: the same refusal, placed at this selector
+            check_cpu(r.source, r.line(expr_path), expr_path)
+            raise
         for refusal in refusals:
             r.error(expr_path, refusal)
         if not refusals:
@@ -295,7 +300,8 @@ def _selector_refusals(expression: str) -> tuple[str, ...]:
     repeat one expensive selector in a thousand classes; the result depends on the expression
     alone, so it is kept (256 expressions of at most 10 KiB: under 3 MiB).
     """
-    return tuple(_shown_refusal(expression, refusal) for refusal in validate_selector(expression))
+    refusals = validate_selector(expression, checkpoint=check_cpu)  # check_cpu raises CpuBudgetExceeded
+    return tuple(_shown_refusal(expression, refusal) for refusal in refusals)
 
 
 _SNIPPET_CHARS = 60  # characters of a long expression shown either side of a compile error's caret

@@ -2,16 +2,21 @@
 
 Every loader (scenario, policy, manifests) reports through :class:`Problems`, which collects a
 few problems so one upload shows several mistakes at once, and stops at :data:`MAX_PROBLEMS`.
+Warnings (what loads but will not run as meant) are kept to :data:`MAX_WARNINGS` of a kind by
+:func:`warning_lines`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["MAX_PROBLEMS", "Problem", "LoadError", "Problems"]
+__all__ = ["MAX_PROBLEMS", "MAX_WARNINGS", "Problem", "LoadError", "Problems", "warning_lines"]
 
 MAX_PROBLEMS = 20
+# Warnings of one kind shown per load: a document of 100,000 pods naming a missing claim loads
+# (Kubernetes would take it), and one line then counts the rest instead of a line per pod.
+MAX_WARNINGS = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,3 +72,13 @@ class Problems:
     def raise_if_any(self) -> None:
         if self.items:
             raise LoadError(self.items)
+
+
+def warning_lines(warnings: Sequence[Problem], source: str) -> list[str]:
+    """``warnings`` (of one kind) as lines: the first :data:`MAX_WARNINGS`, then one counting the
+    rest (``scenario.yaml: … and 99,950 more warnings like these``)."""
+    lines = [str(warning) for warning in warnings[:MAX_WARNINGS]]
+    more = len(warnings) - MAX_WARNINGS
+    if more > 0:
+        lines.append(str(Problem(source, None, "", f"… and {more:,} more warning{'s' if more > 1 else ''} like these")))
+    return lines

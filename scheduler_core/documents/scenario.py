@@ -17,7 +17,7 @@ from ..api.model import DEFAULT_NAMESPACE, LABEL_ZONE, Node, Pod, PodDisruptionB
 from ..api.scenario_types import TIMELINE_ACTIONS, Scenario, TimelineAction
 from ..api.workloads import WORKLOAD_KINDS, Deployment, Job, ReplicaSet, Service, StatefulSet, Workload
 from .dra_parse import DRA_TYPES, DraCollector
-from .errors import LoadError, Problem, Problems
+from .errors import LoadError, Problem, Problems, warning_lines
 from .gpu_trace_csv import CsvPlace, PodRow, nodes_of, parse_nodes_csv, parse_pods_csv
 from .gpu_workload import DEFAULT_ARRIVAL_INTERVAL_MS, DEFAULT_TARGET_PERCENT, PROTOCOLS, GpuWorkload
 from .k8s_parse import (
@@ -766,11 +766,14 @@ class _Builder:
                 self.add_parsed(r, parsed)
 
     def warnings(self, nodes: Sequence[Node]) -> list[str]:
-        """What loads but will not run as its author likely meant (see Scenario.warnings)."""
+        """What loads but will not run as its author likely meant (see Scenario.warnings), at
+        most MAX_WARNINGS of each kind (unknown fields, missing nodes, DRA) and a line counting
+        the rest of that kind."""
         names = {node.name for node in nodes} | self.timeline_nodes
-        out = [str(warning) for warning in self.field_warnings]
+        out = warning_lines(self.field_warnings, self.source)
         if not names:
             return [*out, str(Problem(self.source, None, "", NO_NODES_WARNING))]
+        missing_nodes = []
         for parsed, r in [*self.pods, *self.workloads, *self.timeline_pods]:
             pod, pod_path = parsed.obj, parsed.path
             if parsed.template is not None:  # a workload: its pods are stamped from the template
@@ -780,8 +783,9 @@ class _Builder:
             path = key_path(key_path(pod_path, "spec"), "nodeName")
             what = "its pods" if parsed.template is not None else "the pod"
             message = f'node "{pod.node_name}" is not in the scenario; {what} will never run'
-            out.append(str(Problem(self.source, r.line(path), path, message)))
-        return out + [str(warning) for warning in self.dra.warnings(self.claiming_pods(), names)]
+            missing_nodes.append(Problem(self.source, r.line(path), path, message))
+        dra = self.dra.warnings(self.claiming_pods(), names)
+        return [*out, *warning_lines(missing_nodes, self.source), *warning_lines(dra, self.source)]
 
     def claiming_pods(self) -> list[tuple[Pod, Reader, str]]:
         """Every pod (or workload's pod template) with spec.resourceClaims, for the DRA warnings."""

@@ -112,10 +112,10 @@ def compiles(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[float, floa
     seen: list[tuple[float, float | None]] = []
     real = dra_parse.validate_selector
 
-    def counted(expression: str) -> list[str]:
+    def counted(expression: str, **options: Any) -> list[str]:
         deadline = yamlsource._DEADLINE.get()
         seen.append((time.thread_time(), None if deadline is None else deadline.at))
-        return real(expression)
+        return real(expression, **options)
 
     monkeypatch.setattr(dra_parse, "validate_selector", counted)
     yield seen

@@ -22,7 +22,7 @@ from scheduler_core.documents.clusters import (
     load_cluster_file,
     shape_document,
 )
-from scheduler_core.documents.errors import LoadError
+from scheduler_core.documents.errors import MAX_WARNINGS, LoadError
 from scheduler_core.documents.scenario import NO_NODES_WARNING, load_scenario, load_scenario_file
 from scheduler_core.simulation.simulation import RunSummary, Simulation
 
@@ -232,6 +232,15 @@ def test_a_pod_naming_a_node_the_cluster_lacks_is_warned_about() -> None:
     assert scenario.warnings == [
         'p.yaml: pod "default/p": node "gone" is not in cluster "three-zones"; the pod will never run'
     ]
+
+
+def test_the_pods_naming_nodes_the_cluster_lacks_are_warned_about_up_to_the_cap() -> None:
+    pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p%d}\nspec: {nodeName: gone, containers: [{name: c}]}"
+    text = "\n---\n".join(pod % i for i in range(MAX_WARNINGS + 7))
+    scenario = apply_cluster(load_scenario(text, "p.yaml"), builtin_cluster("three-zones"))
+    assert len(scenario.warnings) == MAX_WARNINGS + 1
+    assert scenario.warnings[0].startswith('p.yaml: pod "default/p0": node "gone" is not in cluster')
+    assert scenario.warnings[-1] == "p.yaml: … and 7 more warnings like these"
 
 
 # writing cluster documents

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from scheduler_core.documents.clusters import ClusterError, apply_cluster, load_cluster
-from scheduler_core.documents.errors import LoadError, Problem
+from scheduler_core.documents.errors import MAX_WARNINGS, LoadError, Problem
 from scheduler_core.documents.scenario import load_scenario
 from scheduler_core.dra.types import ResourceClaim, ResourceSlice
 
@@ -1199,6 +1199,23 @@ def test_pods_read_their_claims_and_a_missing_claim_is_a_warning_not_an_error() 
         p,
     )
     assert load_scenario(both).warnings == []
+
+
+def test_warnings_of_a_kind_stop_at_the_cap_and_one_line_counts_the_rest() -> None:
+    """A hostile document of many pods naming a missing claim: the first MAX_WARNINGS of them,
+    then one line (a hundred thousand pods used to give a hundred thousand warnings)."""
+    pods = [pod(f"p{i}", claims=[{"name": "gpu", "resourceClaimName": "gone"}]) for i in range(MAX_WARNINGS + 250)]
+    text = scenario(resource_slice(nodeName="node-z"), *pods)
+    warnings = load_scenario(text, "many.yaml").warnings
+    assert len(warnings) == MAX_WARNINGS + 1
+    assert all('ResourceClaim "default/gone" is not in the scenario' in w for w in warnings[:MAX_WARNINGS])
+    assert warnings[0].startswith("many.yaml:")
+    assert "spec.objects[1].spec.resourceClaims[0]" in warnings[0]
+    # The slice's warning (its node is missing) comes last among the DRA ones: counted, not shown.
+    assert warnings[-1] == "many.yaml: … and 251 more warnings like these"
+    one_over = scenario(*pods[: MAX_WARNINGS + 1])
+    assert load_scenario(one_over, "x.yaml").warnings[-1] == "x.yaml: … and 1 more warning like these"
+    assert len(load_scenario(scenario(*pods[:MAX_WARNINGS]), "x.yaml").warnings) == MAX_WARNINGS
 
 
 def test_a_workload_template_may_name_claims_its_pods_will_get() -> None:

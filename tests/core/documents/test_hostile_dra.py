@@ -23,6 +23,7 @@ from scheduler_core.documents.clusters import load_cluster
 from scheduler_core.documents.errors import LoadError
 from scheduler_core.documents.scenario import load_scenario
 from scheduler_core.documents.yamlsource import DEFAULT_READ_CPU_SECONDS, cpu_budget
+from scheduler_core.dra.cel import compile_selector
 from tests.hostile import Hostile
 from tests.hostile_dra import (
     ACCEPTED,
@@ -31,6 +32,7 @@ from tests.hostile_dra import (
     DRA_SCENARIO_CORPUS,
     aliased_classes,
     costly_classes,
+    slow_selector,
 )
 
 LOADERS: dict[str, tuple[Callable[[str, str], Any], list[Hostile]]] = {
@@ -103,10 +105,10 @@ def compiles(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[float, floa
     seen: list[tuple[float, float | None]] = []
     real = dra_parse.validate_selector
 
-    def counted(expression: str) -> list[str]:
+    def counted(expression: str, **options: Any) -> list[str]:
         deadline = yamlsource._DEADLINE.get()
         seen.append((time.thread_time(), None if deadline is None else deadline.at))
-        return real(expression)
+        return real(expression, **options)
 
     monkeypatch.setattr(dra_parse, "validate_selector", counted)
     yield seen
@@ -122,6 +124,28 @@ def test_no_selector_is_compiled_once_the_budget_is_spent(compiles: list[tuple[f
     assert compiles, "the budget ran out before any selector: the test says nothing"
     assert all(deadline is not None and started <= deadline + SLACK_CPU_SECONDS for started, deadline in compiles)
     assert len(compiles) < 32
+
+
+def test_the_budget_stops_a_selector_mid_compile(compiles: list[tuple[float, float | None]]) -> None:
+    """One selector near the 10 KiB limit (~0.5 s to compile) under a 0.1 s budget: the budget
+    used to be looked at only before the compile, which then ran to its end and the document
+    loaded; now the compile looks at it every few hundred tokens and stops well before its end
+    (a look is a few ms of parsing apart, or one of Python's full garbage collections)."""
+    started = time.thread_time()
+    compile_selector(slow_selector(2_999))  # what a whole compile costs here (and cel-python loaded)
+    whole = time.thread_time() - started
+    started = time.thread_time()
+    with pytest.raises(LoadError, match=r"gave up after 0\.1 s of CPU time") as info, cpu_budget(0.1):
+        load_scenario(costly_classes(first=3_000, selectors=1), "one.yaml")
+    spent = time.thread_time() - started
+    (problem,) = info.value.problems
+    assert problem.path == "spec.objects[0].spec.selectors[0].cel.expression", problem
+    assert problem.source == "one.yaml", problem
+    assert problem.line is not None, problem
+    ((compile_started, deadline),) = compiles
+    assert deadline is not None
+    assert compile_started < deadline, "the budget ran out before the compile: the test says nothing"
+    assert spent - 0.1 < whole / 2, (spent, whole)
 
 
 def test_the_cli_gives_up_at_a_selector_when_its_budget_is_spent(
