@@ -141,6 +141,8 @@ def describe_policy(policy: Policy) -> str:
         parts.append(f"queue {policy.queue_mode}")
     if policy.upgrade_aware_reservation:
         parts.append("upgrade-aware reservation")
+    if policy.kep5690_dra_preemption:
+        parts.append("DRA preemption (KEP-5690, proposed)")
     if policy.queueing_hints:
         parts.append("QueueingHints")
     return ", ".join(parts)

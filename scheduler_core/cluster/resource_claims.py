@@ -107,12 +107,19 @@ class ClaimEvents:
         self._trace = trace
         self._queue = queue
         store.listeners.append(self.changed)
+        # (slices, their count, (driver, pool, device) -> node): _device_node's index
+        self._node_index: tuple[list[ResourceSlice], int, dict[tuple[str, str, str], str | None]] | None = None
 
     def _device_node(self, driver: str, pool: str, device: str) -> str | None:
-        for slice_ in self._store.slices:
-            if slice_.driver == driver and slice_.pool.name == pool and any(d.name == device for d in slice_.devices):
-                return slice_.node_name or None
-        return None
+        """The node of the first slice that lists the device (None: not a per-node slice)."""
+        slices = self._store.slices
+        if self._node_index is None or self._node_index[0] is not slices or self._node_index[1] != len(slices):
+            index: dict[tuple[str, str, str], str | None] = {}
+            for slice_ in slices:
+                for d in slice_.devices:
+                    index.setdefault((slice_.driver, slice_.pool.name, d.name), slice_.node_name or None)
+            self._node_index = (slices, len(slices), index)
+        return self._node_index[2].get((driver, pool, device))
 
     def added(self, claim: ResourceClaim, pod: Pod | None = None, template: str = "") -> None:
         fields: te.ClaimAddedFields = {"claim": claim.key, "requests": claim_requests(claim.spec)}

@@ -76,11 +76,17 @@ class AllocationMemo:
         self._readers: dict[tuple[str, str], set[str]] = {}
         self._versions: Mapping[tuple[str, str], int] | None = None
         self._clock = 0
+        # What was dropped, for those who keep copies of entries (DynamicResources' verdicts by
+        # node-table row): everything whenever ``epoch`` moves, else the nodes in ``dropped``.
+        self.epoch = 0
+        self.dropped: list[str] = []
 
     def _forget(self) -> None:
         self._tables.clear()
         self._readers.clear()
         self._size = 0
+        self.epoch += 1
+        self.dropped.clear()
 
     def bind(
         self,
@@ -134,9 +140,13 @@ class AllocationMemo:
             changed = []
         for pool in changed:
             for node in self._readers.pop(pool, ()):
+                self.dropped.append(node)
                 for table in self._tables.values():
                     if table.pop(node, None) is not None:
                         self._size -= 1
+        if len(self.dropped) > _MAX_ENTRIES:
+            self.epoch += 1  # copies start again, as after _forget
+            self.dropped.clear()
         self._versions = versions
         self._clock = clock
         return True

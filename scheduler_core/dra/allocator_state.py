@@ -122,12 +122,13 @@ def allocated_state_of(claims: Iterable[ResourceClaim], in_flight: Iterable[Allo
     return AllocatedState(frozenset(dedicated), frozenset(shared), capacity)
 
 
-def _count(counts: dict[Any, int], key: Any, step: int) -> None:
+def _count(counts: dict[Any, int], key: Any, step: int) -> int:
     n = counts.get(key, 0) + step
     if n:
         counts[key] = n
     else:
         del counts[key]
+    return n
 
 
 class AllocatedTracker:
@@ -145,6 +146,8 @@ class AllocatedTracker:
     def __init__(self) -> None:
         self._by_key: dict[Hashable, AllocationResult] = {}
         self._held: dict[DeviceId, int] = {}
+        # the keys of _held, as a set: a frozenset copies a set's stored hashes, not a dict's keys
+        self._held_set: set[DeviceId] = set()
         self._shared: dict[tuple[DeviceId, str], int] = {}
         # device -> capacity name -> [sum, allocations that named it]; device -> such allocations
         self._capacity: dict[DeviceId, dict[str, list[Any]]] = {}
@@ -196,7 +199,10 @@ class AllocatedTracker:
                     if device not in self._capacity_users:
                         del self._capacity[device]
                 continue
-            _count(self._held, device, step)
+            if _count(self._held, device, step):
+                self._held_set.add(device)
+            else:
+                self._held_set.discard(device)
 
     def state(self) -> AllocatedState:
         """The allocated state now, with each pool's version (kept until the next change)."""
@@ -204,5 +210,7 @@ class AllocatedTracker:
             capacity = {
                 device: {name: entry[0] for name, entry in sums.items()} for device, sums in self._capacity.items()
             }
-            self._state = AllocatedState(frozenset(self._held), frozenset(self._shared), capacity, dict(self._versions))
+            self._state = AllocatedState(
+                frozenset(self._held_set), frozenset(self._shared), capacity, dict(self._versions)
+            )
         return self._state

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from ..api.model import NodeSelector
 
@@ -160,8 +160,10 @@ class ClaimSpec:
     constraints: tuple[DeviceConstraint, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class DeviceId:
+class DeviceId(NamedTuple):
+    """A device's full name. A tuple, not a dataclass: the allocated state hashes every held
+    device's id in every scheduling cycle, and a tuple's hash is computed in C."""
+
     driver: str
     pool: str
     device: str

@@ -47,6 +47,9 @@ class Policy:
     queue_mode: str = "priority"  # "priority" (activeQ/backoffQ/unschedulable) or "fifo" (legacy)
     scheduler_mode: str = "framework"  # "framework" or "legacy" (the v1.5-era scheduler)
     upgrade_aware_reservation: bool = False
+    # KEP-5690's proposal (not in any released kube-scheduler): DefaultPreemption may evict pods
+    # to free the DRA devices their claims hold (docs/dra.md "Preemption that frees devices")
+    kep5690_dra_preemption: bool = False
     # selectHost among equal best scores: "random" (upstream) or "shuffled-first-fit" (tie_break.py)
     tie_break: str = TIE_BREAK_RANDOM
     bind_latency_ms: int = 0

@@ -145,12 +145,14 @@ class _Caches:
 class _FilterPlan:
     """How each filter plugin of a profile is run this cycle, by profile position."""
 
-    __slots__ = ("static", "batch", "per_node", "per_node_min", "signature")
+    __slots__ = ("static", "batch", "noting", "per_node", "per_node_min", "signature")
 
     def __init__(self) -> None:
         self.static: list[tuple[int, StaticFilterPlugin]] = []
         # judged a chunk at a time by the plugin; with its path_counts key
         self.batch: list[tuple[int, BatchFilterPlugin, str]] = []
+        # the batch plugins told which nodes the plain loop runs them on (filter_nodes_reached)
+        self.noting: list[tuple[int, BatchFilterPlugin]] = []
         self.per_node: list[tuple[int, FilterPlugin]] = []
         self.per_node_min = _BIG
         self.signature: Hashable = None
@@ -163,10 +165,13 @@ class _PluginKinds:
         self.framework = fwk
         # (position, plugin, as a static filter, as a batch filter, its batch path_counts key)
         self.filters: list[tuple[int, FilterPlugin, StaticFilterPlugin | None, BatchFilterPlugin | None, str]] = []
+        self.noting: set[int] = set()  # positions of batch plugins that override filter_nodes_reached
         for pos, plugin in enumerate(fwk.filter_plugins):
             static = plugin if isinstance(plugin, StaticFilterPlugin) else None
             batch = plugin if isinstance(plugin, BatchFilterPlugin) and static is None else None
             self.filters.append((pos, plugin, static, batch, batch_filter_path(plugin.name)))
+            if batch is not None and type(batch).filter_nodes_reached is not BatchFilterPlugin.filter_nodes_reached:
+                self.noting.add(pos)
         # by score plugin name: (batch form, score key, array normalisation) overridden
         self.scores: dict[str, tuple[BatchScorePlugin | None, bool, bool]] = {
             plugin.name: (
@@ -215,7 +220,8 @@ class FastScheduler(Scheduler):
         plan = _FilterPlan()
         skip = state.skip_filter_plugins
         skipped_static: list[str] = []
-        for pos, plugin, static, batch, path in self._kinds(fwk).filters:
+        kinds = self._kinds(fwk)
+        for pos, plugin, static, batch, path in kinds.filters:
             if plugin.name in skip:
                 if static is not None:
                     skipped_static.append(plugin.name)
@@ -223,6 +229,8 @@ class FastScheduler(Scheduler):
                 plan.static.append((pos, static))
             elif batch is not None and batch.prepare_filter_nodes(state, pod, table):
                 plan.batch.append((pos, batch, path))
+                if pos in kinds.noting:
+                    plan.noting.append((pos, batch))
             else:
                 plan.per_node.append((pos, plugin))
         if plan.per_node:
@@ -335,8 +343,8 @@ class FastScheduler(Scheduler):
         # Batch plugins judge the whole chunk; filters have no side effects, so judging a node an
         # earlier plugin already rejected changes nothing: the first failing position still wins.
         batch: list[tuple[int, I64, Sequence[Status], str]] = []
+        chunk = NodeRows(infos, table, rows, sel)
         if plan.batch:
-            chunk = NodeRows(infos, table, rows, sel)
             for pos, batch_plugin, path in plan.batch:
                 codes_of, statuses_by_code = batch_plugin.filter_nodes(state, pod, chunk)
                 batch_codes: I64 = np.asarray(codes_of, dtype=np.int64)
@@ -353,21 +361,34 @@ class FastScheduler(Scheduler):
                 return fc.statuses[int(sv[i]) - 1]
             for pos, batch_codes, batch_statuses, name in batch:
                 if pos == first[i]:
-                    return batch_statuses[int(batch_codes[i]) - 1].with_plugin(name)
+                    st = batch_statuses[int(batch_codes[i]) - 1].with_plugin(name)
+                    if st.code == Code.ERROR:
+                        _raise_filter_error(st)
+                    return st
             raise AssertionError("a failing position belongs to a static or a batch plugin")
 
         def statuses_of(failed: I64) -> list[Status]:
             """status_of over many nodes at once: one look-up table per chunk."""
             lut: list[Status] = list(fc.statuses) if fc is not None else []
             codes = sv[failed].astype(np.int64) - 1 if sv is not None else np.zeros(len(failed), dtype=np.int64)
+            errors = False
             for pos, batch_codes, batch_statuses, name in batch:
                 batch_wins = first[failed] == pos
                 if batch_wins.any():
                     found, inverse = np.unique(batch_codes[failed[batch_wins]], return_inverse=True)
                     base = len(lut)
-                    lut.extend(batch_statuses[code - 1].with_plugin(name) for code in found.tolist())
+                    for code in found.tolist():
+                        st = batch_statuses[code - 1]
+                        errors = errors or st.code == Code.ERROR
+                        lut.append(st.with_plugin(name))
                     codes[batch_wins] = base + inverse.reshape(-1)
-            return list(map(lut.__getitem__, codes.tolist()))
+            found_statuses = list(map(lut.__getitem__, codes.tolist()))
+            if errors:
+                # the plain loop stops at the first node whose plugin errs (RunFilterPlugins)
+                for st in found_statuses:
+                    if st.code == Code.ERROR:
+                        _raise_filter_error(st)
+            return found_statuses
 
         slow: Bools | None = None
         if plan.per_node:
@@ -395,12 +416,17 @@ class FastScheduler(Scheduler):
             passed = np.flatnonzero(okc)
             if passed.size:
                 feasible.extend(map(infos.__getitem__, passed.tolist()))
+            for pos, noting in plan.noting:
+                noting.filter_nodes_reached(state, pod, chunk, np.flatnonzero(first[:used] >= pos).tolist())
             return used, rows[passed]
 
         # Some nodes need per-node work: walk the chunk in order, as the plain loop does.
         found = 0
         passed_list: list[int] = []
         used = k
+        # Where each node's filtering stopped (its failing position, _BIG if it passed; -1 if
+        # `filter` itself ran on it), for the batch plugins that note the nodes they reached.
+        stopped: list[int] = []
         for i in range(k):
             ni = infos[i]
             status: Status | None
@@ -408,6 +434,7 @@ class FastScheduler(Scheduler):
                 status = fwk.run_filter_with_nominated_pods(state, pod, ni)
                 if status.code == Code.SUCCESS:
                     status = None
+                stopped.append(-1)
             elif slow[i]:
                 f = int(first[i])
                 status = None
@@ -416,13 +443,16 @@ class FastScheduler(Scheduler):
                         break
                     st = plugin.filter(state, pod, ni)
                     if st.code != Code.SUCCESS:
-                        if st.code == Code.ERROR:
-                            raise SchedulingError(f"running Filter plugin {plugin.name!r}: {st.message()}")
                         status = st.with_plugin(plugin.name)
+                        if st.code == Code.ERROR:
+                            _raise_filter_error(status)
+                        f = pos
                         break
+                stopped.append(f)
                 if status is None and f < _BIG:
                     status = status_of(i)
             else:
+                stopped.append(int(first[i]))
                 status = None if ok[i] else status_of(i)
             if status is None:
                 feasible.append(ni)
@@ -433,6 +463,8 @@ class FastScheduler(Scheduler):
                     break
             else:
                 statuses[ni.node.name] = status
+        for pos, noting in plan.noting:
+            noting.filter_nodes_reached(state, pod, chunk, [i for i, f in enumerate(stopped) if f >= pos])
         return used, rows[np.array(passed_list, dtype=np.int64)]
 
     @staticmethod
@@ -556,6 +588,11 @@ class FastScheduler(Scheduler):
                 sc.known[r] = True
         values: I64 = sc.values[rows]
         return values
+
+
+def _raise_filter_error(status: Status) -> None:
+    """RunFilterPlugins on a plugin's Error: the cycle ends (runtime.Framework.run_filter's words)."""
+    raise SchedulingError(f"running Filter plugin {status.plugin!r}: {status.message()}")
 
 
 def _normalized(plugin: ScorePlugin, state: CycleState, pod: Pod, names: list[str], raw: list[int]) -> list[int]:

@@ -32,7 +32,7 @@ from .framework import EXTENSION_POINTS, Handle, PluginArgsError, extension_poin
 from .plugins import REGISTRY
 from .profile import default_plugins
 from .tie_break import TIE_BREAK_RANDOM, TIE_BREAKS
-from .versions import GATE_DEFAULTS, KUBERNETES_VERSIONS, QUEUEING_HINTS, V1_31, locked_reason
+from .versions import GATE_DEFAULTS, KUBERNETES_VERSIONS, QUEUEING_HINTS, V1_31, V1_36, locked_reason
 
 __all__ = [
     "CONFIG_API_VERSION",
@@ -97,6 +97,7 @@ _WRAPPER_SPEC_FIELDS = (
     "queueMode",
     "schedulerMode",
     "upgradeAwareReservation",
+    "kep5690DRAPreemption",
     "tieBreak",
     "bindLatency",
     "nodeUsageEvery",
@@ -382,6 +383,11 @@ class _PolicyReader:
             spec.get("kubernetesVersion"), "spec.kubernetesVersion", KUBERNETES_VERSIONS, _DEFAULT.kubernetes_version
         )
         self.version = version
+        dra_preemption = r.boolean(
+            spec.get("kep5690DRAPreemption"), "spec.kep5690DRAPreemption", _DEFAULT.kep5690_dra_preemption
+        )
+        if dra_preemption and version != V1_36:
+            r.error("spec.kep5690DRAPreemption", _kep5690_problem(version))
         gates = self.feature_gates(spec.get("featureGates"), "spec.featureGates", version)
         queueing_hints = gates[QUEUEING_HINTS]
         if queueing_hints and (queue_mode != "priority" or scheduler_mode != "framework"):
@@ -407,6 +413,7 @@ class _PolicyReader:
             queue_mode=queue_mode,
             scheduler_mode=scheduler_mode,
             upgrade_aware_reservation=upgrade_aware,
+            kep5690_dra_preemption=dra_preemption,
             tie_break=tie_break,
             bind_latency_ms=bind_latency,
             node_usage_every_ms=usage_every,
@@ -552,13 +559,23 @@ def _version_problem(version: str) -> str | None:
     return None
 
 
+def _kep5690_problem(version: str) -> str:
+    return (
+        f"KEP-5690's DRA preemption needs kubernetesVersion {V1_36}: it is a proposal for the DynamicResources "
+        f"plugin of v1.36 and later, which kube-scheduler {version} does not run"
+    )
+
+
 def kubernetes_version_problem(policy: Policy, version: str) -> str | None:
-    """Why ``policy`` cannot run under ``version``, or None when it can: an unknown version, or
-    a FIFO queue / legacy scheduler under a version that locks QueueingHints on (the loader's
-    own rule for ``spec.featureGates.SchedulerQueueingHints``)."""
+    """Why ``policy`` cannot run under ``version``, or None when it can: an unknown version, a
+    FIFO queue / legacy scheduler under a version that locks QueueingHints on (the loader's
+    own rule for ``spec.featureGates.SchedulerQueueingHints``), or ``kep5690DRAPreemption``
+    under another version than v1.36."""
     problem = _version_problem(version)
     if problem:
         return problem
+    if policy.kep5690_dra_preemption and version != V1_36:
+        return f"spec.kep5690DRAPreemption: {_kep5690_problem(version)}"
     hints_on = GATE_DEFAULTS[version][QUEUEING_HINTS] and locked_reason(version, QUEUEING_HINTS) is not None
     if hints_on and (policy.queue_mode != "priority" or policy.scheduler_mode != "framework"):
         return (

@@ -360,6 +360,7 @@ class Simulation:
             handle.kubernetes_version = policy.kubernetes_version
             handle.feature_gates = dict(policy.feature_gates)
             handle.dra = self.api.dra
+            handle.kep5690_dra_preemption = policy.kep5690_dra_preemption
             profiles[profile.scheduler_name] = Framework(profile, REGISTRY, handle)
         return profiles
 

@@ -250,7 +250,8 @@ def test_simulate_prints_the_scenarios_warnings_on_stderr(
         (
             ("simulate", "mixed-small", "--policy", "binpacking"),
             "error: unknown policy 'binpacking': did you mean 'bin-packing'? Built-in policies: bin-packing, default, "
-            "gpu-best-fit, gpu-clustering, gpu-dot-product, gpu-fgd, gpu-packing, gpu-random, kubernetes-v1-31, "
+            "dra-device-preemption, gpu-best-fit, gpu-clustering, gpu-dot-product, gpu-fgd, gpu-packing, gpu-random, "
+            "kubernetes-v1-31, "
             "kubernetes-v1-36, legacy-v1.5, "
             "no-preemption, queueing-hints, rtcr-binpack, score-all-nodes, spread, upgrade-aware\n",
         ),

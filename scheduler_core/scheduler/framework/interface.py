@@ -102,6 +102,9 @@ class Handle:
         # the run's DRA objects and in-flight allocations (framework.Handle SharedDRAManager);
         # None: the cluster has none, and DynamicResources treats every pod as claim-less
         self.dra: DraStore | None = None
+        # the policy's kep5690DRAPreemption (kubeviz's what-if, not in v1.36): DynamicResources
+        # lets preemption free devices (plugins/dynamic_resources_preemption.py)
+        self.kep5690_dra_preemption = False
 
     def get_snapshot(self) -> Snapshot:
         assert self.snapshot is not None, "no snapshot: plugins run inside a scheduling cycle"
@@ -193,6 +196,15 @@ class BatchFilterPlugin(FilterPlugin):
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[Sequence[int] | npt.NDArray[np.int64], Sequence[Status]]:
         raise NotImplementedError
+
+    def filter_nodes_reached(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], reached: Sequence[int]
+    ) -> None:
+        """After a chunk is decided: ``nodes[i]`` for ``i`` in ``reached`` are the nodes the plain
+        loop runs this plugin on (no earlier plugin rejected them, the window had not closed, and
+        no nominated pods sent them to ``filter`` itself). Only a plugin whose ``filter`` leaves
+        something per node for later (DynamicResources' account for the trace) needs it:
+        ``filter_nodes`` also judges nodes the plain loop never shows it."""
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         codes, statuses = self.filter_nodes(state, pod, [node_info])

@@ -28,7 +28,10 @@ Not modelled (docs/mapping.md, docs/dra.md): PodGroup claims (DRAWorkloadResourc
 alpha), binding conditions, node-allocatable resources (alpha), device taints; and preemption
 for devices, which v1.36 does not have either: the plugin has no PreFilterExtensions, and its
 Filter rejections are UnschedulableAndUnresolvable, so DefaultPreemption never picks a victim
-to free a device (KEP-5690 adds that after v1.36).
+to free a device. KEP-5690 proposes that (not in any released kube-scheduler); kubeviz offers it
+only as a what-if, ``spec.kep5690DRAPreemption`` (policy ``dra-device-preemption``), off
+everywhere else: then AddPod/RemovePod, a resolvable "cannot allocate all claims" and a state
+clone of its own come from ``dynamic_resources_preemption`` (docs/dra.md).
 """
 
 from __future__ import annotations
@@ -57,7 +60,6 @@ from ..framework import (
     ClusterEventWithHint,
     Code,
     CycleState,
-    FilterPlugin,
     NodeScore,
     PostFilterPlugin,
     PostFilterResult,
@@ -70,7 +72,11 @@ from ..framework import (
     Status,
 )
 from ..framework.events import UPDATE_POD_GENERATED_RESOURCE_CLAIM
+from ..framework.interface import BatchFilterPlugin
+from ..framework.node_table import NodeRows, NodeTable
 from .dynamic_resources_extended import dra_extended_requests, extended_device_requests, is_dra_extended_resource_name
+from .dynamic_resources_preemption import DevicePreemption
+from .dynamic_resources_rows import UNKNOWN, ClaimRows, DraRows
 from .helper import default_normalize_array, default_normalize_score
 
 __all__ = [
@@ -109,18 +115,34 @@ class _ClaimInfo:
     allocation: AllocationResult | None = None
 
 
+@dataclass(eq=False, slots=True)
+class _Chunk:
+    """What ``filter_nodes`` found for a chunk: by row (``rows``, with this cycle's outcomes by
+    position in ``found``), or, without the node table, every outcome by position."""
+
+    nodes: Sequence[NodeInfo]
+    rows: ClaimRows | None
+    found: list[AllocationOutcome] | dict[int, AllocationOutcome]
+
+
 class _DeviceAccount(Mapping[str, list[str]]):
     """The trace's account per node (FILTER_DEVICES_KEY): the lines are written out when read,
     which only a trace at full detail does, so Filter only notes what it found."""
 
     def __init__(self) -> None:
-        self.lines: dict[str, list[str] | Allocated | tuple[Sequence[ResourceClaim], Sequence[AllocationResult]]] = {}
+        self.lines: dict[
+            str, list[str] | Allocated | NotAllocated | tuple[Sequence[ResourceClaim], Sequence[AllocationResult]]
+        ] = {}
         self.claims: Sequence[ResourceClaim] = ()  # what an Allocated noted was for
+        # filter_nodes' outcomes for its last chunk, until filter_nodes_reached says which count
+        self.chunk: _Chunk | None = None
 
     def __getitem__(self, node: str) -> list[str]:
         found = self.lines[node]
         if isinstance(found, list):
             return found
+        if isinstance(found, NotAllocated):
+            return list(found.explanation)
         claims, results = (self.claims, found.allocations) if isinstance(found, Allocated) else found
         # written out anew on every read: what was noted stays (node_allocation reads it)
         return [_describe(claim, allocation) for claim, allocation in zip(claims, results, strict=True)]
@@ -162,9 +184,24 @@ class _State:
     memo_table: Mapping[str, MemoEntry] | None = None  # where allocate_pending looks first
     # No claim has a firstAvailable request: every node scores 0 (score_key says so).
     scores_zero: bool = False
+    # kep5690DRAPreemption only (kubeviz's what-if of KEP-5690): what preemption's what-if
+    # copies have removed, and the devices that frees (dynamic_resources_preemption.py)
+    preemption: DevicePreemption | None = None
 
     def clone(self) -> _State:
-        return self
+        if self.preemption is None:
+            return self
+        # KEP-5690: a what-if copy of its own, whose Filter notes stay in the copy
+        copy = replace(
+            self,
+            unavailable=set(self.unavailable),
+            node_allocations=dict(self.node_allocations),
+            node_claims=dict(self.node_claims),
+            devices=_DeviceAccount(),
+            preemption=self.preemption.copy(),
+        )
+        copy.devices.claims = self.devices.claims
+        return copy
 
     def node_allocation(self, node: str) -> tuple[AllocationResult, ...] | None:
         """nodeAllocations[node]: Filter's short way leaves it in the account only."""
@@ -198,9 +235,11 @@ def _describe(claim: ResourceClaim, allocation: AllocationResult) -> str:
     return f"claim {claim.key}: {devices}"
 
 
-class DynamicResources(PreFilterPlugin, FilterPlugin, PostFilterPlugin, ScorePlugin, ReservePlugin, PreBindPlugin):
+class DynamicResources(PreFilterPlugin, BatchFilterPlugin, PostFilterPlugin, ScorePlugin, ReservePlugin, PreBindPlugin):
     name = "DynamicResources"
     has_normalize = True
+    # Not in v1.36: add_pod / remove_pod do something only under kep5690DRAPreemption.
+    has_extensions = True
 
     def __init__(self, handle: Any, args: Mapping[str, Any] | None = None) -> None:
         super().__init__(handle, args)
@@ -337,9 +376,28 @@ class DynamicResources(PreFilterPlugin, FilterPlugin, PostFilterPlugin, ScorePlu
                 s.pending = list(claims)
                 s.memo_table, s.allocate_pending = s.allocator.memo_for(s.pending)
                 s.devices.claims = s.pending
+            if self.handle.kep5690_dra_preemption:
+                s.preemption = DevicePreemption.start(store, s.allocator, s.memo_table, s.allocate_pending, s.pending)
         s.scores_zero = not any(request.first_available for claim in claims for request in claim.spec.requests)
         state.write(FILTER_DEVICES_KEY, s.devices)
         return None, SUCCESS
+
+    # -- PreFilterExtensions (KEP-5690's proposal; none in v1.36) ---------------------------
+
+    def add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_to_add: Pod, node_info: NodeInfo) -> Status:
+        """AddPod: a victim reprieved holds its devices again (a no-op without kep5690DRAPreemption)."""
+        s: _State | None = state.get(STATE_KEY)
+        if s is not None and s.preemption is not None and s.preemption.add(pod_to_add):
+            s.allocator, s.memo_table, s.allocate_pending = s.preemption.view()
+        return SUCCESS
+
+    def remove_pod(self, state: CycleState, pod_to_schedule: Pod, pod_to_remove: Pod, node_info: NodeInfo) -> Status:
+        """RemovePod: the claims only victims used are freed, with their node-local devices (a
+        no-op without kep5690DRAPreemption)."""
+        s: _State | None = state.get(STATE_KEY)
+        if s is not None and s.preemption is not None and s.preemption.remove(pod_to_remove, node_info.name):
+            s.allocator, s.memo_table, s.allocate_pending = s.preemption.view()
+        return SUCCESS
 
     # -- Filter --------------------------------------------------------------------------
 
@@ -390,6 +448,8 @@ class DynamicResources(PreFilterPlugin, FilterPlugin, PostFilterPlugin, ScorePlu
             if outcome.code == "Error":
                 return Status(Code.ERROR, (outcome.message,))
             s.devices[node.name] = list(outcome.explanation)
+            if s.preemption is not None:  # KEP-5690: devices other pods hold may be freed
+                return s.preemption.status(outcome)
             return Status.unresolvable(outcome.message)
         if s.empty:
             return SUCCESS
@@ -416,6 +476,8 @@ class DynamicResources(PreFilterPlugin, FilterPlugin, PostFilterPlugin, ScorePlu
                 if outcome.code == "Error":
                     return Status(Code.ERROR, (outcome.message,))
                 s.devices[node.name] = list(outcome.explanation)
+                if s.preemption is not None:  # KEP-5690: devices other pods hold may be freed
+                    return s.preemption.status(outcome)
                 return Status.unresolvable(outcome.message)
             results = outcome.allocations
             s.devices.allocated(node.name, to_allocate, results)
@@ -430,6 +492,81 @@ class DynamicResources(PreFilterPlugin, FilterPlugin, PostFilterPlugin, ScorePlu
             if node_claim is not None:
                 s.node_claims[node.name] = node_claim
         return SUCCESS
+
+    def prepare_filter_nodes(self, state: CycleState, pod: Pod, table: NodeTable) -> bool:
+        """The batch form covers Filter's short way only (every claim to allocate, none for
+        extended resources, not KEP-5690's what-if); any other cycle is filtered node by node."""
+        s: _State | None = state.get(STATE_KEY)
+        return s is not None and s.allocate_pending is not None and s.preemption is None
+
+    def filter_nodes(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[Sequence[int] | npt.NDArray[np.int64], Sequence[Status]]:
+        """Filter's short way over a chunk: the verdicts kept by node-table row
+        (``dynamic_resources_rows``), the memo asked only where a row's is not known. What it
+        found waits until the fast scheduler says which nodes the plain loop would have shown
+        the plugin (the account lists only those)."""
+        s: _State = state.read(STATE_KEY)
+        allocate_pending = s.allocate_pending
+        assert allocate_pending is not None
+        table = s.memo_table
+        if table is None or not isinstance(nodes, NodeRows):
+            verdicts = DraRows()
+            outcomes = [allocate_pending(node_info.node) for node_info in nodes]
+            s.devices.chunk = _Chunk(nodes, None, outcomes)
+            return [verdicts.code_of(outcome) for outcome in outcomes], verdicts.statuses
+        verdicts = nodes.table.row_cache(("DynamicResources", id(self)), DraRows)
+        rows = verdicts.claim_rows(nodes.table, self._memo, table)
+        codes = rows.codes[nodes.sel].copy()
+        unknown = np.flatnonzero(codes == UNKNOWN)
+        fresh: dict[int, AllocationOutcome] = {}
+        for i in unknown.tolist():
+            node = nodes.infos[i].node
+            outcome = fresh[i] = allocate_pending(node)
+            code = codes[i] = verdicts.code_of(outcome)
+            entry = table.get(node.name)
+            row = int(nodes.idx[i])
+            if entry is not None and entry.node is node and entry.portability != "same":
+                # what the memo now holds for the kind of claims: kept by row until it goes
+                rows.codes[row] = code
+                rows.outcomes[row] = entry.outcome
+                rows.portable[row] = entry.portability == "any"
+            else:  # asked again next time; the account takes this cycle's outcome
+                rows.outcomes[row] = None
+                rows.portable[row] = False
+        s.devices.chunk = _Chunk(nodes, rows, fresh)
+        return codes, verdicts.statuses
+
+    def filter_nodes_reached(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], reached: Sequence[int]
+    ) -> None:
+        """The account of the nodes Filter reached, as ``filter`` writes it node by node."""
+        s: _State = state.read(STATE_KEY)
+        chunk = s.devices.chunk
+        s.devices.chunk = None
+        assert chunk is not None
+        lines = s.devices.lines
+        if chunk.rows is None or not isinstance(nodes, NodeRows):
+            assert isinstance(chunk.found, list)
+            for i in reached:
+                lines[nodes[i].node.name] = chunk.found[i]
+            return
+        if not reached:
+            return
+        at = np.asarray(reached, dtype=np.int64)
+        rows = nodes.idx[at]
+        names = nodes.table.names_arr[rows].tolist()
+        lines.update(zip(names, chunk.rows.outcomes[rows].tolist(), strict=True))
+        fresh = chunk.found
+        assert isinstance(fresh, dict)
+        # an outcome that names other claims, or one computed this cycle and not kept: as Filter says it
+        for j in np.flatnonzero(~chunk.rows.portable[rows]).tolist():
+            i = reached[j]
+            found = fresh.get(i)
+            if found is None:
+                assert s.allocate_pending is not None
+                found = s.allocate_pending(nodes.infos[i].node)
+            lines[names[j]] = found
 
     # -- PostFilter ----------------------------------------------------------------------
 

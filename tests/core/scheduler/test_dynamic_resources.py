@@ -13,42 +13,9 @@ from typing import Any
 
 from scheduler_core.documents.scenario import builtin_scenario, load_scenario
 from scheduler_core.simulation import Simulation
+from tests.core.scheduler.dra_header import dra_header
 
-HEADER = """
-apiVersion: kubeviz.dev/v1
-kind: Scenario
-metadata: {name: dra-test}
-spec:
-  seed: 1
-  nodes:
-    - {name: node-1, allocatable: {cpu: "8", memory: 16Gi, pods: 110}}
-  objects:
-    - apiVersion: resource.k8s.io/v1
-      kind: DeviceClass
-      metadata: {name: gpu.example.com}
-      spec:
-        selectors:
-          - cel: {expression: 'device.driver == "gpu.example.com"'}
-    - apiVersion: resource.k8s.io/v1
-      kind: ResourceSlice
-      metadata: {name: node-1-gpus}
-      spec:
-        driver: gpu.example.com
-        nodeName: node-1
-        pool: {name: node-1, generation: 1, resourceSliceCount: 1}
-        devices:
-          - {name: gpu-0}
-    - apiVersion: resource.k8s.io/v1
-      kind: ResourceClaimTemplate
-      metadata: {name: one-gpu}
-      spec:
-        spec:
-          devices:
-            requests:
-              - name: gpu
-                exactly: {deviceClassName: gpu.example.com}
-    - {apiVersion: scheduling.k8s.io/v1, kind: PriorityClass, metadata: {name: high}, value: 1000}
-"""
+HEADER = dra_header("dra-test", seed=1, gpus=1, priorities={"high": 1000})
 
 
 def pod(name: str, extra: str = "", annotations: str = "", template: str = "one-gpu") -> str:

@@ -61,6 +61,8 @@ OTHER_DEFAULTS = (
     Policy(
         profiles=(),
         tie_break="shuffled-first-fit",
+        # KEP-5690's what-if needs v1.36, the default version
+        kep5690_dra_preemption=True,
     ),
 )
 
