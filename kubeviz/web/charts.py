@@ -87,6 +87,11 @@ def line_chart(
     def y(value: float) -> float:
         return MARGIN_TOP + plot_h * (1 - value / y_top)
 
+    def x_anchor(t_ms: float) -> str:
+        # The tick at the axis' right end ends there: centred, a long one ("0.001s", a run that
+        # ended at t=0) passed the chart's edge and was cut off.
+        return "end" if x(t_ms) >= WIDTH - MARGIN_RIGHT - 0.5 else "middle"
+
     id_attr = f' id="{escape(chart_id)}"' if chart_id else ""
     parts = [
         f'<svg class="chart"{id_attr} viewBox="0 0 {WIDTH} {HEIGHT}" '
@@ -108,7 +113,8 @@ def line_chart(
         f'<g class="axis x-axis"><line x1="{MARGIN_LEFT}" x2="{WIDTH - MARGIN_RIGHT}" y1="{MARGIN_TOP + plot_h}" '
         f'y2="{MARGIN_TOP + plot_h}"/>'
         + "".join(
-            f'<text x="{x(t):.1f}" y="{MARGIN_TOP + plot_h + 16}" text-anchor="middle">{t / unit_ms:g}{unit}</text>'
+            f'<text x="{x(t):.1f}" y="{MARGIN_TOP + plot_h + 16}" text-anchor="{x_anchor(t)}">'
+            f"{t / unit_ms:g}{unit}</text>"
             for t in x_ticks
         )
         + f'<text class="label" x="{MARGIN_LEFT + plot_w / 2:.1f}" y="{HEIGHT - 4}" text-anchor="middle">'

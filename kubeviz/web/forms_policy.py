@@ -82,6 +82,7 @@ class PolicyKnobsForm(forms.Form):
         "(with Kubernetes version v1.31, as for fifo).",
     )
     upgrade_aware_reservation = forms.BooleanField(required=False, label="Upgrade-aware reservation")
+    kep5690_dra_preemption = forms.BooleanField(required=False, label="DRA preemption (KEP-5690, proposed)")
     queueing_hints = forms.BooleanField(required=False, label="QueueingHints (feature gate)")
     kubernetes_version = forms.ChoiceField(
         required=False,

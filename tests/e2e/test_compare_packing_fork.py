@@ -1,7 +1,8 @@
 """The packing comparison and a what-if fork in real Chromium at a laptop's 1366 px and a phone's
 390 px: the summary highlights where the policies differ, nothing scrolls sideways, long names
-truncate with the full name on hover, and a fork explains its action first (screenshots in
-/tmp/shots for a person to look at)."""
+truncate with the full name on hover, the run page's legend is under the columns (its Devices key
+only where the runs have devices), and a fork explains its action first (screenshots in /tmp/shots
+for a person to look at)."""
 
 from __future__ import annotations
 
@@ -63,6 +64,16 @@ def test_the_packing_comparison_reads_at_both_widths(
         page.goto(url)  # t = 0
         _fits(page, viewport["width"])
         page.screenshot(path=f"{SHOTS}/compare-{device}-t0.png")
+        # The run page's legend: no Devices key without devices, the grid's key hidden beside cards.
+        legend = page.locator("#run-legend")
+        expect(legend).to_be_visible()
+        expect(legend.locator(".legend-devices")).to_have_count(0)
+        expect(page.locator("#compare-col-0 .grid-tools .grid-legend")).to_be_hidden()
+        # A comparison whose runs have DRA devices explains them too.
+        page.goto(kubeviz_server.url + "/compare/builtin/dra-vs-fgd-sharing/")
+        expect(page.locator("#compare-col-0 .dra-slices").first).to_be_visible()
+        expect(page.locator("#run-legend .legend-devices .dra-legend")).to_be_visible()
+        _fits(page, viewport["width"])
         assert not browser_log.page_errors, str(browser_log)
     finally:
         context.close()

@@ -254,6 +254,7 @@ POLICY_SETTINGS = (
     "queue_mode",
     "scheduler_mode",
     "upgrade_aware_reservation",
+    "kep5690_dra_preemption",
     "queueing_hints",
     "tie_break",
     "bind_latency_ms",

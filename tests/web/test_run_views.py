@@ -743,6 +743,16 @@ def test_a_chart_has_one_path_per_series_and_escapes_labels() -> None:
     assert 'class="axis y-axis"' in svg
 
 
+def test_the_last_time_tick_ends_at_the_axis_end_so_it_stays_inside_the_chart() -> None:
+    """A run that ended at t=0 (dra-basics) has a 1 ms axis: centred, its last label "0.001s"
+    passed the chart's right edge and was cut off; it now ends at the axis' end. Others stay centred."""
+    svg = charts.line_chart([charts.ChartSeries("pending", [[0, 1]])], title="T", y_label="pods")
+    right = charts.WIDTH - charts.MARGIN_RIGHT
+    assert f'<text x="{right:.1f}" y="180" text-anchor="end">0.001s</text>' in svg
+    assert 'text-anchor="middle">0s</text>' in svg
+    assert 'text-anchor="middle">0.0005s</text>' in svg
+
+
 def test_nice_ticks_cover_the_range() -> None:
     """Ticks start at 0, are evenly spaced and reach the top."""
     assert charts.nice_ticks(7) == [0, 2, 4, 6, 8]

@@ -26,7 +26,7 @@ from django.db import IntegrityError, transaction
 
 from ..access import listed_comparisons, signed_in, visible_policies, visible_scenarios
 from ..charts import PALETTE
-from ..models import Cluster, Comparison, ComparisonRun, Policy, Run, Scenario
+from ..models import Cluster, Comparison, ComparisonRun, Policy, Run, Scenario, TraceEvent
 from ..request_types import Viewer
 from . import dispatch, limits
 from .clusters import ClusterChoiceError, choose_run_cluster
@@ -47,6 +47,7 @@ __all__ = [
     "comparison_status",
     "create_comparison",
     "recent_comparisons",
+    "shows_devices",
     "start_comparison",
     "start_runs",
     "validate_request",
@@ -148,6 +149,15 @@ BUILTIN_COMPARISONS: dict[str, BuiltinComparison] = {
             "Four one-GPU nodes, half-GPU notebooks and whole-GPU trainers, each share stated both ways: "
             "FGD packs the notebooks and every trainer fits; DRA shares the devices just as well, but "
             "v1.36's default score spreads the notebooks and the trainers find no whole GPU.",
+        ),
+        BuiltinComparison(
+            "dra-preemption",
+            "DRA preemption: v1.36 vs the KEP-5690 proposal",
+            "dra-preemption",
+            ("kubernetes-v1-36", "dra-device-preemption"),
+            "An urgent trainer needs a GPU that batch pods hold: kube-scheduler v1.36 never preempts for a "
+            "device and leaves it pending; the what-if of KEP-5690 (proposed, not released) evicts one batch "
+            "pod, whose claim is deallocated, and the trainer gets its GPU.",
         ),
     )
 }
@@ -432,3 +442,15 @@ def comparison_status(comparison: Comparison, columns: list[Column] | None = Non
     ]
     finished = sum(1 for column in columns for run in column.runs if run.done)
     return {"runs": runs, "finished": finished, "total": len(runs), "done": bool(runs) and finished == len(runs)}
+
+
+def shows_devices(comparison: Comparison) -> bool:
+    """Whether the comparison page's legend explains DRA devices: a run of it has published a
+    ResourceSlice, or one has not recorded all of t = 0 yet and so still may. A scenario's slices
+    all exist from t = 0 (``resource_slice_added`` before any pod: ``Simulation._start_dra`` in
+    scheduler_core/simulation/simulation.py), so the event index on (run, t_ms) answers at once."""
+    runs = list(Run.objects.filter(comparison_entries__comparison=comparison).only("id", "status", "t_ms"))
+    ids = [run.id for run in runs]
+    if TraceEvent.objects.filter(run_id__in=ids, t_ms=0, type="resource_slice_added").exists():
+        return True
+    return any(not run.done and run.t_ms == 0 for run in runs)

@@ -232,6 +232,7 @@ _POLICY_SETTINGS = (
     "queue_mode",
     "scheduler_mode",
     "upgrade_aware_reservation",
+    "kep5690_dra_preemption",
     "queueing_hints",
     "tie_break",
     "bind_latency_ms",
@@ -383,6 +384,8 @@ def document_from_knobs(knobs: Mapping[str, Any], base_text: str | None = None) 
         spec["schedulerMode"] = knobs["scheduler_mode"]
     if bool(knobs["upgrade_aware_reservation"]) != default.upgrade_aware_reservation:
         spec["upgradeAwareReservation"] = bool(knobs["upgrade_aware_reservation"])
+    if bool(knobs.get("kep5690_dra_preemption")) != default.kep5690_dra_preemption:
+        spec["kep5690DRAPreemption"] = bool(knobs.get("kep5690_dra_preemption"))
     if knobs["tie_break"] != default.tie_break:
         spec["tieBreak"] = knobs["tie_break"]
     bind_latency_ms = int(knobs["bind_latency_ms"] or 0)

@@ -661,6 +661,11 @@ POLICY_SUGGESTIONS: dict[str, tuple[tuple[str, ...], str]] = {
         ("sts-upgrade-under-pressure",),
         "Run the StatefulSet upgrade with default and then with this: the rollout that stalls completes.",
     ),
+    "dra-device-preemption": (
+        ("dra-preemption",),
+        "KEP-5690's proposal, not in any released kube-scheduler: compare with kubernetes-v1-36, which never "
+        "preempts for a DRA device.",
+    ),
     "bin-packing": (
         ("bin-packing-vs-spread",),
         "Compare with spread: pods pile onto few nodes, whole nodes stay empty.",

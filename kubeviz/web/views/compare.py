@@ -112,6 +112,7 @@ def compare_detail(request: HttpRequest, comparison_id: UUID) -> HttpResponse:
             "speeds": speed_choices(context["speed"]),
             "builtin": service.BUILTIN_COMPARISONS.get(comparison.builtin_key or ""),
             "step_title": step_title(context["by"]),
+            "hide_devices": not service.shows_devices(comparison),
         }
     )
     return render(request, "web/compare/detail.html", context)
