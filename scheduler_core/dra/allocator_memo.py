@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from ..api.model import Node
 from .allocator_pools import Pool, SliceIndex
-from .allocator_state import AllocatedState, SelectorEvaluator
+from .allocator_state import AllocatedState, PoolVersions, SelectorEvaluator
 from .types import ClaimSpec, DeviceClass, ResourceClaim, ResourceSlice
 
 __all__ = ["AllocationMemo", "MemoEntry", "Portability", "claim_ids", "same_node"]
@@ -74,8 +74,7 @@ class AllocationMemo:
         self._size = 0
         # pool -> nodes with an entry that read it
         self._readers: dict[tuple[str, str], set[str]] = {}
-        self._versions: Mapping[tuple[str, str], int] | None = None
-        self._clock = 0
+        self._versions: PoolVersions | None = None
         # What was dropped, for those who keep copies of entries (DynamicResources' verdicts by
         # node-table row): everything whenever ``epoch`` moves, else the nodes in ``dropped``.
         self.epoch = 0
@@ -118,23 +117,18 @@ class AllocationMemo:
         """Drop the entries of nodes whose pools changed since the last state seen; False when
         ``allocated`` cannot be used with the memo (no versions, or older than what was seen).
 
-        The versions are the allocated state's clock readings in the order the pools last
-        changed (:class:`~.allocator_state.AllocatedTracker`), so the pools changed since the
-        last sync are the last few.
+        The versions are a reading of the tracker's log of changed pools
+        (:class:`~.allocator_state.PoolVersions`), so the pools changed since the last sync are
+        the log's entries between the two readings.
         """
         versions = allocated.pool_versions
-        if not isinstance(versions, dict):
+        if versions is None:
             return False
-        if versions is self._versions:
+        seen = self._versions
+        if seen is not None and versions.log is seen.log and versions.end == seen.end:
             return True
-        clock = 0
-        changed: list[tuple[str, str]] = []
-        for pool, version in reversed(versions.items()):
-            clock = max(clock, version)
-            if version <= self._clock:
-                break
-            changed.append(pool)
-        if clock < self._clock:
+        changed = None if seen is None else versions.changed_after(seen)
+        if changed is None:
             # A state from another tracker, or an older one: start again from it.
             self._forget()
             changed = []
@@ -148,7 +142,6 @@ class AllocationMemo:
             self.epoch += 1  # copies start again, as after _forget
             self.dropped.clear()
         self._versions = versions
-        self._clock = clock
         return True
 
     def pools(self, node: Node) -> tuple[Pool, ...]:

@@ -24,6 +24,7 @@ __all__ = [
     "AllocatedState",
     "AllocatedTracker",
     "AllocatorError",
+    "PoolVersions",
     "SelectorEvaluator",
     "SelectorOutcome",
     "allocated_state_of",
@@ -66,6 +67,30 @@ class AllocatorError(Exception):
     aborts the pod's whole scheduling attempt instead of marking one node unsuitable."""
 
 
+Pool = tuple[str, str]  # (driver, pool name)
+
+# Changes a tracker logs before it starts a new log (those holding the old one start again).
+_MAX_LOG = 200_000
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PoolVersions:
+    """Which pools' allocated state changed, and in what order: the first ``end`` entries of a
+    tracker's append-only log of (clock, pool). Two readings of one log differ only in ``end``,
+    so "what changed since the reading I last saw" is the log between the two ends -- one
+    look, where a copy of a version per pool cost a copy of every pool per scheduling cycle."""
+
+    log: list[tuple[int, Pool]]
+    end: int
+
+    def changed_after(self, earlier: PoolVersions) -> list[Pool] | None:
+        """The pools changed between ``earlier`` and this reading; None when ``earlier`` is not
+        an earlier reading of the same log."""
+        if earlier.log is not self.log or earlier.end > self.end:
+            return None
+        return [pool for _, pool in self.log[earlier.end : self.end]]
+
+
 @dataclass(frozen=True, slots=True)
 class AllocatedState:
     """Devices held by claims that are already allocated (or whose allocation is in flight).
@@ -74,16 +99,16 @@ class AllocatedState:
     devices that allow multiple allocations, and ``aggregated_capacity`` sums what those shares
     consume per device and capacity name.
 
-    ``pool_versions`` is kubeviz's own, for speed: a number per (driver, pool) that changes
-    whenever anything above changes for a device of that pool, so that an allocation worked out
-    for a node can be reused while the node's pools keep their numbers (allocator_memo.py).
-    None (the state of :func:`allocated_state_of`) means unknown: nothing is reused.
+    ``pool_versions`` is kubeviz's own, for speed: which (driver, pool)s changed, in order, so
+    that an allocation worked out for a node can be reused while none of the node's pools
+    changed (allocator_memo.py). None (the state of :func:`allocated_state_of`) means unknown:
+    nothing is reused.
     """
 
     allocated_devices: frozenset[DeviceId] = frozenset()
     shared_device_ids: frozenset[tuple[DeviceId, str]] = frozenset()
     aggregated_capacity: Mapping[DeviceId, Mapping[str, Fraction]] = field(default_factory=dict)
-    pool_versions: Mapping[tuple[str, str], int] | None = None
+    pool_versions: PoolVersions | None = None
 
     def is_allocated(self, device: DeviceId) -> bool:
         """internal/allocatedstate.go IsDeviceAllocated: held exclusively or by any share."""
@@ -152,7 +177,7 @@ class AllocatedTracker:
         # device -> capacity name -> [sum, allocations that named it]; device -> such allocations
         self._capacity: dict[DeviceId, dict[str, list[Any]]] = {}
         self._capacity_users: dict[DeviceId, int] = {}
-        self._versions: dict[tuple[str, str], int] = {}
+        self._log: list[tuple[int, Pool]] = []  # (clock, pool) for every change, in order
         self._clock = 0
         self._state: AllocatedState | None = None
 
@@ -178,12 +203,8 @@ class AllocatedTracker:
             if result.admin_access:
                 continue
             device = result.device_id
-            # A clock, not a counter per pool: a pool's number never comes back to an old value;
-            # and the pool moves to the end, so the dict lists pools in the order they changed.
             self._clock += 1
-            pool = (device.driver, device.pool)
-            self._versions.pop(pool, None)
-            self._versions[pool] = self._clock
+            self._log.append((self._clock, (device.driver, device.pool)))
             self._state = None
             if result.share_id:
                 _count(self._shared, (device, result.share_id), step)
@@ -205,12 +226,14 @@ class AllocatedTracker:
                 self._held_set.discard(device)
 
     def state(self) -> AllocatedState:
-        """The allocated state now, with each pool's version (kept until the next change)."""
+        """The allocated state now, with the pools' versions (kept until the next change)."""
         if self._state is None:
+            if len(self._log) > _MAX_LOG:
+                self._log = []  # a new log: whoever read the old one starts again
             capacity = {
                 device: {name: entry[0] for name, entry in sums.items()} for device, sums in self._capacity.items()
             }
             self._state = AllocatedState(
-                frozenset(self._held_set), frozenset(self._shared), capacity, dict(self._versions)
+                frozenset(self._held_set), frozenset(self._shared), capacity, PoolVersions(self._log, len(self._log))
             )
         return self._state

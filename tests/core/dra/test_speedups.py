@@ -268,3 +268,20 @@ def test_a_failure_kept_for_one_pod_names_the_next_pods_claim() -> None:
     assert isinstance(second, NotAllocated)
     assert "default/first" in first.explanation[0]
     assert "default/second" in second.explanation[0]
+
+
+def test_pool_versions_tell_the_pools_changed_between_two_readings() -> None:
+    tracker = AllocatedTracker()
+    tracker.set("a", allocation((DRIVER, "pool-0", "gpu-0")))
+    first = tracker.state().pool_versions
+    assert first is not None
+    tracker.set("b", allocation((DRIVER, "pool-1", "gpu-0")))
+    tracker.set("a", None)
+    second = tracker.state().pool_versions
+    assert second is not None
+    assert second.changed_after(first) == [(DRIVER, "pool-1"), (DRIVER, "pool-0")]
+    assert second.changed_after(second) == []
+    assert first.changed_after(second) is None  # an older reading: start again
+    other = AllocatedTracker().state().pool_versions
+    assert other is not None
+    assert second.changed_after(other) is None  # another tracker
