@@ -39,6 +39,7 @@ from scheduler_core.dra.types import (
     ResourceSlice,
 )
 from scheduler_core.simulation import Simulation
+from tests.core.scheduler.dra_header import gpu_templates
 
 DRIVER = "gpu.example.com"
 
@@ -108,18 +109,7 @@ def contended(nodes: int, pods: int) -> str:
             "          - {name: gpu-0, attributes: {model: {string: A100}}}",
             "          - {name: gpu-1, attributes: {model: {string: T4}}}",
         ]
-    for name, selector in (("a100", f'device.attributes["{DRIVER}"].model == "A100"'), ("any-gpu", "true")):
-        request = f"{{deviceClassName: {DRIVER}, selectors: [{{cel: {{expression: '{selector}'}}}}]}}"
-        lines += [
-            "    - apiVersion: resource.k8s.io/v1",
-            "      kind: ResourceClaimTemplate",
-            f"      metadata: {{name: {name}}}",
-            "      spec:",
-            "        spec:",
-            "          devices:",
-            "            requests:",
-            f"              - {{name: gpu, exactly: {request}}}",
-        ]
+    lines += gpu_templates(DRIVER)
     for j in range(pods):
         template = "a100" if j % 2 else "any-gpu"
         lines.append(

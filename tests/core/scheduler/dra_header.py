@@ -44,3 +44,18 @@ spec:
               - name: gpu
                 exactly: {{deviceClassName: gpu.example.com}}
 {classes}"""
+
+
+def gpu_templates(driver: str) -> list[str]:
+    """Object lines (four-space list items) of two ResourceClaimTemplates of one device of class
+    ``driver``: ``a100`` (the model attribute must be A100) and ``any-gpu``."""
+    lines: list[str] = []
+    for name, selector in (("a100", f'device.attributes["{driver}"].model == "A100"'), ("any-gpu", "true")):
+        request = f"{{deviceClassName: {driver}, selectors: [{{cel: {{expression: '{selector}'}}}}]}}"
+        lines += [
+            "    - apiVersion: resource.k8s.io/v1",
+            "      kind: ResourceClaimTemplate",
+            f"      metadata: {{name: {name}}}",
+            "      spec: {spec: {devices: {requests: [{name: gpu, exactly: " + request + "}]}}}",
+        ]
+    return lines

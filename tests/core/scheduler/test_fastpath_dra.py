@@ -20,6 +20,7 @@ from scheduler_core.documents.scenario import load_scenario
 from scheduler_core.dra.allocator import AllocationOutcome, Allocator, NotAllocated
 from scheduler_core.scheduler.fastpath import batch_filter_path
 from scheduler_core.simulation import Simulation
+from tests.core.scheduler.dra_header import gpu_templates
 
 DRIVER = "gpu.example.com"
 
@@ -63,14 +64,7 @@ def scenario(seed: int, nodes: int, pods: int) -> str:
         lines += [
             f"          - {{name: gpu-{k}, attributes: {{model: {{string: {m}}}}}}}" for k, m in enumerate(models)
         ]
-    for name, selector in (("a100", f'device.attributes["{DRIVER}"].model == "A100"'), ("any-gpu", "true")):
-        request = f"{{deviceClassName: {DRIVER}, selectors: [{{cel: {{expression: '{selector}'}}}}]}}"
-        lines += [
-            "    - apiVersion: resource.k8s.io/v1",
-            "      kind: ResourceClaimTemplate",
-            f"      metadata: {{name: {name}}}",
-            "      spec: {spec: {devices: {requests: [{name: gpu, exactly: " + request + "}]}}}",
-        ]
+    lines += gpu_templates(DRIVER)
     for j in range(pods):
         template = rng.choice(["a100", "any-gpu", None])
         cpu = rng.choice(["200m", "500m", "1"])

@@ -175,7 +175,10 @@ def test_the_default_plugins_that_the_fast_scheduler_speeds_up_say_so() -> None:
         "TaintToleration",
         "NodeAffinity",
     }
-    assert {n for n in DEFAULT_FILTERS if issubclass(REGISTRY[n], BatchFilterPlugin)} == {"NodeResourcesFit", "DynamicResources"}
+    assert {n for n in DEFAULT_FILTERS if issubclass(REGISTRY[n], BatchFilterPlugin)} == {
+        "NodeResourcesFit",
+        "DynamicResources",
+    }
     assert {n for n in DEFAULT_SCORES if issubclass(REGISTRY[n], BatchScorePlugin)} == {
         "NodeResourcesFit",
         "NodeResourcesBalancedAllocation",
