@@ -699,6 +699,15 @@ TERMS: tuple[Term, ...] = (
         "scheduler makes a claim for the pod. This is DRAExtendedResource, beta and on in v1.36.",
         DRA_PLUGIN,
     ),
+    _t(
+        "dra",
+        "kep-5690",
+        "KEP-5690 (preemption for devices)",
+        "Upstream's proposal to let preemption free DRA devices: evicting lower-priority pods whose "
+        "claims hold a node's own devices. No released kube-scheduler does it; in v1.36 a pod that "
+        "needs a device waits until one is freed. kubeviz runs the proposal only as a what-if, the "
+        "policy dra-device-preemption (spec.kep5690DRAPreemption).",
+    ),
 )
 
 _BY_SLUG = {t.slug: t for t in TERMS}
