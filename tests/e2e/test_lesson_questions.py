@@ -38,6 +38,14 @@ KEYS = [" ", "ArrowRight", "ArrowDown", "ArrowLeft", "ArrowUp"]  # playback.js's
 SENTINEL_SPEED = "50"  # a speed none of the page's defaults uses: its reply says every earlier message was read
 SHOWN = "#run-header, #run-lanes, #run-cycle, #run-narration, #run-summary"
 
+
+def shown(page: Any) -> list[str]:
+    """What SHOWN's parts say, white space folded: their text, whether or not they are laid out
+    at that instant (innerText falls back to the raw text of a part that is not rendered, so two
+    reads of the same words could differ)."""
+    return [" ".join(text.split()) for text in page.locator(SHOWN).all_text_contents()]
+
+
 ONE_RUN = [x.slug for x in lessons() if x.compare is None and any(m.question for m in x.moments)]
 TWO_RUNS = [x.slug for x in lessons() if x.compare is not None and any(m.question for m in x.moments)]
 ALL = [x.slug for x in lessons() if any(m.question for m in x.moments)]
@@ -174,7 +182,7 @@ def test_an_open_question_holds_the_run(
             # the socket is open (a pause moves nothing): the page's controls would reach the server
             page.wait_for_function("() => window.kubevizPlayback && window.kubevizPlayback.send('pause')")
             url = page.url
-            before = page.locator(SHOWN).all_inner_texts()
+            before = shown(page)
             buttons = page.locator("#run-page .run-controls .buttons button")
             assert buttons.count() >= 6, "the run's playback buttons are missing"
             for button in visible(buttons):
@@ -204,7 +212,7 @@ def test_an_open_question_holds_the_run(
             expect_position(page, ask, timeout=1_000)
             expect(page.locator("#run-playhead")).to_have_attribute("data-playing", "")
             assert moves(sent, ask) == [], f"{slug} moment {index + 1}: the page asked to move: {moves(sent, ask)}"
-            assert page.locator(SHOWN).all_inner_texts() == before, f"{slug} moment {index + 1}: the run page changed"
+            assert shown(page) == before, f"{slug} moment {index + 1}: the run page changed"
             assert page.url == url, f"{slug} moment {index + 1}: the page went to {page.url}"
 
             # the answer releases everything
