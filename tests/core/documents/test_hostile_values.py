@@ -6,21 +6,22 @@ runs it."""
 from __future__ import annotations
 
 import io
+import itertools
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from scheduler_core import cli
 from scheduler_core.api.quantity import MAX_AMOUNT, QuantityError, to_resource_int
+from scheduler_core.documents import yamlsource
 from scheduler_core.documents.clusters import load_cluster
 from scheduler_core.documents.errors import LoadError
 from scheduler_core.documents.gpu_trace_csv import parse_nodes_csv, parse_pods_csv
 from scheduler_core.documents.scenario import load_scenario, load_scenario_file
-from scheduler_core.documents.yamlsource import load_documents, lone_surrogate
+from scheduler_core.documents.yamlsource import cpu_budget, load_documents, lone_surrogate
 from scheduler_core.scheduler.policy import load_policy
 from scheduler_core.simulation import Simulation
 from tests.hostile_values import (
@@ -181,25 +182,30 @@ def test_compare_reads_its_scenario_for_every_run_each_read_under_its_own_budget
 ) -> None:
     """``compare`` reloads the scenario for each of its runs (2 policies × 3 seeds: 7 reads). One
     budget for all of them ran out on a document that reads well within it once (the full GPU
-    trace no longer compared); each read has its own now."""
+    trace no longer compared); each read has its own now.
+
+    The reader's CPU clock is a counter here (1 ms a look), so one read costs the same every time:
+    measured CPU time under a busy xdist worker wandered past 2.5 times a read measured just before.
+    """
+    looks = itertools.count()
+    monkeypatch.setattr(yamlsource.time, "thread_time", lambda: next(looks) / 1000)
     path = tmp_path / "wide.yaml"
-    count = 400
-    while True:  # a document big enough that seven reads overrun what one read is given
-        nodes = "".join(
-            f"    - {{name: n{i}, allocatable: {{cpu: '4', memory: 8Gi}}, labels: {{zone: z{i % 3}, a: b}}}}\n"
-            for i in range(count)
-        )
-        path.write_text(scenario(nodes), encoding="utf-8")
-        started = time.thread_time()
+    nodes = "".join(
+        f"    - {{name: n{i}, allocatable: {{cpu: '4', memory: 8Gi}}, labels: {{zone: z{i % 3}, a: b}}}}\n"
+        for i in range(400)
+    )
+    path.write_text(scenario(nodes), encoding="utf-8")
+    started = yamlsource.time.thread_time()
+    with cpu_budget(3_600):  # the reader looks at its clock only under a budget
         load_scenario_file(path)
-        one_read = time.thread_time() - started
-        if one_read >= 0.06 or count >= 6_400:
-            break
-        count *= 2
-    budget = max(0.25, 2.5 * one_read)  # one read fits with room; seven together do not
-    assert 7 * one_read > budget * 1.3, "the document reads too fast to show the difference"
+    one_read = yamlsource.time.thread_time() - started
+    assert one_read >= 0.02, "the reader looked at its clock too seldom for the test to say anything"
+    budget = 2.5 * one_read  # one read fits with room; seven together do not
     monkeypatch.setenv("KUBEVIZ_READ_CPU_SECONDS", f"{budget:.3f}")
     out = io.StringIO()
     code = cli.main(["compare", str(path), "--policy", "default", "--policy", "spread", "--seeds", "3"], out)
     assert code == 0, out.getvalue()[:500]
     assert "default" in out.getvalue()
+    with pytest.raises(LoadError, match="gave up after"), cpu_budget(budget):  # one budget for all 7
+        for _ in range(7):
+            load_scenario_file(path)
