@@ -72,11 +72,13 @@ def line_chart(
 ) -> SafeString:
     """An SVG step-line chart of ``series`` over virtual time, from 0 to ``x_end_ms``."""
     drawn = [s for s in series if s.points]
-    x_end = max([x_end_ms or 0.0, *(float(s.points[-1][0]) for s in drawn)]) or 1.0
+    # A run that ended at t=0 (every pod placed in the first instant) gets a one-second axis: a
+    # 1 ms one read "0.00025s, 0.0005s, …", fractions that say nothing about the run.
+    x_end = max([x_end_ms or 0.0, *(float(s.points[-1][0]) for s in drawn)]) or 1000.0
     high = max([0.0, *(float(v) for s in drawn for _, v in s.points)])
     y_ticks = nice_ticks(y_max if y_max is not None else high)
     y_top = y_ticks[-1] or 1.0
-    unit_ms, unit = (60_000, "m") if x_end >= 180_000 else (1000, "s")
+    unit_ms, unit = (60_000, "m") if x_end >= 180_000 else (1000, "s") if x_end >= 1000 else (1, "ms")
     x_ticks = [t * unit_ms for t in nice_ticks(x_end / unit_ms) if t * unit_ms <= x_end + 1e-6]
     plot_w = WIDTH - MARGIN_LEFT - MARGIN_RIGHT
     plot_h = HEIGHT - MARGIN_TOP - MARGIN_BOTTOM
@@ -88,8 +90,8 @@ def line_chart(
         return MARGIN_TOP + plot_h * (1 - value / y_top)
 
     def x_anchor(t_ms: float) -> str:
-        # The tick at the axis' right end ends there: centred, a long one ("0.001s", a run that
-        # ended at t=0) passed the chart's edge and was cut off.
+        # The tick at the axis' right end ends there: centred, a long one ("0.001s" once, "250ms")
+        # passed the chart's edge and was cut off.
         return "end" if x(t_ms) >= WIDTH - MARGIN_RIGHT - 0.5 else "middle"
 
     id_attr = f' id="{escape(chart_id)}"' if chart_id else ""

@@ -73,9 +73,9 @@ def _summary_fits(page: Any) -> None:
 
 
 def test_the_run_summary_charts_fit_a_phone(browser: Any, kubeviz_server: Server) -> None:
-    """dra-basics, whose whole run happens at t = 0: its summary's charts have a 1 ms time axis.
-    A 400px chart column pushed them past a 390px screen, and the axis' last label "0.001s" past
-    its chart. At event 0 (no summary yet) and at the end, nothing passes the screen."""
+    """dra-basics, whose whole run happens at t = 0: its summary's charts have a 1 s time axis
+    (it was 1 ms). A 400px chart column pushed them past a 390px screen, and the axis' last label
+    "0.001s" past its chart. At event 0 (no summary yet) and at the end, nothing passes the screen."""
     base = kubeviz_server.url
     context = browser.new_context(viewport=PHONE)
     page = context.new_page()
@@ -94,6 +94,8 @@ def test_the_run_summary_charts_fit_a_phone(browser: Any, kubeviz_server: Server
         expect(page.locator("#run-summary h2")).to_contain_text("after 0s of virtual time")
         charts = page.locator("#run-summary svg.chart")
         expect(charts).to_have_count(2)
+        expect(charts.first.locator(".x-axis text").last).to_have_text("virtual time")
+        expect(charts.first.locator(".x-axis text").nth(-2)).to_have_text("1s")
         charts.last.scroll_into_view_if_needed()
         _summary_fits(page)
         for index in range(charts.count()):

@@ -744,13 +744,31 @@ def test_a_chart_has_one_path_per_series_and_escapes_labels() -> None:
 
 
 def test_the_last_time_tick_ends_at_the_axis_end_so_it_stays_inside_the_chart() -> None:
-    """A run that ended at t=0 (dra-basics) has a 1 ms axis: centred, its last label "0.001s"
-    passed the chart's right edge and was cut off; it now ends at the axis' end. Others stay centred."""
-    svg = charts.line_chart([charts.ChartSeries("pending", [[0, 1]])], title="T", y_label="pods")
+    """A long last label centred on the axis' end passed the chart's right edge and was cut off;
+    it now ends at the axis' end. Others stay centred."""
+    svg = charts.line_chart([charts.ChartSeries("pending", [[0, 1], [400, 0]])], title="T", y_label="pods")
     right = charts.WIDTH - charts.MARGIN_RIGHT
-    assert f'<text x="{right:.1f}" y="180" text-anchor="end">0.001s</text>' in svg
-    assert 'text-anchor="middle">0s</text>' in svg
-    assert 'text-anchor="middle">0.0005s</text>' in svg
+    assert f'<text x="{right:.1f}" y="180" text-anchor="end">400ms</text>' in svg
+    assert 'text-anchor="middle">0ms</text>' in svg
+
+
+@pytest.mark.parametrize(
+    ("points", "x_end_ms", "labels"),
+    [
+        ([[0, 1]], None, ["0s", "0.25s", "0.5s", "0.75s", "1s"]),  # ended at t=0 (dra-basics): a 1 s axis
+        ([[0, 1], [400, 0]], None, ["0ms", "100ms", "200ms", "300ms", "400ms"]),
+        ([[0, 1]], 4000, ["0s", "1s", "2s", "3s", "4s"]),
+        ([[0, 1]], 600_000, ["0m", "2.5m", "5m", "7.5m", "10m"]),
+    ],
+    ids=["zero", "under a second", "seconds", "minutes"],
+)
+def test_the_time_axis_reads_in_a_unit_that_fits_the_run(
+    points: list[list[float]], x_end_ms: float | None, labels: list[str]
+) -> None:
+    """A run that ended at t=0 read "0.00025s, 0.0005s, …, 0.001s": fractions of a millisecond."""
+    svg = charts.line_chart([charts.ChartSeries("pending", points)], title="T", y_label="pods", x_end_ms=x_end_ms)
+    axis = svg[svg.index('class="axis x-axis"') :]
+    assert re.findall(r'text-anchor="(?:middle|end)">([^<]+)</text>', axis)[: len(labels)] == labels
 
 
 def test_nice_ticks_cover_the_range() -> None:
