@@ -10,7 +10,9 @@ busiest case a single server has). For each phase (50 viewers joining at 10 per 
   ``/ws/runs/<id>/?follow=1`` at the given rate (autobahn's asyncio client, with the Origin of
   the site, as a browser sends it): how many are connected (daphne closes a
   handshake the app has not accepted within 5 s), updates per second each follower gets, bytes
-  per message (median and max), and whether the run was still computing when measured;
+  per message (median and max), and whether the run was still computing when measured (when it
+  was not, each viewer's updates/s from its connect to the run's end are printed too: a fast
+  worker can finish before the window opens, and a finished run has nothing left to follow);
 - ten connected viewers pause and step ten times each: p50 / p95 from a ``step`` to the message
   that moves their playhead;
 - meanwhile a client loads the run page over and over: p50 / p95 of a page load.
@@ -82,8 +84,35 @@ def page_loads(server: Server, run_id: str, stop: threading.Event, out: list[flo
         out.append(time.perf_counter() - started)
 
 
+async def recorded_at(server: Server, run_id: str, done: dict[str, float]) -> None:
+    """Sets ``done["at"]`` to when ``run_id`` stops recording (polled every 0.25 s)."""
+    while "at" not in done:
+        run = json.loads(await asyncio.to_thread(server.api_get, f"/api/v1/runs/{run_id}/"))
+        if run["status"] not in ("queued", "running"):
+            done["at"] = time.perf_counter()
+            return
+        await asyncio.sleep(0.25)
+
+
+def rates_while_recording(connected: list[ViewerStats], end: float, done: dict[str, float]) -> list[float]:
+    """Each viewer's updates/s from its connect to the run's end (or the window's): a fast worker
+    may finish before the window opens, and a finished run sends nothing more to follow.
+    Viewers with under a second of recording left when they connected are not counted."""
+    rates = []
+    for stats in connected:
+        assert stats.opened is not None
+        last = min(end, done.get("at", end))
+        if last - stats.opened >= 1.0:
+            got = sum(1 for t, _ in stats.messages if stats.opened <= t < last)
+            rates.append(got / (last - stats.opened))
+    return rates
+
+
 async def phase(server: Server, run_id: str, viewers: int, rate: float) -> dict[str, Any]:
     everyone: list[tuple[ViewerStats, Any]] = []
+    done: dict[str, float] = {}
+    watcher = asyncio.create_task(recorded_at(server, run_id, done))
+    began = time.perf_counter()
     cpu = server.cpu()
     for _ in range(viewers):
         everyone.append(open_viewer(server, f"/ws/runs/{run_id}/?follow=1"))
@@ -98,7 +127,10 @@ async def phase(server: Server, run_id: str, viewers: int, rate: float) -> dict[
     await asyncio.sleep(FOLLOW_SECONDS)
     end = time.perf_counter()
     rates = [sum(1 for t, _ in s.messages if start <= t < end) / (end - start) for s in connected]
+    recording = rates_while_recording(connected, end, done)
     sizes = [n for s in connected for _, n in s.messages]
+    done.setdefault("at", end)  # still recording (or already finished before the first poll)
+    await watcher
 
     latencies: list[float] = []
     for stats, task in [(s, t) for s, t in everyone if s in connected][:STEPPERS]:
@@ -126,6 +158,8 @@ async def phase(server: Server, run_id: str, viewers: int, rate: float) -> dict[
         "refused": sum(1 for s, _ in everyone if s.opened is None),
         "dropped": dropped,
         "rates": rates or [0.0],
+        "recording_rates": recording,
+        "recorded_for": done["at"] - began,
         "sizes": sizes or [0],
         "steps": sorted(latencies) or [float("inf")],
         "cpu_per_connect": cpu / viewers,
@@ -167,6 +201,17 @@ def report(label: str, got: dict[str, Any], loads: list[float]) -> None:
         f"{statistics.median(got['rates']):.2f}; message bytes median "
         f"{statistics.median(got['sizes']):.0f} max {max(got['sizes']):,}"
     )
+    if not got["still_recording"]:
+        recording = got["recording_rates"]
+        print(
+            f"    the run stopped recording {got['recorded_for']:.1f} s after the first viewer joined; "
+            + (
+                f"while it recorded: updates/s each min {min(recording):.2f} median "
+                f"{statistics.median(recording):.2f} ({len(recording)} viewers with a second or more of it)"
+                if recording
+                else "no viewer had a second of it"
+            )
+        )
     print(
         f"    step → update p50 {1000 * statistics.median(steps):.0f} ms p95 {1000 * p95(steps):.0f} ms; "
         f"page load p50 {1000 * statistics.median(loads or [float('nan')]):.0f} ms "
