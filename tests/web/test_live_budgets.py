@@ -149,9 +149,9 @@ async def test_a_flood_is_answered_once_closed_with_1008_and_leaves_no_work_behi
     assert "too many messages" in closed.get("reason", ""), closed
     assert len(replies) == 1, "one polite reply for the whole flood"
     assert "a page may send 20 a second" in replies[0]
-    started = time.monotonic()
-    await on_render_thread(lambda: None)()  # whatever renders the flood queued run first
-    assert time.monotonic() - started < 1.0, "no render of the flood's is left queued"
+    # Whatever renders the flood queued run before this; then the count says how many there were
+    # (a count, not a stopwatch: the render thread's queue is FIFO).
+    await on_render_thread(lambda: None)()
     assert recording.renders - renders <= 2, f"{recording.renders - renders} renders for a flood of seeks"
     await abuser.wait()
 
