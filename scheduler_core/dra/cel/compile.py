@@ -7,23 +7,26 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Final
 
 from ..recursion import deep_recursion
 from ..types import Device
 from .cel_types import ANY, BOOL
 from .checker import Checker
 from .cost import Estimator
-from .declarations import Overload
 from .device import device_value, reads_device_maps
 from .errors import CelError, CompileError, CostExceeded, EvalError
-from .evaluate import Evaluator
+from .evaluate import Meter, Program, build_program
 from .limits import CEL_SELECTOR_EXPRESSION_MAX_COST, CEL_SELECTOR_EXPRESSION_MAX_LENGTH
-from .syntax import Node
+from .syntax import Node, children
 from .values import cel_type_name
 
 # The checker, estimator and evaluator recurse once or a few times per level of the syntax tree,
 # which the parser caps at limits.MAX_RECURSION_DEPTH: room for that while they run (recursion.py).
 CEL_FRAMES = 5000
+# A selector nested no deeper than this evaluates in the room Python gives by default (a closure
+# or two per level), without raising the limit around it: most selectors are a few levels deep.
+SHALLOW_DEPTH = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +46,9 @@ class CompiledSelector:
     expression: str
     max_cost: int  # the worst-case estimate (cel-go units); validate_selector refuses > the limit
     cost_limit: int = CEL_SELECTOR_EXPRESSION_MAX_COST
-    _root: Node = field(repr=False, default=None)  # type: ignore[assignment]
-    _overloads: dict[int, list[Overload]] = field(repr=False, default_factory=dict)
-    _exact: frozenset[int] = field(repr=False, default=frozenset())
+    _program: Program = field(repr=False, default=None)  # type: ignore[assignment]
     _reads_maps: bool = field(repr=False, default=True)  # see device.reads_device_maps
+    _deep: bool = field(repr=False, default=True)  # nested enough to need room to recurse
 
     def matches(self, device: Device, driver: str) -> SelectorResult:
         """Evaluate against ``device`` of ``driver`` (its slice's driver: the domain of its bare
@@ -56,22 +58,31 @@ class CompiledSelector:
 
     def evaluate(self, device: Device, driver: str) -> tuple[SelectorResult, int]:
         """:meth:`matches` and the actual cost charged (cel-go's EvalDetails.ActualCost)."""
-        evaluator = Evaluator(self._overloads, self._exact, self.cost_limit)
+        meter = Meter(self.cost_limit)
         try:
-            with deep_recursion(CEL_FRAMES):
-                value = evaluator.run(self._root, device_value(device, driver, self._reads_maps))
+            env = {"device": device_value(device, driver, self._reads_maps)}
+            if self._deep:
+                with deep_recursion(CEL_FRAMES):
+                    value = self._program(meter, env)
+            else:
+                value = self._program(meter, env)
         except (EvalError, CostExceeded) as exc:
-            return SelectorResult(False, str(exc)), evaluator.cost
+            return SelectorResult(False, str(exc)), meter.cost
         except RecursionError:  # pragma: no cover - the parser's depth limit keeps well below it
-            return SelectorResult(False, "expression recursion limit exceeded"), evaluator.cost
-        if not isinstance(value, bool):
-            name = cel_type_name(value)
-            message = (
-                f"CEL result of type {name} could not be converted to bool: "
-                f"type conversion error from '{name}' to 'bool'"
-            )
-            return SelectorResult(False, message), evaluator.cost
-        return SelectorResult(value), evaluator.cost
+            return SelectorResult(False, "expression recursion limit exceeded"), meter.cost
+        if value is True:
+            return _MATCHED, meter.cost
+        if value is False:
+            return _NOT_MATCHED, meter.cost
+        name = cel_type_name(value)
+        message = (
+            f"CEL result of type {name} could not be converted to bool: type conversion error from '{name}' to 'bool'"
+        )
+        return SelectorResult(False, message), meter.cost
+
+
+_MATCHED: Final = SelectorResult(True)
+_NOT_MATCHED: Final = SelectorResult(False)
 
 
 def compile_selector(
@@ -112,8 +123,19 @@ def _compile(expression: str, cost_limit: int, stored: bool, checkpoint: Callabl
     if output not in (BOOL, ANY):
         raise CelError(f"must evaluate to bool or the unknown type, not {output}")
     max_cost = Estimator(checker).cost(root)
-    exact = frozenset(checker.exact)
-    return CompiledSelector(expression, max_cost, cost_limit, root, checker.overloads, exact, reads_device_maps(root))
+    program = build_program(root, checker.overloads, frozenset(checker.exact))
+    deep = depth(root) > SHALLOW_DEPTH
+    return CompiledSelector(expression, max_cost, cost_limit, program, reads_device_maps(root), deep)
+
+
+def depth(root: Node) -> int:
+    """How many levels the syntax tree has (walked without recursing)."""
+    deepest, stack = 0, [(root, 1)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in children(node))
+    return deepest
 
 
 def validate_selector(expression: str, *, checkpoint: Callable[[], None] | None = None) -> list[str]:
