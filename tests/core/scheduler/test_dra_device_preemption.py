@@ -237,27 +237,23 @@ NETWORK = """    - apiVersion: resource.k8s.io/v1
 """
 
 
-def test_a_device_reached_from_every_node_is_never_a_reason_to_evict() -> None:
-    """A network-attached device (allNodes) held by a low-priority pod: not node-local, so the
-    rejection stays UnschedulableAndUnresolvable even under KEP-5690 (its non-goal)."""
-    link = "resourceClaimTemplateName: one-link"
-    text = scenario(pod("low", claim=link), urgent=pod("urgent", "priorityClassName: high, ", link), objects=NETWORK)
+@pytest.mark.parametrize(
+    ("template", "rejection"),
+    [("one-link", "Preemption is not helpful for scheduling"), ("gpu-and-link", "cannot allocate all claims")],
+    ids=["a network device", "a claim holding a device of each reach"],
+)
+def test_a_device_reached_from_every_node_is_never_freed(template: str, rejection: str) -> None:
+    """A network-attached device (allNodes) held by a low-priority pod is not node-local, so the
+    rejection stays UnschedulableAndUnresolvable even under KEP-5690 (its non-goal). A claim
+    holding a node-local GPU and the network link: the GPU makes the node a candidate, but the
+    claim cannot be deallocated for this node alone. Either way nobody is evicted."""
+    claim = f"resourceClaimTemplateName: {template}"
+    text = scenario(pod("low", claim=claim), urgent=pod("urgent", "priorityClassName: high, ", claim), objects=NETWORK)
     sim = run(text, KEP)
     found = preemption_of(sim)
     assert found["victims"] == []
-    assert found["rejected_nodes"] == {"node-1": "Preemption is not helpful for scheduling"}
+    assert found["rejected_nodes"] == {"node-1": rejection}
     assert pending(sim) == ["default/urgent"]
-
-
-def test_a_claim_holding_a_device_of_another_reach_is_not_freed() -> None:
-    """The victim's claim holds a node-local GPU and the network link: the GPU makes the node a
-    candidate, but the claim cannot be deallocated for this node alone, so nobody is evicted."""
-    both = "resourceClaimTemplateName: gpu-and-link"
-    text = scenario(pod("low", claim=both), urgent=pod("urgent", "priorityClassName: high, ", both), objects=NETWORK)
-    sim = run(text, KEP)
-    found = preemption_of(sim)
-    assert found["victims"] == []
-    assert found["rejected_nodes"] == {"node-1": "cannot allocate all claims"}
     assert not of(sim, "pod_deletion_started")
 
 
