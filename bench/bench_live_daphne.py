@@ -84,24 +84,22 @@ def page_loads(server: Server, run_id: str, stop: threading.Event, out: list[flo
         out.append(time.perf_counter() - started)
 
 
-async def recorded_at(server: Server, run_id: str, done: dict[str, float]) -> None:
-    """Sets ``done["at"]`` to when ``run_id`` stops recording (polled every 0.25 s)."""
-    while "at" not in done:
+async def recording_ends(server: Server, run_id: str) -> float:
+    """When ``run_id`` stops recording (its status polled every 0.25 s)."""
+    while True:
         run = json.loads(await asyncio.to_thread(server.api_get, f"/api/v1/runs/{run_id}/"))
         if run["status"] not in ("queued", "running"):
-            done["at"] = time.perf_counter()
-            return
+            return time.perf_counter()
         await asyncio.sleep(0.25)
 
 
-def rates_while_recording(connected: list[ViewerStats], end: float, done: dict[str, float]) -> list[float]:
-    """Each viewer's updates/s from its connect to the run's end (or the window's): a fast worker
-    may finish before the window opens, and a finished run sends nothing more to follow.
-    Viewers with under a second of recording left when they connected are not counted."""
+def rates_while_recording(connected: list[ViewerStats], last: float) -> list[float]:
+    """Each viewer's updates/s from its connect to ``last`` (the run's end, or the window's): a
+    fast worker may finish before the window opens, and a finished run sends nothing more to
+    follow. Viewers with under a second of recording left when they connected are not counted."""
     rates = []
     for stats in connected:
         assert stats.opened is not None
-        last = min(end, done.get("at", end))
         if last - stats.opened >= 1.0:
             got = sum(1 for t, _ in stats.messages if stats.opened <= t < last)
             rates.append(got / (last - stats.opened))
@@ -110,8 +108,7 @@ def rates_while_recording(connected: list[ViewerStats], end: float, done: dict[s
 
 async def phase(server: Server, run_id: str, viewers: int, rate: float) -> dict[str, Any]:
     everyone: list[tuple[ViewerStats, Any]] = []
-    done: dict[str, float] = {}
-    watcher = asyncio.create_task(recorded_at(server, run_id, done))
+    watcher = asyncio.create_task(recording_ends(server, run_id))
     began = time.perf_counter()
     cpu = server.cpu()
     for _ in range(viewers):
@@ -127,10 +124,10 @@ async def phase(server: Server, run_id: str, viewers: int, rate: float) -> dict[
     await asyncio.sleep(FOLLOW_SECONDS)
     end = time.perf_counter()
     rates = [sum(1 for t, _ in s.messages if start <= t < end) / (end - start) for s in connected]
-    recording = rates_while_recording(connected, end, done)
+    recorded_until = watcher.result() if watcher.done() else end
+    watcher.cancel()
+    recording = rates_while_recording(connected, min(end, recorded_until))
     sizes = [n for s in connected for _, n in s.messages]
-    done.setdefault("at", end)  # still recording (or already finished before the first poll)
-    await watcher
 
     latencies: list[float] = []
     for stats, task in [(s, t) for s, t in everyone if s in connected][:STEPPERS]:
@@ -159,7 +156,7 @@ async def phase(server: Server, run_id: str, viewers: int, rate: float) -> dict[
         "dropped": dropped,
         "rates": rates or [0.0],
         "recording_rates": recording,
-        "recorded_for": done["at"] - began,
+        "recorded_for": recorded_until - began,
         "sizes": sizes or [0],
         "steps": sorted(latencies) or [float("inf")],
         "cpu_per_connect": cpu / viewers,
