@@ -14,6 +14,7 @@ from ..types import Device
 from .cel_types import ANY, BOOL
 from .checker import Checker
 from .cost import Estimator
+from .declarations import Overload
 from .device import device_value, reads_device_maps
 from .errors import CelError, CompileError, CostExceeded, EvalError
 from .evaluate import Meter, Program, build_program
@@ -46,9 +47,13 @@ class CompiledSelector:
     expression: str
     max_cost: int  # the worst-case estimate (cel-go units); validate_selector refuses > the limit
     cost_limit: int = CEL_SELECTOR_EXPRESSION_MAX_COST
-    _program: Program = field(repr=False, default=None)  # type: ignore[assignment]
+    _root: Node = field(repr=False, default=None)  # type: ignore[assignment]
+    _overloads: dict[int, list[Overload]] = field(repr=False, default_factory=dict)
+    _exact: frozenset[int] = field(repr=False, default=frozenset())
     _reads_maps: bool = field(repr=False, default=True)  # see device.reads_device_maps
-    _deep: bool = field(repr=False, default=True)  # nested enough to need room to recurse
+    # The closures and whether they need room to recurse, made at the first evaluation: a
+    # selector the API server's validation compiles is never evaluated, so it never pays for them.
+    _built: list[tuple[Program, bool]] = field(repr=False, default_factory=list)
 
     def matches(self, device: Device, driver: str) -> SelectorResult:
         """Evaluate against ``device`` of ``driver`` (its slice's driver: the domain of its bare
@@ -58,14 +63,15 @@ class CompiledSelector:
 
     def evaluate(self, device: Device, driver: str) -> tuple[SelectorResult, int]:
         """:meth:`matches` and the actual cost charged (cel-go's EvalDetails.ActualCost)."""
+        program, deep = self._built[0] if self._built else self._build()
         meter = Meter(self.cost_limit)
         try:
             env = {"device": device_value(device, driver, self._reads_maps)}
-            if self._deep:
+            if deep:
                 with deep_recursion(CEL_FRAMES):
-                    value = self._program(meter, env)
+                    value = program(meter, env)
             else:
-                value = self._program(meter, env)
+                value = program(meter, env)
         except (EvalError, CostExceeded) as exc:
             return SelectorResult(False, str(exc)), meter.cost
         except RecursionError:  # pragma: no cover - the parser's depth limit keeps well below it
@@ -79,6 +85,12 @@ class CompiledSelector:
             f"CEL result of type {name} could not be converted to bool: type conversion error from '{name}' to 'bool'"
         )
         return SelectorResult(False, message), meter.cost
+
+    def _build(self) -> tuple[Program, bool]:
+        with deep_recursion(CEL_FRAMES):
+            built = build_program(self._root, self._overloads, self._exact), depth(self._root) > SHALLOW_DEPTH
+        self._built.append(built)  # two threads may both build: either result serves
+        return built
 
 
 _MATCHED: Final = SelectorResult(True)
@@ -123,9 +135,8 @@ def _compile(expression: str, cost_limit: int, stored: bool, checkpoint: Callabl
     if output not in (BOOL, ANY):
         raise CelError(f"must evaluate to bool or the unknown type, not {output}")
     max_cost = Estimator(checker).cost(root)
-    program = build_program(root, checker.overloads, frozenset(checker.exact))
-    deep = depth(root) > SHALLOW_DEPTH
-    return CompiledSelector(expression, max_cost, cost_limit, program, reads_device_maps(root), deep)
+    exact = frozenset(checker.exact)
+    return CompiledSelector(expression, max_cost, cost_limit, root, checker.overloads, exact, reads_device_maps(root))
 
 
 def depth(root: Node) -> int:
